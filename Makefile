@@ -1,0 +1,33 @@
+# `make demo` and `make test` do all set-up on a fresh machine, then run.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench java clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# Spark and TLC need Java 17; install Debian's JRE where it is missing.
+java:
+	@command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -q 'version "17' || \
+	  (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
+
+demo: $(STAMP) java
+	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
+
+test: $(STAMP) java
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python bench/check_bench.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info

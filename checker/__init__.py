@@ -1,0 +1,1 @@
+"""Safety properties of total-order multicast, checked over traces."""

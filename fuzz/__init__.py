@@ -1,0 +1,1 @@
+"""Hypothesis machines over the models and user delivery rules (later issues)."""

@@ -1,0 +1,1 @@
+"""Executable reference models of the protocols (later issues)."""

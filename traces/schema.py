@@ -1,0 +1,68 @@
+"""Trace format v1: the fields, their Arrow types and the shipped JSON Schema.
+
+One record is one event. The JSON Schema in ``schema/trace-v1.json`` is the
+normative definition; the Arrow schema below is the same thing in columnar
+form (Parquet files and the fast JSON Lines path use it), and the tests check
+that the two agree.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+import pyarrow as pa
+
+FORMAT_NAME = "tomkit-trace"
+FORMAT_VERSION = 1
+
+KINDS: tuple[str, ...] = ("send", "recv", "deliver", "view", "crash", "join", "leave")
+MSG_KINDS = frozenset({"send", "recv", "deliver"})
+
+FIELDS: tuple[str, ...] = (
+    "trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
+)
+REQUIRED = ("trace", "process", "kind")
+EXTENSION_PREFIX = "x_"
+
+ARROW_SCHEMA = pa.schema(
+    [
+        pa.field("trace", pa.string(), nullable=False),
+        pa.field("process", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("msg", pa.string()),
+        pa.field("deps", pa.list_(pa.string())),
+        pa.field("view", pa.string()),
+        pa.field("members", pa.list_(pa.string())),
+        pa.field("time", pa.float64()),
+        pa.field("seq", pa.int64()),
+    ]
+)
+
+# JSON Lines: an optional first line naming the format; Parquet: file metadata.
+# `grouped` promises that each trace's records are contiguous in the file, which
+# lets a reader finish a trace as soon as the next one starts.
+HEADER_KEY = "format"
+META_FORMAT = b"tomkit.format"
+META_VERSION = b"tomkit.version"
+META_GROUPED = b"tomkit.grouped"
+
+
+def header_record(grouped: bool) -> dict:
+    return {HEADER_KEY: FORMAT_NAME, "version": FORMAT_VERSION, "grouped": grouped}
+
+
+def parquet_metadata(grouped: bool) -> dict[bytes, bytes]:
+    return {
+        META_FORMAT: FORMAT_NAME.encode(),
+        META_VERSION: str(FORMAT_VERSION).encode(),
+        META_GROUPED: b"true" if grouped else b"false",
+    }
+
+
+@lru_cache(maxsize=1)
+def json_schema() -> dict:
+    """The shipped JSON Schema of one event record."""
+    text = resources.files("tomkit.traces").joinpath("schema/trace-v1.json").read_text()
+    return json.loads(text)
