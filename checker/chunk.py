@@ -1,0 +1,333 @@
+"""Columnar chunks: many complete traces encoded as integer arrays for vectorized checks.
+
+Checking millions of events one Python object at a time would cost far more
+than reading them. A chunk instead holds the events of many whole traces as
+numpy arrays, sorted by (trace, process, local order), with every string
+replaced by a dense integer code. Each property's ``detect`` then decides the
+verdict of every trace in the chunk with a handful of array operations, and
+only traces that fail (or that a fast test cannot settle) are handed to the
+exact, per-trace reference check, which also finds the witness.
+
+Codes: ``t`` trace, ``p`` process (shared with view members), ``msg`` message
+string (shared with deps), ``tm`` message within its trace (dense over the
+chunk), ``tp`` one process's event sequence within one trace (dense, in sorted
+order, so each ``tp`` group is a contiguous run of rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from tomkit.checker.trace import Ev, Trace
+from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.schema import KINDS
+
+KIND = {k: i for i, k in enumerate(KINDS)}
+SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE = (KIND[k] for k in KINDS)
+
+
+def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Dense int32 codes (null -> -1) and the dictionary, for a string or dictionary column."""
+    if isinstance(arr, pa.ChunkedArray):
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.unify_dictionaries()
+            dicts = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
+            idx = pa.chunked_array([c.indices for c in arr.chunks], arr.type.index_type)
+            idx = idx.combine_chunks() if idx.num_chunks else pa.array([], pa.int32())
+            codes = idx.fill_null(-1).to_numpy().astype(np.int32, copy=False)
+            return codes, dicts.to_pylist()
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], pa.string())
+    if not pa.types.is_dictionary(arr.type):
+        arr = pc.dictionary_encode(arr)
+    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return codes, arr.dictionary.to_pylist()
+
+
+def factorize(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense ids for int64 keys, in order of first appearance (hash-based, no sort)."""
+    if len(keys) == 0:
+        return np.zeros(0, np.int32), 0
+    enc = pc.dictionary_encode(pa.array(keys))
+    return enc.indices.to_numpy().astype(np.int32, copy=False), len(enc.dictionary)
+
+
+def group_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Start offsets of the runs of equal values in a sorted array, plus the end."""
+    n = len(sorted_keys)
+    if n == 0:
+        return np.zeros(1, np.int64)
+    brk = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    return np.concatenate(([0], brk, [n])).astype(np.int64)
+
+
+def rank_in_group(group_of_row: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Position of each row inside its contiguous group."""
+    return np.arange(len(group_of_row), dtype=np.int64) - starts[group_of_row]
+
+
+def forward_fill_in_groups(mark: np.ndarray, group_start_of_row: np.ndarray) -> np.ndarray:
+    """For each row, the index of the last marked row at or before it in its group, else -1."""
+    idx = np.where(mark, np.arange(len(mark)), -1)
+    last = np.maximum.accumulate(idx) if len(idx) else idx
+    return np.where(last >= group_start_of_row, last, -1)
+
+
+def backward_fill_in_groups(mark: np.ndarray, group_end_of_row: np.ndarray) -> np.ndarray:
+    """For each row, the index of the first marked row strictly after it in its group, else -1."""
+    n = len(mark)
+    big = n + 1
+    idx = np.where(mark, np.arange(n), big)
+    nxt = np.minimum.accumulate(idx[::-1])[::-1] if n else idx
+    after = np.concatenate((nxt[1:], [big])) if n else nxt
+    return np.where(after < group_end_of_row, after, -1)
+
+
+@dataclass
+class Piece:
+    """Records of complete traces as read: an Arrow table, line/row numbers, their source."""
+
+    table: pa.Table
+    lines: np.ndarray
+    source: str
+    fmt: str  # "jsonl" or "parquet": decides whether ``lines`` are lines or rows
+
+
+class Chunk:
+    """Many complete traces, columnar. Build with ``Chunk.build(pieces)``."""
+
+    @classmethod
+    def build(cls, pieces: list[Piece]) -> Chunk:
+        self = cls()
+        self.cache: dict = {}  # results shared between properties of one chunk
+        cols = ["trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq"]
+        tables = [pc_.table.select(cols) for pc_ in pieces]
+        table = pa.concat_tables(tables, promote_options="permissive") if tables else None
+        self.sources = [pc_.source for pc_ in pieces]
+        self.fmts = [pc_.fmt for pc_ in pieces]
+        n = table.num_rows
+        self.n = n
+        src = np.concatenate(
+            [np.full(pc_.table.num_rows, i, np.int16) for i, pc_ in enumerate(pieces)]
+        ) if pieces else np.zeros(0, np.int16)
+        lines = np.concatenate([pc_.lines for pc_ in pieces]).astype(np.int64)
+
+        t, self.trace_names = _codes(table.column("trace"))
+        members = table.column("members").combine_chunks()
+        proc_all = pa.chunked_array(
+            [table.column("process").combine_chunks().cast(pa.string()), members.flatten()]
+        )
+        pcodes, self.proc_names = _codes(proc_all)
+        p = pcodes[:n]
+        member_codes = pcodes[n:]
+        deps = table.column("deps").combine_chunks()
+        msg_all = pa.chunked_array(
+            [table.column("msg").combine_chunks().cast(pa.string()), deps.flatten()]
+        )
+        mcodes, self.msg_names = _codes(msg_all)
+        msg = mcodes[:n]
+        dep_codes = mcodes[n:]
+        kcodes, kdict = _codes(table.column("kind"))
+        kind = np.array([KIND[k] for k in kdict], np.int8)[kcodes] if n else np.zeros(0, np.int8)
+        view, self.view_names = _codes(table.column("view"))
+        time = table.column("time").to_numpy()
+        time = np.asarray(time, dtype=np.float64)
+        seq_col = table.column("seq")
+        has_seq_any = seq_col.null_count < n
+        dep_off, dep_len = _list_layout(deps)
+        mem_off, mem_len = _list_layout(members)
+
+        # ---- sort rows into (trace, process, local order) ---------------------------------
+        NP = max(len(self.proc_names), 1)
+        k1 = t.astype(np.int64) * NP + p
+        if has_seq_any:
+            seq_null = seq_col.is_null().to_numpy(zero_copy_only=False)
+            seq = seq_col.fill_null(-1).to_numpy().astype(np.int64)
+            order = np.lexsort((np.where(seq_null, np.arange(n), seq), seq_null, k1))
+        elif n and np.all(k1[1:] >= k1[:-1]):
+            order = None  # already in order: the common case for files tomkit writes
+        else:
+            order = np.argsort(k1, kind="stable")
+
+        def perm(a: np.ndarray) -> np.ndarray:
+            return a if order is None else a[order]
+
+        self.orig = perm(np.arange(n, dtype=np.int64))
+        self.t, self.p, self.kind, self.msg, self.view = (perm(a) for a in (t, p, kind, msg, view))
+        self.time, self.lines, self.src = perm(time), perm(lines), perm(src)
+        self.dep_off, self.dep_len = perm(dep_off), perm(dep_len)
+        self.mem_off, self.mem_len = perm(mem_off), perm(mem_len)
+        self.dep_codes, self.member_codes = dep_codes, member_codes
+        k1 = perm(k1)
+
+        self.ntr = len(self.trace_names)
+        self.trace_start = np.searchsorted(self.t, np.arange(self.ntr + 1)).astype(np.int64)
+        self.tp_start = group_starts(k1)
+        self.ntp = len(self.tp_start) - 1
+        self.tp = np.repeat(np.arange(self.ntp, dtype=np.int32), np.diff(self.tp_start))
+        self.tp_trace = self.t[self.tp_start[:-1]] if self.ntp else np.zeros(0, np.int32)
+        self.tp_proc = self.p[self.tp_start[:-1]] if self.ntp else np.zeros(0, np.int32)
+        self.bad_traces: dict[int, TraceFormatError] = {}
+        if has_seq_any:
+            self._check_seq(perm(seq_null), perm(seq))
+
+        # ---- messages within traces: dense ids shared by rows and deps --------------------
+        NM = max(len(self.msg_names), 1)
+        dep_t = np.repeat(self.t, np.maximum(self.dep_len, 0))
+        row_has_dep = self.dep_len > 0
+        dep_idx = _ranges(self.dep_off[row_has_dep], self.dep_len[row_has_dep])
+        self.dep_codes = dep_codes[dep_idx]
+        # deps flat array now follows the sorted row order
+        self.dep_off = np.zeros(n, np.int64)
+        lens = np.maximum(self.dep_len, 0)
+        self.dep_off[:] = np.cumsum(lens) - lens
+        has_msg = self.msg >= 0
+        keys = np.concatenate((
+            self.t[has_msg].astype(np.int64) * NM + self.msg[has_msg],
+            dep_t.astype(np.int64) * NM + self.dep_codes,
+        ))
+        ids, self.ntm = factorize(keys)
+        self.tm = np.full(n, -1, np.int32)
+        self.tm[has_msg] = ids[: int(has_msg.sum())]
+        self.dep_tm = ids[int(has_msg.sum()):]
+        # the message string and trace of each tm id
+        self.tm_msg = np.zeros(self.ntm, np.int32)
+        self.tm_t = np.zeros(self.ntm, np.int32)
+        self.tm_msg[self.tm[has_msg]] = self.msg[has_msg]
+        self.tm_t[self.tm[has_msg]] = self.t[has_msg]
+        self.tm_msg[self.dep_tm] = self.dep_codes
+        self.tm_t[self.dep_tm] = dep_t
+
+        # ---- per-row context ---------------------------------------------------------------
+        start_of_row = self.tp_start[self.tp]
+        end_of_row = self.tp_start[self.tp + 1]
+        is_view = self.kind == VIEW
+        last_view_row = forward_fill_in_groups(is_view, start_of_row)
+        self.curview = np.where(last_view_row >= 0, self.view[np.maximum(last_view_row, 0)], -1)
+        next_view_row = backward_fill_in_groups(is_view, end_of_row)
+        self.nextview = np.where(next_view_row >= 0, self.view[np.maximum(next_view_row, 0)], -1)
+        self.trace_has = {
+            k: self._per_trace_any(self.kind == KIND[k]) for k in ("send", "deliver", "view")
+        }
+        self.trace_has["time"] = self._per_trace_any(~np.isnan(self.time))
+        self.trace_has["deps"] = self._per_trace_any((self.kind == SEND) & (self.dep_len >= 0))
+        self._deliveries()
+        return self
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    def _per_trace_any(self, mask: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.ntr, bool)
+        out[self.t[mask]] = True
+        return out
+
+    def _check_seq(self, seq_null: np.ndarray, seq: np.ndarray) -> None:
+        """seq is all-or-nothing per process and never repeats: else the trace is bad input."""
+        g = self.tp
+        nulls = np.bincount(g, weights=seq_null, minlength=self.ntp)
+        sizes = np.diff(self.tp_start)
+        mixed = np.flatnonzero((nulls > 0) & (nulls < sizes))
+        for gi in mixed:
+            rows = np.arange(self.tp_start[gi], self.tp_start[gi + 1])
+            r = rows[seq_null[rows]][0]
+            self._bad(r, f"process {self.proc_names[self.p[r]]} gives seq on some events only")
+        same = (g[1:] == g[:-1]) & (seq[1:] == seq[:-1]) & ~seq_null[1:]
+        for r in np.flatnonzero(same) + 1:
+            self._bad(r, f"process {self.proc_names[self.p[r]]} repeats seq {seq[r]}")
+
+    def _bad(self, row: int, message: str) -> None:
+        ti = int(self.t[row])
+        if ti not in self.bad_traces:
+            self.bad_traces[ti] = TraceFormatError(self.location(row), message, "seq")
+
+    def location(self, row: int) -> Location:
+        s = int(self.src[row])
+        if self.fmts[s] == "parquet":
+            return Location(self.sources[s], row=int(self.lines[row]))
+        return Location(self.sources[s], line=int(self.lines[row]))
+
+    def _deliveries(self) -> None:
+        """The first delivery of each message at each process: what order properties read."""
+        d = np.flatnonzero(self.kind == DELIVER)
+        self.d_rows = d
+        key = self.tp[d].astype(np.int64) * max(self.ntm, 1) + self.tm[d]
+        ids, _ = factorize(key)
+        # ids appear in order of first appearance, so a row is first iff it opens a new id
+        prev_max = np.concatenate(([-1], np.maximum.accumulate(ids)[:-1])) if len(ids) else ids
+        first = ids > prev_max
+        self.d_first = first
+        f = d[first]
+        self.f_rows = f
+        self.f_tp = self.tp[f]
+        self.f_tm = self.tm[f]
+        self.f_t = self.t[f]
+        starts = group_starts(self.f_tp)
+        grp = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+        self.f_pos = rank_in_group(grp, starts)  # index among first deliveries
+        self.f_group_start = starts[grp] if len(f) else np.zeros(0, np.int64)
+        # first sends: sender's tp and the rank of the send among that process's sends
+        s = np.flatnonzero(self.kind == SEND)
+        self.s_rows = s
+        s_starts = group_starts(self.tp[s])
+        s_grp = np.repeat(np.arange(len(s_starts) - 1), np.diff(s_starts))
+        s_rank = rank_in_group(s_grp, s_starts)
+        self.send_row = np.full(self.ntm, -1, np.int64)
+        self.send_rank = np.full(self.ntm, -1, np.int64)
+        # reversed assignment leaves the first send of a repeated id in place
+        self.send_row[self.tm[s][::-1]] = s[::-1]
+        self.send_rank[self.tm[s][::-1]] = s_rank[::-1]
+
+    # ---- exact per-trace view -----------------------------------------------------------
+
+    def trace(self, ti: int) -> Trace:
+        """The exact Python view of trace ``ti`` for the reference checks."""
+        lo, hi = int(self.trace_start[ti]), int(self.trace_start[ti + 1])
+        events: dict[str, list[Ev]] = {}
+        kinds = KINDS
+        for r in range(lo, hi):
+            proc = self.proc_names[self.p[r]]
+            m = int(self.msg[r])
+            dl = int(self.dep_len[r])
+            deps = None
+            if dl >= 0 and self.kind[r] == SEND:
+                o = int(self.dep_off[r])
+                deps = tuple(self.msg_names[c] for c in self.dep_codes[o:o + dl])
+            members = None
+            if self.kind[r] == VIEW:
+                o, ln = int(self.mem_off[r]), int(self.mem_len[r])
+                members = tuple(self.proc_names[c] for c in self.member_codes[o:o + ln])
+            tm = float(self.time[r])
+            events.setdefault(proc, []).append(Ev(
+                process=proc,
+                kind=kinds[self.kind[r]],
+                msg=self.msg_names[m] if m >= 0 else None,
+                deps=deps,
+                view=self.view_names[self.view[r]] if self.view[r] >= 0 else None,
+                members=members,
+                time=None if np.isnan(tm) else tm,
+                location=self.location(r),
+            ))
+        return Trace(self.trace_names[ti], events)
+
+    def trace_rows(self, ti: int) -> int:
+        return int(self.trace_start[ti + 1] - self.trace_start[ti])
+
+
+def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets into ``arr.flatten()`` and lengths (-1 for a null list) of a list column."""
+    lens = pc.list_value_length(arr).fill_null(-1).to_numpy(zero_copy_only=False)
+    lens = lens.astype(np.int64)
+    pos = np.maximum(lens, 0)
+    return np.cumsum(pos) - pos, lens
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + l) for each pair, vectorized."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    ends = np.cumsum(lengths)
+    offs = np.repeat(starts - (ends - lengths), lengths)
+    return np.arange(total, dtype=np.int64) + offs

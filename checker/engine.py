@@ -1,0 +1,290 @@
+"""The streaming check: files in, one verdict per trace and property out.
+
+Records stream from the readers in batches; whole traces are gathered into
+chunks of about ``CHUNK_ROWS`` events and each chunk is decided by every
+property's vectorized ``detect``. Traces found violated (or not settled
+cheaply) go to the properties' exact per-trace checks for their witnesses.
+
+When is a trace complete? A file that declares ``grouped`` (tomkit's
+writers do) keeps each trace's records together, so a trace is complete
+when the next one starts, and memory holds one chunk. Any other file, or
+several files given with ``merge`` (e.g. one log per process), may
+interleave traces anywhere, so its traces are complete only at the end:
+their records are held in columnar form until then (far smaller than the
+text, but proportional to the input).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from tomkit.checker.chunk import Chunk, Piece, group_starts
+from tomkit.checker.properties import (
+    EXACT,
+    HOLDS,
+    UNKNOWN,
+    VIOLATED,
+    Options,
+    Property,
+    properties,
+)
+from tomkit.checker.result import Result, Verdict
+from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.reader import TraceReader
+
+CHUNK_ROWS = 1 << 20
+
+
+class EngineDisagreement(AssertionError):
+    """The vectorized detection and the exact check gave different verdicts: a tomkit bug."""
+
+
+@dataclass
+class FileStats:
+    source: str
+    fmt: str
+    accepted: int = 0
+    rejected: int = 0
+    grouped: bool | None = None
+
+
+@dataclass
+class TraceOutcome:
+    """The verdicts of one trace, with full results where there is something to say."""
+
+    trace: str
+    sources: list[str]
+    events: int
+    verdicts: dict[str, Verdict]
+    results: dict[str, Result]  # violated ones (with witness) and unknown ones (with reason)
+
+
+@dataclass
+class CheckReport:
+    properties: list[str]
+    options: Options
+    files: list[FileStats] = field(default_factory=list)
+    rejected: list[TraceFormatError] = field(default_factory=list)
+    outcomes: list[TraceOutcome] = field(default_factory=list)
+    counts: dict[str, Counter] = field(default_factory=dict)
+    latencies: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def n_rejected(self) -> int:
+        return sum(f.rejected for f in self.files)
+
+    @property
+    def n_accepted(self) -> int:
+        return sum(f.accepted for f in self.files)
+
+    @property
+    def violated(self) -> bool:
+        return any(c[Verdict.VIOLATED] for c in self.counts.values())
+
+    def exit_code(self) -> int:
+        """1 when a property is violated, else 2 when records were rejected, else 0."""
+        if self.violated:
+            return 1
+        return 2 if self.n_rejected else 0
+
+
+def select(names: Iterable[str] | None, options: Options, liveness: bool = False) -> list[Property]:
+    """The properties to check: the named ones, else the defaults (plus liveness and latency
+    when asked for by flag or bound)."""
+    props = properties()
+    if names:
+        unknown = [n for n in names if n not in props]
+        if unknown:
+            raise KeyError(f"unknown property {', '.join(unknown)}; "
+                           f"known: {', '.join(props)}")
+        return [props[n] for n in props if n in set(names)]
+    chosen = [p for p in props.values() if p.default]
+    if liveness:
+        chosen.append(props["liveness"])
+    if options.latency_bound is not None:
+        chosen.append(props["latency"])
+    return chosen
+
+
+def check_paths(paths: list[str | os.PathLike], props: list[Property],
+                options: Options = Options(), *, keep_going: bool = False,
+                merge: bool = False, progress: bool = False) -> CheckReport:
+    """Check every trace of the given files. Raises TraceFormatError on bad input unless
+    ``keep_going``, in which case bad records are counted and listed in the report."""
+    report = CheckReport([p.name for p in props], options)
+    report.counts = {p.name: Counter() for p in props}
+    bar = _progress(progress)
+    held: list[Piece] = []
+    for path in paths:
+        reader = TraceReader(path, keep_going=keep_going)
+        stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
+        report.files.append(stats)
+        stream = _batches(reader, bar)
+        if reader.info.grouped and not merge:
+            for chunk_pieces in _grouped_chunks(stream, str(path)):
+                _check_chunk(chunk_pieces, props, options, report, keep_going)
+        else:
+            pieces = list(stream)
+            if merge:
+                held.extend(pieces)
+            else:
+                for part in _split_by_trace(pieces):
+                    _check_chunk(part, props, options, report, keep_going)
+        # += because rejected traces (found while checking) have already moved their
+        # records from accepted to rejected
+        stats.accepted += reader.accepted
+        stats.rejected += len(reader.rejected)
+        report.rejected.extend(reader.rejected)
+    if held:
+        for part in _split_by_trace(held):
+            _check_chunk(part, props, options, report, keep_going)
+    if bar is not None:
+        bar.close()
+    return report
+
+
+def _progress(enabled: bool):
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(unit=" events", unit_scale=True, file=sys.stderr, desc="checking")
+
+
+def _batches(reader: TraceReader, bar) -> Iterator[Piece]:
+    for b in reader:
+        if bar is not None:
+            bar.update(b.table.num_rows)
+        if b.table.num_rows:
+            yield Piece(b.table, b.lines, b.source, b.fmt)
+
+
+def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece]]:
+    """Cut a grouped file's batches into chunks of whole traces; a trace that appears
+    again after another started breaks the file's promise and is bad input."""
+    done: set[str] = set()
+    pending: list[Piece] = []
+    rows = 0
+    open_part: list[Piece] = []
+    open_id: str | None = None
+    for piece in stream:
+        enc = pc.dictionary_encode(piece.table.column("trace").combine_chunks())
+        ids = enc.dictionary.to_pylist()
+        codes = enc.indices.to_numpy()
+        starts = group_starts(codes)
+        run_ids = [ids[codes[s]] for s in starts[:-1]]
+        for k, tid in enumerate(run_ids):
+            lo, hi = int(starts[k]), int(starts[k + 1])
+            part = _slice(piece, lo, hi)
+            if tid == open_id:
+                open_part.append(part)
+                continue
+            if tid in done or run_ids.index(tid) != k:
+                loc = _loc(piece, lo)
+                raise TraceFormatError(loc, f"trace {tid!r} appears again after other traces, "
+                                       "but the file declares its traces grouped", "trace")
+            if open_id is not None:
+                done.add(open_id)
+                pending.extend(open_part)
+                rows += sum(p.table.num_rows for p in open_part)
+            open_id, open_part = tid, [part]
+        if rows >= CHUNK_ROWS:
+            yield pending
+            pending, rows = [], 0
+    pending.extend(open_part)
+    if pending:
+        yield pending
+
+
+def _split_by_trace(pieces: list[Piece]) -> Iterator[list[Piece]]:
+    """Regroup pieces whose traces interleave into chunks of whole traces."""
+    if not pieces:
+        return
+    total = sum(p.table.num_rows for p in pieces)
+    if total <= CHUNK_ROWS:
+        yield pieces
+        return
+    col = pa.chunked_array([p.table.column("trace").combine_chunks() for p in pieces])
+    enc = pc.dictionary_encode(col).combine_chunks()
+    codes = enc.indices.to_numpy()
+    sizes = np.bincount(codes)
+    bounds = np.cumsum(sizes) // CHUNK_ROWS  # consecutive trace codes, about CHUNK_ROWS each
+    offsets = np.cumsum([0] + [p.table.num_rows for p in pieces])
+    for b in np.unique(bounds):
+        wanted = np.flatnonzero(bounds == b)
+        mask_all = np.isin(codes, wanted)
+        out = []
+        for i, p in enumerate(pieces):
+            m = mask_all[offsets[i]:offsets[i + 1]]
+            if m.any():
+                out.append(Piece(p.table.filter(pa.array(m)), p.lines[m], p.source, p.fmt))
+        yield out
+
+
+def _slice(piece: Piece, lo: int, hi: int) -> Piece:
+    return Piece(piece.table.slice(lo, hi - lo), piece.lines[lo:hi], piece.source, piece.fmt)
+
+
+def _loc(piece: Piece, i: int) -> Location:
+    n = int(piece.lines[i])
+    return Location(piece.source, row=n) if piece.fmt == "parquet" else Location(piece.source,
+                                                                                 line=n)
+
+
+def _check_chunk(pieces: list[Piece], props: list[Property], options: Options,
+                 report: CheckReport, keep_going: bool) -> None:
+    chunk = Chunk.build(pieces)
+    if chunk.bad_traces and not keep_going:
+        raise next(iter(chunk.bad_traces.values()))
+    codes = np.stack([p.detect(chunk, options) for p in props], axis=1) if props else None
+    if "latencies" in chunk.cache:
+        report.latencies.append(chunk.cache["latencies"])
+    sizes = np.diff(chunk.trace_start)
+    for ti in range(chunk.ntr):
+        if ti in chunk.bad_traces:
+            err = chunk.bad_traces[ti]
+            report.rejected.append(err)
+            _file_stats(report, err.location.source).rejected += int(sizes[ti])
+            _file_stats(report, err.location.source).accepted -= int(sizes[ti])
+            continue
+        row = codes[ti]
+        verdicts: dict[str, Verdict] = {}
+        results: dict[str, Result] = {}
+        trace = None
+        for k, prop in enumerate(props):
+            code = int(row[k])
+            if code in (VIOLATED, EXACT):
+                trace = trace or chunk.trace(ti)
+                res = prop.check(trace, options)
+                if code == VIOLATED and res.verdict != Verdict.VIOLATED:
+                    raise EngineDisagreement(
+                        f"{prop.name} on trace {trace.id}: detect says violated, "
+                        f"check says {res.verdict}")
+                verdict = res.verdict
+                if verdict != Verdict.HOLDS:
+                    results[prop.name] = res
+            elif code == UNKNOWN:
+                verdict = Verdict.UNKNOWN
+                reason = prop.reason(chunk, ti, options) if prop.reason else "not decidable"
+                results[prop.name] = Result(prop.name, chunk.trace_names[ti], verdict,
+                                            explanation=reason)
+            else:
+                assert code == HOLDS
+                verdict = Verdict.HOLDS
+            verdicts[prop.name] = verdict
+            report.counts[prop.name][verdict] += 1
+        lo, hi = chunk.trace_start[ti], chunk.trace_start[ti + 1]
+        srcs = sorted({chunk.sources[s] for s in np.unique(chunk.src[lo:hi])})
+        report.outcomes.append(TraceOutcome(chunk.trace_names[ti], srcs, int(sizes[ti]),
+                                            verdicts, results))
+
+
+def _file_stats(report: CheckReport, source: str) -> FileStats:
+    return next(f for f in report.files if f.source == source)

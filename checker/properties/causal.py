@@ -1,0 +1,88 @@
+"""Causal order: a message is delivered only after the messages it acknowledges.
+
+Definition (causal order, Hadzilacos and Toueg, "A modular approach to
+fault-tolerant broadcasts and related problems", 1994; in the ToTo papers
+000 and 002 every message carries ACKs of earlier ones and "m' follows m"
+when m is reachable by ACK edges): if m' causally follows m, every process
+that delivers m' delivers m before it. The causal relation comes from the
+``deps`` of send events (direct dependencies); checking each direct
+dependency at each process suffices, since "delivered before" is
+transitive.
+
+Unknown when the trace has no send events, or no send carries ``deps`` (the
+relation is not logged). A send without ``deps`` in a trace whose other
+sends carry them is read as having none. Deliveries of unsent messages are
+integrity's business and are skipped here.
+Witness: the send of m' with its deps, p's delivery of m', and p's later
+delivery of the dependency m if there is one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import Chunk, _ranges
+from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
+
+NAME = "causal-order"
+NO_SENDS = "no send events logged, so no causal relation"
+NO_DEPS = "no send carries deps: the causal relation is not logged"
+
+
+def check(trace: Trace, options: Options = Options()) -> Result:
+    if not trace.has_sends:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_SENDS)
+    if not any(e.deps is not None for _, e in trace.sends.values()):
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_DEPS)
+    idx = trace.delivery_index
+    for p in trace.processes:
+        for i, e in trace.first_deliveries[p]:
+            sent = trace.sends.get(e.msg)
+            if sent is None or not sent[1].deps:
+                continue
+            for d in sent[1].deps:
+                j = idx[p].get(d)
+                if j is not None and j < i:
+                    continue
+                wit = [W.send(trace, e.msg), W.delivery(trace, p, i)]
+                if j is None:
+                    tail = f"never delivers {d}"
+                else:
+                    wit.append(W.delivery(trace, p, j))
+                    tail = f"delivers {d} only later, as #{j}"
+                text = (f"{e.msg} depends on {d} (deps of its send by {sent[1].process}), "
+                        f"but {p} delivers {e.msg} as #{i} and {tail}.")
+                return Result(NAME, trace.id, Verdict.VIOLATED, wit, text,
+                              "delivered-before-dependency")
+    return Result(NAME, trace.id, Verdict.HOLDS)
+
+
+def detect(c: Chunk, options: Options) -> np.ndarray:
+    send_row = c.send_row[c.f_tm]
+    has = send_row >= 0
+    nd = np.zeros(len(c.f_rows), np.int64)
+    nd[has] = np.maximum(c.dep_len[send_row[has]], 0)
+    which = np.repeat(np.arange(len(c.f_rows)), nd)
+    starts = np.zeros(len(c.f_rows), np.int64)
+    starts[has] = c.dep_off[send_row[has]]
+    dep_tm = c.dep_tm[_ranges(starts[nd > 0], nd[nd > 0])]
+    ntm = max(c.ntm, 1)
+    have = c.f_tp.astype(np.int64) * ntm + c.f_tm
+    want = c.f_tp[which].astype(np.int64) * ntm + dep_tm
+    found = pc.index_in(pa.array(want), value_set=pa.array(have))
+    j = found.fill_null(-1).to_numpy(zero_copy_only=False)
+    ok = j >= 0
+    ok[ok] = c.f_pos[j[ok]] < c.f_pos[which[ok]]
+    violated = np.zeros(c.ntr, bool)
+    violated[c.f_t[which[~ok]]] = True
+    unknown = ~c.trace_has["send"] | ~c.trace_has["deps"]
+    return verdicts(c, violated & ~unknown, unknown)
+
+
+PROPERTY = Property(NAME, "delivered only after the messages it acknowledges (deps)", True,
+                    check, detect, __doc__,
+                    lambda c, ti, o: NO_SENDS if not c.trace_has["send"][ti] else NO_DEPS)

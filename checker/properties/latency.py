@@ -1,0 +1,98 @@
+"""Latency: time from a message's send to each of its deliveries, against a bound.
+
+Definition: latency(m, p) = time of p's first delivery of m - time of m's
+send, for every delivery whose send is logged and where both events carry
+``time``. The property holds when every latency is at most the bound the
+user gives (``--latency-bound SECONDS``). Times are the processes' local
+clocks: the difference is meaningful only as far as the clocks are
+synchronised, as in the latency bound of the QoS-preserving protocol (003),
+whose bound includes clock terms.
+
+Unknown when no bound is given, or no delivery has a timed send and
+delivery. Deliveries without times are counted in the details, not passed.
+Witness: the send and the slowest delivery over the bound.
+Details: per trace the count, mean and maximum, per process mean and
+maximum, and the slowest message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import Chunk
+from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
+
+NAME = "latency"
+NO_BOUND = "no bound given (--latency-bound SECONDS)"
+NO_TIMES = "no delivery with a timed send and delivery"
+
+
+def latencies(trace: Trace) -> list[tuple[float, str, int]]:
+    """(latency, process, delivery index) for every measurable first delivery."""
+    out = []
+    for p in trace.processes:
+        for i, e in trace.first_deliveries[p]:
+            sent = trace.sends.get(e.msg)
+            if sent is None or sent[1].time is None or e.time is None:
+                continue
+            out.append((e.time - sent[1].time, p, i))
+    return out
+
+
+def stats(trace: Trace) -> dict:
+    lat = latencies(trace)
+    unmeasured = sum(len(v) for v in trace.first_deliveries.values()) - len(lat)
+    if not lat:
+        return {"deliveries": 0, "unmeasured": unmeasured}
+    per: dict[str, list[float]] = {}
+    for x, p, _ in lat:
+        per.setdefault(p, []).append(x)
+    worst = max(lat)
+    return {
+        "deliveries": len(lat),
+        "unmeasured": unmeasured,
+        "mean": sum(x for x, _, _ in lat) / len(lat),
+        "max": worst[0],
+        "slowest": {"process": worst[1], "msg": trace.deliveries[worst[1]][worst[2]].msg},
+        "per_process": {p: {"mean": sum(v) / len(v), "max": max(v)} for p, v in per.items()},
+    }
+
+
+def check(trace: Trace, options: Options = Options()) -> Result:
+    details = stats(trace)
+    bound = options.latency_bound
+    if bound is None:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_BOUND, details=details)
+    lat = latencies(trace)
+    if not lat:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_TIMES, details=details)
+    x, p, i = max(lat)
+    if x > bound:
+        m = trace.deliveries[p][i].msg
+        wit = [W.send(trace, m), W.delivery(trace, p, i)]
+        text = f"{p} delivers {m} {x:.6g} s after its send, over the bound of {bound:g} s."
+        return Result(NAME, trace.id, Verdict.VIOLATED, wit, text, "over-bound", details)
+    return Result(NAME, trace.id, Verdict.HOLDS, details=details)
+
+
+def detect(c: Chunk, options: Options) -> np.ndarray:
+    sr = c.send_row[c.f_tm]
+    has = sr >= 0
+    lat = np.full(len(c.f_rows), np.nan)
+    lat[has] = c.time[c.f_rows[has]] - c.time[sr[has]]
+    ok = ~np.isnan(lat)
+    c.cache["latencies"] = lat[ok]
+    measured = np.zeros(c.ntr, bool)
+    measured[c.f_t[ok]] = True
+    unknown = ~measured | (options.latency_bound is None)
+    violated = np.zeros(c.ntr, bool)
+    if options.latency_bound is not None:
+        violated[c.f_t[ok][lat[ok] > options.latency_bound]] = True
+    return verdicts(c, violated & ~unknown, unknown)
+
+
+PROPERTY = Property(NAME, "every send-to-delivery time within the user's bound", False,
+                    check, detect, __doc__,
+                    lambda c, ti, o: NO_BOUND if o.latency_bound is None else NO_TIMES)

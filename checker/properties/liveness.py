@@ -1,0 +1,122 @@
+"""Liveness at the end of a trace: validity and agreement among correct processes.
+
+Definition (validity and agreement of total order broadcast, Défago,
+Schiper and Urbán 2004, section 2.2, read at the end of a finite trace):
+(validity) every message sent by a correct process is delivered by every
+correct process; (agreement) a message delivered by some correct process is
+delivered by every correct process.
+
+Correct (decision, as the issue states it): a process is correct unless it
+logged a crash, or the trace has views and the process is missing from the
+final view. The final view is the one most non-crashed processes installed
+last; ties go to the view with more members, then the greater view id.
+Only processes that log at least one event are judged.
+
+Off by default (``--liveness``): a trace cut before the system drained
+shows messages "not yet" delivered, which is no safety violation.
+Witness: the send of m (or a correct process's delivery of it) and the last
+event of the correct process that never delivers m.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import CRASH, VIEW, Chunk
+from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
+
+NAME = "liveness"
+
+
+def final_view(last_views: dict[str, tuple[str, tuple[str, ...]]]) -> tuple[str, set[str]] | None:
+    """The final view among (process -> (its last view, members)), by the rule above."""
+    if not last_views:
+        return None
+    counts = Counter(v for v, _ in last_views.values())
+    members = {v: m for v, m in last_views.values()}
+    v = max(counts, key=lambda x: (counts[x], len(members[x]), x))
+    return v, set(members[v])
+
+
+def correct_processes(trace: Trace) -> set[str]:
+    crashed = {p for p in trace.processes if any(e.kind == "crash" for e in trace.events[p])}
+    last = {}
+    for p in trace.processes:
+        if p in crashed:
+            continue
+        vs = [e for e in trace.events[p] if e.kind == "view"]
+        if vs:
+            last[p] = (vs[-1].view, vs[-1].members)
+    fv = final_view(last)
+    ok = set(trace.processes) - crashed
+    if fv is not None:
+        ok &= fv[1]
+    return ok
+
+
+def check(trace: Trace, options: Options = Options()) -> Result:
+    correct = sorted(correct_processes(trace))
+    delivered = {p: set(trace.delivery_index[p]) for p in trace.processes}
+    for m in sorted(trace.messages):
+        sent = trace.sends.get(m)
+        by_correct = [p for p in correct if m in delivered[p]]
+        if not ((sent and sent[1].process in correct) or by_correct):
+            continue
+        for p in correct:
+            if m in delivered[p]:
+                continue
+            cause = (W.send(trace, m) if sent and sent[1].process in correct
+                     else W.delivery(trace, by_correct[0], trace.delivery_index[by_correct[0]][m]))
+            last = trace.events[p][-1]
+            wit = [cause, W.event(last)]
+            why = (f"correct process {cause.process} sent it" if cause.kind == "send"
+                   else f"correct process {cause.process} delivered it")
+            text = f"{m} is never delivered by correct process {p}, although {why}."
+            return Result(NAME, trace.id, Verdict.VIOLATED, wit, text,
+                          "validity" if cause.kind == "send" else "agreement",
+                          {"correct": correct})
+    return Result(NAME, trace.id, Verdict.HOLDS, details={"correct": correct})
+
+
+def detect(c: Chunk, options: Options) -> np.ndarray:
+    crashed_tp = np.zeros(c.ntp, bool)
+    crashed_tp[c.tp[c.kind == CRASH]] = True
+    correct_tp = ~crashed_tp
+    # the final view needs a vote per trace: done per trace, only for traces with views
+    views = np.flatnonzero(c.kind == VIEW)
+    for ti in np.flatnonzero(c.trace_has["view"]):
+        lo, hi = c.trace_start[ti], c.trace_start[ti + 1]
+        vr = views[(views >= lo) & (views < hi)]
+        last = {}
+        for r in vr:  # rows are in local order per process, so the last one wins
+            if crashed_tp[c.tp[r]]:
+                continue
+            o, ln = c.mem_off[r], c.mem_len[r]
+            last[int(c.p[r])] = (c.view_names[c.view[r]],
+                                 tuple(c.proc_names[x] for x in c.member_codes[o:o + ln]))
+        fv = final_view({c.proc_names[k]: v for k, v in last.items()})
+        if fv is None:
+            continue
+        tps = np.arange(np.searchsorted(c.tp_trace, ti), np.searchsorted(c.tp_trace, ti + 1))
+        for g in tps:
+            if c.proc_names[c.tp_proc[g]] not in fv[1]:
+                correct_tp[g] = False
+    n_correct = np.bincount(c.tp_trace[correct_tp], minlength=c.ntr)
+    fc = correct_tp[c.f_tp]
+    got = np.bincount(c.f_tm[fc], minlength=c.ntm)
+    sr = c.send_row[np.arange(c.ntm)]
+    sent_by_correct = np.zeros(c.ntm, bool)
+    sent_by_correct[sr >= 0] = correct_tp[c.tp[sr[sr >= 0]]]
+    need = sent_by_correct | (got > 0)
+    short = need & (got < n_correct[c.tm_t])
+    violated = np.zeros(c.ntr, bool)
+    violated[c.tm_t[short]] = True
+    return verdicts(c, violated)
+
+
+PROPERTY = Property(NAME, "sent or delivered by a correct process => delivered by all correct",
+                    False, check, detect, __doc__)

@@ -1,0 +1,132 @@
+"""Rendering a CheckReport: readable text for people, JSON for machines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from tomkit import __version__
+from tomkit.checker.engine import CheckReport
+from tomkit.checker.result import Verdict
+from tomkit.traces.schema import FORMAT_VERSION
+
+ALL_TRACES_UP_TO = 10  # below this many traces, every verdict is listed
+DETAILED_UP_TO = 20  # traces with violations shown in full
+REJECTED_SHOWN = 20
+
+
+def latency_summary(report: CheckReport) -> dict[str, float] | None:
+    if not report.latencies:
+        return None
+    lat = np.concatenate(report.latencies)
+    if len(lat) == 0:
+        return None
+    p50, p99 = np.percentile(lat, [50, 99])
+    return {"deliveries": int(len(lat)), "mean": float(lat.mean()), "p50": float(p50),
+            "p99": float(p99), "max": float(lat.max())}
+
+
+def overall(report: CheckReport) -> str:
+    if report.violated:
+        return "violated"
+    if any(c[Verdict.UNKNOWN] for c in report.counts.values()):
+        return "holds (some properties unknown)"
+    return "holds"
+
+
+def to_text(report: CheckReport) -> str:
+    out: list[str] = []
+    n_tr = len(report.outcomes)
+    n_ev = sum(o.events for o in report.outcomes)
+    out.append(f"tomkit check: {len(report.files)} file(s), {n_tr} trace(s), {n_ev:,} events "
+               f"checked ({report.n_accepted:,} records accepted, {report.n_rejected:,} "
+               "rejected)")
+    out.append("properties: " + ", ".join(report.properties))
+    if report.rejected:
+        out.append("")
+        out.append(f"rejected ({report.n_rejected:,} records):")
+        for err in report.rejected[:REJECTED_SHOWN]:
+            out.append(f"  {err}")
+        if len(report.rejected) > REJECTED_SHOWN:
+            out.append(f"  ... and {len(report.rejected) - REJECTED_SHOWN} more errors")
+    show_all = n_tr <= ALL_TRACES_UP_TO
+    width = max((len(p) for p in report.properties), default=10) + 2
+    detailed = 0
+    bad_traces = [o for o in report.outcomes
+                  if any(v == Verdict.VIOLATED for v in o.verdicts.values())]
+    for o in report.outcomes:
+        bad = o in bad_traces
+        if not (show_all or bad):
+            continue
+        if bad and detailed >= DETAILED_UP_TO:
+            continue
+        detailed += bad
+        out.append("")
+        out.append(f"trace {o.trace}  [{', '.join(o.sources)}; {o.events} events]")
+        for name, v in o.verdicts.items():
+            res = o.results.get(name)
+            if v == Verdict.HOLDS and not show_all:
+                continue
+            label = "VIOLATED" if v == Verdict.VIOLATED else str(v)
+            line = f"  {name:<{width}}{label}"
+            if res is not None and res.explanation:
+                line += f"  {res.explanation}"
+            out.append(line)
+            if res is not None and v == Verdict.VIOLATED:
+                for w in res.witness:
+                    out.append(f"      {w.describe()}")
+    if len(bad_traces) > DETAILED_UP_TO:
+        out.append("")
+        out.append(f"... and {len(bad_traces) - DETAILED_UP_TO} more traces with violations "
+                   "(--format json lists them all)")
+    out.append("")
+    out.append(f"{'property':<{width}}{'holds':>9}{'violated':>10}{'unknown':>9}")
+    for name in report.properties:
+        c = report.counts[name]
+        out.append(f"{name:<{width}}{c[Verdict.HOLDS]:>9}{c[Verdict.VIOLATED]:>10}"
+                   f"{c[Verdict.UNKNOWN]:>9}")
+    reasons: dict[tuple[str, str], int] = {}
+    for o in report.outcomes:
+        for name, res in o.results.items():
+            if res.verdict == Verdict.UNKNOWN:
+                reasons[(name, res.explanation)] = reasons.get((name, res.explanation), 0) + 1
+    for (name, why), k in reasons.items():
+        out.append(f"  unknown: {name} on {k} trace(s): {why}")
+    lat = latency_summary(report)
+    if lat:
+        out.append(f"latency over {lat['deliveries']:,} deliveries: mean {lat['mean']:.6g} s, "
+                   f"p50 {lat['p50']:.6g} s, p99 {lat['p99']:.6g} s, max {lat['max']:.6g} s")
+    out.append("")
+    out.append(f"verdict: {overall(report)}")
+    return "\n".join(out) + "\n"
+
+
+def to_json(report: CheckReport) -> str:
+    doc: dict[str, Any] = {
+        "tomkit": __version__,
+        "format_version": FORMAT_VERSION,
+        "properties": report.properties,
+        "options": {"latency_bound": report.options.latency_bound},
+        "verdict": "violated" if report.violated else "holds",
+        "files": [{"source": f.source, "format": f.fmt, "accepted": f.accepted,
+                   "rejected": f.rejected, "grouped": f.grouped} for f in report.files],
+        "rejected": [e.to_dict() for e in report.rejected],
+        "summary": {
+            "traces": len(report.outcomes),
+            "events": sum(o.events for o in report.outcomes),
+            "accepted": report.n_accepted,
+            "rejected": report.n_rejected,
+            "counts": {n: {str(v): report.counts[n][v] for v in Verdict}
+                       for n in report.properties},
+            "latency": latency_summary(report),
+        },
+        "traces": [
+            {"trace": o.trace, "sources": o.sources, "events": o.events,
+             "verdicts": {n: str(v) for n, v in o.verdicts.items()},
+             "results": [r.to_dict() for r in o.results.values()]}
+            for o in report.outcomes
+        ],
+    }
+    return json.dumps(doc, indent=1) + "\n"

@@ -1,0 +1,160 @@
+"""One trace as plain Python objects: the exact, per-trace view the reference checks read.
+
+The vectorized engine (``chunk.py``) decides verdicts for many traces at
+once; for a trace it finds violated, or cannot decide cheaply, it builds a
+``Trace`` and runs the property's reference check, which is simple, exact
+and produces the minimal witness. Tests compare the two engines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from tomkit.traces.errors import Location, TraceFormatError
+
+
+@dataclass(frozen=True)
+class Ev:
+    """One event, in its process's local order."""
+
+    process: str
+    kind: str
+    msg: str | None
+    deps: tuple[str, ...] | None
+    view: str | None
+    members: tuple[str, ...] | None
+    time: float | None
+    location: Location
+
+
+class Trace:
+    """The events of one execution, per process in local order."""
+
+    def __init__(self, trace_id: str, events: Mapping[str, list[Ev]]):
+        self.id = trace_id
+        self.events: dict[str, list[Ev]] = dict(events)
+        # processes in order of name, so every report lists them the same way
+        self.processes: list[str] = sorted(self.events)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping], source: str = "<records>") -> Trace:
+        """Build one trace from v1 records (dicts); record order is the local order unless
+        ``seq`` is given. Raises TraceFormatError on mixed or repeated ``seq``."""
+        rows: dict[str, list[tuple[int | None, int, Ev]]] = {}
+        trace_ids = set()
+        for i, r in enumerate(records):
+            trace_ids.add(r["trace"])
+            ev = Ev(
+                process=r["process"],
+                kind=r["kind"],
+                msg=r.get("msg"),
+                deps=tuple(r["deps"]) if r.get("deps") is not None else None,
+                view=r.get("view"),
+                members=tuple(r["members"]) if r.get("members") is not None else None,
+                time=float(r["time"]) if r.get("time") is not None else None,
+                location=Location(source, line=i + 1),
+            )
+            rows.setdefault(ev.process, []).append((r.get("seq"), i, ev))
+        if len(trace_ids) > 1:
+            raise ValueError(f"records of several traces: {sorted(trace_ids)}")
+        events = {}
+        for p, lst in rows.items():
+            with_seq = [x for x in lst if x[0] is not None]
+            if with_seq and len(with_seq) != len(lst):
+                bad = next(x for x in lst if x[0] is None)
+                raise TraceFormatError(
+                    bad[2].location, f"process {p} gives seq on some events only", "seq"
+                )
+            if with_seq:
+                lst = sorted(lst, key=lambda x: x[0])
+                for a, b in zip(lst, lst[1:]):
+                    if a[0] == b[0]:
+                        raise TraceFormatError(
+                            b[2].location, f"process {p} repeats seq {b[0]}", "seq"
+                        )
+            events[p] = [x[2] for x in lst]
+        return cls(next(iter(trace_ids)) if trace_ids else "", events)
+
+    # ---- derived views, each computed once -------------------------------------------------
+
+    @cached_property
+    def deliveries(self) -> dict[str, list[Ev]]:
+        """Every deliver event per process, in local order (repeats included)."""
+        return {p: [e for e in evs if e.kind == "deliver"] for p, evs in self.events.items()}
+
+    @cached_property
+    def first_deliveries(self) -> dict[str, list[tuple[int, Ev]]]:
+        """Per process, the first delivery of each message with its index in ``deliveries``.
+
+        Order properties read only first deliveries: a repeated delivery is
+        integrity's business and must not count twice as an order fact.
+        """
+        out = {}
+        for p, ds in self.deliveries.items():
+            seen = set()
+            lst = []
+            for i, e in enumerate(ds):
+                if e.msg not in seen:
+                    seen.add(e.msg)
+                    lst.append((i, e))
+            out[p] = lst
+        return out
+
+    @cached_property
+    def delivery_index(self) -> dict[str, dict[str, int]]:
+        """process -> msg -> index of its first delivery (in ``deliveries``)."""
+        return {p: {e.msg: i for i, e in lst} for p, lst in self.first_deliveries.items()}
+
+    @cached_property
+    def sends(self) -> dict[str, tuple[int, Ev]]:
+        """msg -> (index in the sender's sends, the first send event of it)."""
+        out: dict[str, tuple[int, Ev]] = {}
+        for evs in self.events.values():
+            k = 0
+            for e in evs:
+                if e.kind == "send":
+                    out.setdefault(e.msg, (k, e))
+                    k += 1
+        return out
+
+    @cached_property
+    def send_lists(self) -> dict[str, list[Ev]]:
+        return {p: [e for e in evs if e.kind == "send"] for p, evs in self.events.items()}
+
+    @cached_property
+    def has_sends(self) -> bool:
+        return any(self.send_lists.values())
+
+    @cached_property
+    def has_views(self) -> bool:
+        return any(e.kind == "view" for evs in self.events.values() for e in evs)
+
+    def view_at(self, process: str) -> list[str | None]:
+        """For each event of ``process``, the view it had installed when the event happened
+        (the view event itself counts as installed)."""
+        cur = None
+        out = []
+        for e in self.events[process]:
+            if e.kind == "view":
+                cur = e.view
+            out.append(cur)
+        return out
+
+    @cached_property
+    def views_at(self) -> dict[str, list[str | None]]:
+        return {p: self.view_at(p) for p in self.processes}
+
+    def delivery_views(self, process: str) -> list[str | None]:
+        """The installed view at each delivery of ``process`` (parallel to ``deliveries``)."""
+        views = self.views_at[process]
+        return [v for e, v in zip(self.events[process], views) if e.kind == "deliver"]
+
+    @cached_property
+    def n_events(self) -> int:
+        return sum(len(v) for v in self.events.values())
+
+    @cached_property
+    def messages(self) -> set[str]:
+        return {e.msg for evs in self.events.values() for e in evs if e.msg is not None}

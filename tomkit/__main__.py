@@ -1,0 +1,5 @@
+import sys
+
+from tomkit.cli import main
+
+sys.exit(main())
