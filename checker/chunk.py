@@ -119,7 +119,13 @@ class Chunk:
         proc_all = pa.chunked_array(
             [table.column("process").combine_chunks().cast(pa.string()), members.flatten()]
         )
-        pcodes, self.proc_names = _codes(proc_all)
+        pcodes, names = _codes(proc_all)
+        # number processes by name, so "first" among processes means the same in every engine
+        by_name = np.argsort(np.array(names, dtype=object), kind="stable") if names else []
+        rank = np.empty(len(names), np.int32)
+        rank[by_name] = np.arange(len(names), dtype=np.int32)
+        pcodes = np.where(pcodes >= 0, rank[np.maximum(pcodes, 0)], -1).astype(np.int32)
+        self.proc_names = [names[i] for i in by_name]
         p = pcodes[:n]
         member_codes = pcodes[n:]
         deps = table.column("deps").combine_chunks()

@@ -111,7 +111,8 @@ class Trace:
     def sends(self) -> dict[str, tuple[int, Ev]]:
         """msg -> (index in the sender's sends, the first send event of it)."""
         out: dict[str, tuple[int, Ev]] = {}
-        for evs in self.events.values():
+        for p in self.processes:  # by name: a reused id's "first" send is the same everywhere
+            evs = self.events[p]
             k = 0
             for e in evs:
                 if e.kind == "send":

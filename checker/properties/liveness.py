@@ -37,7 +37,10 @@ def final_view(last_views: dict[str, tuple[str, tuple[str, ...]]]) -> tuple[str,
     if not last_views:
         return None
     counts = Counter(v for v, _ in last_views.values())
-    members = {v: m for v, m in last_views.values()}
+    members: dict[str, tuple[str, ...]] = {}
+    for p in sorted(last_views):  # a view id's members as its first process by name saw them
+        v, m = last_views[p]
+        members.setdefault(v, m)
     v = max(counts, key=lambda x: (counts[x], len(members[x]), x))
     return v, set(members[v])
 

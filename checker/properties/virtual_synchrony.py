@@ -13,6 +13,13 @@ view agree). First deliveries only.
 Witness (a): p and q install V then V'; p delivers m between them and q
 does not. (b): the sender's view at the send, the delivering process's
 view at the delivery, and the two events.
+
+Decision: a view id names one installation. A process that installs the
+same view twice breaks the membership service's contract and makes "the
+same two consecutive views" ambiguous, so it is a violation of its own
+(clause reinstalled-view; witness: the two view events). Likewise two
+installations of one view id with different member sets (clause
+membership-mismatch).
 """
 
 from __future__ import annotations
@@ -35,6 +42,29 @@ def _installs(trace: Trace, p: str) -> list[tuple[int, str]]:
 def check(trace: Trace, options: Options = Options()) -> Result:
     if not trace.has_views:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_VIEWS)
+    for p in trace.processes:
+        first: dict[str, int] = {}
+        for i, v in _installs(trace, p):
+            if v in first:
+                evs = trace.events[p]
+                text = f"{p} installs view {v} twice."
+                return Result(NAME, trace.id, Verdict.VIOLATED,
+                              [W.event(evs[first[v]]), W.event(evs[i])], text,
+                              "reinstalled-view")
+            first[v] = i
+    seen: dict[str, tuple[str, int]] = {}
+    for p in trace.processes:
+        for i, v in _installs(trace, p):
+            members = set(trace.events[p][i].members or ())
+            if v not in seen:
+                seen[v] = (p, i)
+                continue
+            q, j = seen[v]
+            if set(trace.events[q][j].members or ()) != members:
+                text = f"{q} and {p} install view {v} with different members."
+                return Result(NAME, trace.id, Verdict.VIOLATED,
+                              [W.event(trace.events[q][j]), W.event(trace.events[p][i])], text,
+                              "membership-mismatch")
     # (a) epochs between consecutive installs
     epochs: dict[tuple[str, str], dict[str, tuple[int, int, set]]] = {}
     for p in trace.processes:
@@ -81,6 +111,20 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 def detect(c: Chunk, options: Options) -> np.ndarray:
     nv = len(c.view_names) + 1
     violated = np.zeros(c.ntr, bool)
+    allv = np.flatnonzero(c.kind == VIEW)
+    _, nkeys = factorize(c.tp[allv].astype(np.int64) * nv + c.view[allv])
+    if nkeys < len(allv):  # some process installs a view twice
+        vid, _ = factorize(c.tp[allv].astype(np.int64) * nv + c.view[allv])
+        seen_before = vid <= np.concatenate(([-1], np.maximum.accumulate(vid)[:-1]))
+        violated[c.t[allv[seen_before]]] = True
+    # views installed with different member sets: few rows, checked per row
+    members_of: dict[tuple[int, int], frozenset] = {}
+    for r in allv:
+        key = (int(c.t[r]), int(c.view[r]))
+        o, ln = c.mem_off[r], c.mem_len[r]
+        mem = frozenset(c.member_codes[o:o + ln].tolist())
+        if members_of.setdefault(key, mem) != mem:
+            violated[key[0]] = True
     # (a): transitions V -> V' per process, and first deliveries inside each
     vr = np.flatnonzero((c.kind == VIEW) & (c.nextview >= 0))
     f = c.f_rows
