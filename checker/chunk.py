@@ -54,6 +54,27 @@ def factorize(keys: np.ndarray) -> tuple[np.ndarray, int]:
     return enc.indices.to_numpy().astype(np.int32, copy=False), len(enc.dictionary)
 
 
+def dense_ids(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense int32 ids for non-negative int64 keys below ``space``, numbered in increasing key
+    order, and the distinct keys. Direct addressing when the key space is small (the usual
+    case: a few codes multiplied together), a hash and a sort of the distinct keys otherwise."""
+    if len(keys) == 0:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    if space <= 4 * len(keys) + 65536:
+        present = np.zeros(space, bool)
+        present[keys] = True
+        distinct = np.flatnonzero(present)
+        lookup = np.zeros(space, np.int32)
+        lookup[distinct] = np.arange(len(distinct), dtype=np.int32)
+        return lookup[keys], distinct
+    enc = pc.dictionary_encode(pa.array(keys))
+    d = enc.dictionary.to_numpy()
+    order = np.argsort(d)
+    rank = np.empty(len(d), np.int32)
+    rank[order] = np.arange(len(d), dtype=np.int32)
+    return rank[enc.indices.to_numpy()], d[order]
+
+
 def group_starts(sorted_keys: np.ndarray) -> np.ndarray:
     """Start offsets of the runs of equal values in a sorted array, plus the end."""
     n = len(sorted_keys)
@@ -194,26 +215,29 @@ class Chunk:
             self.t[has_msg].astype(np.int64) * NM + self.msg[has_msg],
             dep_t.astype(np.int64) * NM + self.dep_codes,
         ))
-        ids, self.ntm = factorize(keys)
+        # numbered by (trace, msg): each trace's messages are one contiguous range of ids
+        ids, distinct = dense_ids(keys, max(self.ntr, 1) * NM)
+        self.ntm = len(distinct)
+        k = int(has_msg.sum())
         self.tm = np.full(n, -1, np.int32)
-        self.tm[has_msg] = ids[: int(has_msg.sum())]
-        self.dep_tm = ids[int(has_msg.sum()):]
-        # the message string and trace of each tm id
-        self.tm_msg = np.zeros(self.ntm, np.int32)
-        self.tm_t = np.zeros(self.ntm, np.int32)
-        self.tm_msg[self.tm[has_msg]] = self.msg[has_msg]
-        self.tm_t[self.tm[has_msg]] = self.t[has_msg]
-        self.tm_msg[self.dep_tm] = self.dep_codes
-        self.tm_t[self.dep_tm] = dep_t
+        self.tm[has_msg] = ids[:k]
+        self.dep_tm = ids[k:]
+        self.tm_t = (distinct // NM).astype(np.int32)
+        self.tm_msg = (distinct % NM).astype(np.int32)
+        self.tm_start = np.searchsorted(self.tm_t, np.arange(self.ntr + 1)).astype(np.int64)
+        self.max_msgs = int(np.diff(self.tm_start).max()) if self.ntr else 0
 
         # ---- per-row context ---------------------------------------------------------------
-        start_of_row = self.tp_start[self.tp]
-        end_of_row = self.tp_start[self.tp + 1]
         is_view = self.kind == VIEW
-        last_view_row = forward_fill_in_groups(is_view, start_of_row)
-        self.curview = np.where(last_view_row >= 0, self.view[np.maximum(last_view_row, 0)], -1)
-        next_view_row = backward_fill_in_groups(is_view, end_of_row)
-        self.nextview = np.where(next_view_row >= 0, self.view[np.maximum(next_view_row, 0)], -1)
+        if is_view.any():
+            start_of_row = self.tp_start[self.tp]
+            end_of_row = self.tp_start[self.tp + 1]
+            last = forward_fill_in_groups(is_view, start_of_row)
+            self.curview = np.where(last >= 0, self.view[np.maximum(last, 0)], -1)
+            nxt = backward_fill_in_groups(is_view, end_of_row)
+            self.nextview = np.where(nxt >= 0, self.view[np.maximum(nxt, 0)], -1)
+        else:
+            self.curview = self.nextview = np.full(n, -1, np.int32)
         self.trace_has = {
             k: self._per_trace_any(self.kind == KIND[k]) for k in ("send", "deliver", "view")
         }
@@ -258,11 +282,16 @@ class Chunk:
         """The first delivery of each message at each process: what order properties read."""
         d = np.flatnonzero(self.kind == DELIVER)
         self.d_rows = d
-        key = self.tp[d].astype(np.int64) * max(self.ntm, 1) + self.tm[d]
-        ids, _ = factorize(key)
-        # ids appear in order of first appearance, so a row is first iff it opens a new id
-        prev_max = np.concatenate(([-1], np.maximum.accumulate(ids)[:-1])) if len(ids) else ids
-        first = ids > prev_max
+        key = self.pm_key(self.tp[d], self.tm[d])
+        space = self.pm_space()
+        counts = np.bincount(key, minlength=space) if space <= 4 * len(d) + 65536 else None
+        if counts is not None and (len(d) == 0 or counts.max() <= 1):
+            first = np.ones(len(d), bool)  # no repeated delivery anywhere: the common case
+        else:
+            ids, distinct = dense_ids(key, space)
+            first_at = np.full(len(distinct), len(d), np.int64)
+            np.minimum.at(first_at, ids, np.arange(len(d)))
+            first = first_at[ids] == np.arange(len(d))
         self.d_first = first
         f = d[first]
         self.f_rows = f
@@ -284,6 +313,14 @@ class Chunk:
         # reversed assignment leaves the first send of a repeated id in place
         self.send_row[self.tm[s][::-1]] = s[::-1]
         self.send_rank[self.tm[s][::-1]] = s_rank[::-1]
+
+    def pm_space(self) -> int:
+        return max(self.ntp, 1) * max(self.max_msgs, 1)
+
+    def pm_key(self, tp: np.ndarray, tm: np.ndarray) -> np.ndarray:
+        """A key for (process sequence, message of its trace), dense over the chunk."""
+        local = tm.astype(np.int64) - self.tm_start[self.tp_trace[tp]]
+        return tp.astype(np.int64) * max(self.max_msgs, 1) + local
 
     # ---- exact per-trace view -----------------------------------------------------------
 

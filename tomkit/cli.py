@@ -58,8 +58,8 @@ def _sample(args: argparse.Namespace) -> int:
             recs = clean_trace(tid, seed=seed, **kw)
         records.extend(recs)
     n = write_records(args.out, records, grouped=True)
-    what = f"with a planted '{args.fault}' fault" if args.fault else "clean"
-    print(f"wrote {n} events of {args.traces} {what} trace(s) to {args.out} (seed {args.seed})")
+    what = f"trace(s) with a planted '{args.fault}' fault" if args.fault else "clean trace(s)"
+    print(f"wrote {n} events of {args.traces} {what} to {args.out} (seed {args.seed})")
     for t in truths:
         print(f"  planted in {t['trace']}: {t['fault']} -> {t['property']}")
     return 0

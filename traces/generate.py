@@ -577,7 +577,7 @@ def _execute(trace_id: str, rng: np.random.Generator, *, n: int, m: int, views: 
     records = []
     for t, _, _, r in merged:
         if times:
-            r["time"] = round(t, 9)
+            r["time"] = float(round(t, 9))
         records.append(r)
 
     if skel is None:

@@ -70,11 +70,16 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     starts = np.zeros(len(c.f_rows), np.int64)
     starts[has] = c.dep_off[send_row[has]]
     dep_tm = c.dep_tm[_ranges(starts[nd > 0], nd[nd > 0])]
-    ntm = max(c.ntm, 1)
-    have = c.f_tp.astype(np.int64) * ntm + c.f_tm
-    want = c.f_tp[which].astype(np.int64) * ntm + dep_tm
-    found = pc.index_in(pa.array(want), value_set=pa.array(have))
-    j = found.fill_null(-1).to_numpy(zero_copy_only=False)
+    have = c.pm_key(c.f_tp, c.f_tm)
+    want = c.pm_key(c.f_tp[which], dep_tm)
+    space = c.pm_space()
+    if space <= 4 * len(have) + 65536:  # direct addressing: a table of first deliveries
+        table = np.full(space, -1, np.int64)
+        table[have] = np.arange(len(have))
+        j = table[want]
+    else:
+        found = pc.index_in(pa.array(want), value_set=pa.array(have))
+        j = found.fill_null(-1).to_numpy(zero_copy_only=False)
     ok = j >= 0
     ok[ok] = c.f_pos[j[ok]] < c.f_pos[which[ok]]
     violated = np.zeros(c.ntr, bool)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import Chunk, factorize, group_starts
+from tomkit.checker.chunk import Chunk, dense_ids
 from tomkit.checker.properties import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -55,21 +55,30 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
+    # Per (delivering process, sender) group, the send ranks must be 0, 1, 2, ... in local
+    # order. Without sorting: first the ranks must be exactly {0..count-1} (they are
+    # distinct, so max == count - 1 says so), then scattering each delivery's position to
+    # slot (group offset + rank) must give an ascending run per group.
     send_row = c.send_row[c.f_tm]
-    has = send_row >= 0
-    rows = np.flatnonzero(has)
-    sender = c.tp[send_row[rows]].astype(np.int64)
-    key = c.f_tp[rows].astype(np.int64) * max(c.ntp, 1) + sender
-    g, _ = factorize(key)
-    order = np.argsort(g, kind="stable")  # keeps each process's local order per sender
-    gs = g[order]
-    starts = group_starts(gs)
-    grp = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-    expected = np.arange(len(gs)) - starts[grp]
-    got = c.send_rank[c.f_tm[rows[order]]]
-    bad = rows[order][got != expected]
+    rows = np.flatnonzero(send_row >= 0)
+    sender = c.p[send_row[rows]].astype(np.int64)
+    np_ = max(len(c.proc_names), 1)
+    g, distinct = dense_ids(c.f_tp[rows].astype(np.int64) * np_ + sender, max(c.ntp, 1) * np_)
+    ng = len(distinct)
+    rank = c.send_rank[c.f_tm[rows]]
+    count = np.bincount(g, minlength=ng)
+    top = np.full(ng, -1, np.int64)
+    np.maximum.at(top, g, rank)
+    bad_group = top != count - 1
+    ok = ~bad_group[g]
+    offset = np.cumsum(count) - count
+    slots = np.full(len(rows), -1, np.int64)
+    slots[offset[g[ok]] + rank[ok]] = c.f_pos[rows[ok]]
+    slot_group = np.repeat(np.arange(ng), count)
+    descending = (slot_group[1:] == slot_group[:-1]) & (slots[1:] < slots[:-1])
+    bad_group[slot_group[1:][descending]] = True
     violated = np.zeros(c.ntr, bool)
-    violated[c.f_t[bad]] = True
+    violated[c.f_t[rows[bad_group[g]]]] = True
     unknown = ~c.trace_has["send"]
     return verdicts(c, violated & ~unknown, unknown)
 

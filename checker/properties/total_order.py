@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import Chunk, factorize
+from tomkit.checker.chunk import Chunk, dense_ids
 from tomkit.checker.properties import EXACT, Options, Property, verdicts
 from tomkit.checker.properties.order_filter import consistent_traces
 from tomkit.checker.result import Result, Verdict
@@ -142,18 +142,16 @@ def detect_strong(c: Chunk, options: Options) -> np.ndarray:
     same[1:] = (c.f_tp[1:] == c.f_tp[:-1]) & (view[1:] == view[:-1])
     pred = np.full(len(f), -1, np.int64)
     pred[1:] = np.where(same[1:], c.f_tm[:-1], -1)
-    key = c.f_tm.astype(np.int64) * (len(c.view_names) + 1) + view
-    g, ng = factorize(key)
+    nv = len(c.view_names) + 1
+    g, distinct = dense_ids(c.f_tm.astype(np.int64) * nv + view, max(c.ntm, 1) * nv)
+    ng = len(distinct)
     lo = np.full(ng, np.iinfo(np.int64).max)
     hi = np.full(ng, -2, np.int64)
     np.minimum.at(lo, g, pred)
     np.maximum.at(hi, g, pred)
     bad_groups = np.flatnonzero(lo != hi)
     violated = np.zeros(c.ntr, bool)
-    if len(bad_groups):
-        first_row_of_group = np.zeros(ng, np.int64)
-        first_row_of_group[g[::-1]] = np.arange(len(g))[::-1]
-        violated[c.f_t[first_row_of_group[bad_groups]]] = True
+    violated[c.tm_t[distinct[bad_groups] // nv]] = True
     return verdicts(c, violated)
 
 
