@@ -1,12 +1,36 @@
 """Total order, in its weak (pairwise) and strong (gap-free, ToTo "agreed") forms.
 
-total-order-weak. Definition (uniform total order, Défago, Schiper and
+See WEAK_DOC and STRONG_DOC below for the two definitions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import Chunk, dense_ids
+from tomkit.checker.properties import EXACT, Options, Property, verdicts
+from tomkit.checker.properties.order_filter import consistent_traces
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
+
+WEAK_DOC = """Total order, weak (pairwise).
+
+Definition (uniform total order, Défago, Schiper and
 Urbán 2004, section 2.2, restricted to processes that deliver both): for
 any two processes p, q and messages m, m' delivered by both, p delivers m
 before m' if and only if q delivers m before m'. Witness: p delivers m
 before m', q delivers m' before m (four deliveries).
 
-total-order-strong. Definition (the "agreed multicast" order of ToTo:
+Check: a trace that passes the order-consistency filter (order_filter.py:
+one sequence fits all processes) holds; any other trace gets the exact
+pairwise scan, which walks each pair's common messages once.
+
+Reads first deliveries only (repeats are integrity's business).
+"""
+
+STRONG_DOC = """Total order, strong (gap-free).
+
+Definition (the "agreed multicast" order of ToTo:
 Dolev, Kramer, Malki, "Early delivery totally ordered multicast in
 asynchronous environments", FTCS-23, 1993, section 2; file 000 of
 shared/papers): if p delivers m before m', then every process connected to
@@ -23,18 +47,8 @@ its deliveries in V (by induction the whole prefix is then equal).
 Witness: p delivers m then m'; q delivers m' without m before it (and, if q
 delivers m later, that delivery too).
 
-Both read first deliveries only (repeats are integrity's business).
+Reads first deliveries only (repeats are integrity's business).
 """
-
-from __future__ import annotations
-
-import numpy as np
-from tomkit.checker import witness as W
-from tomkit.checker.chunk import Chunk, dense_ids
-from tomkit.checker.properties import EXACT, Options, Property, verdicts
-from tomkit.checker.properties.order_filter import consistent_traces
-from tomkit.checker.result import Result, Verdict
-from tomkit.checker.trace import Trace
 
 WEAK_NAME = "total-order-weak"
 STRONG_NAME = "total-order-strong"
@@ -156,8 +170,8 @@ def detect_strong(c: Chunk, options: Options) -> np.ndarray:
 
 
 WEAK = Property(WEAK_NAME, "any two processes deliver common messages in one order", True,
-                check_weak, detect_weak, __doc__)
+                check_weak, detect_weak, WEAK_DOC)
 STRONG = Property(STRONG_NAME, "gap-free agreed order among connected processes", True,
-                  check_strong, detect_strong, __doc__)
+                  check_strong, detect_strong, STRONG_DOC)
 
 __all__ = ["WEAK", "STRONG", "EXACT"]
