@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,36 +116,51 @@ def select(names: Iterable[str] | None, options: Options, liveness: bool = False
 
 def check_paths(paths: list[str | os.PathLike], props: list[Property],
                 options: Options = Options(), *, keep_going: bool = False,
-                merge: bool = False, progress: bool = False) -> CheckReport:
+                merge: bool = False, progress: bool = False,
+                workers: int | None = None) -> CheckReport:
     """Check every trace of the given files. Raises TraceFormatError on bad input unless
-    ``keep_going``, in which case bad records are counted and listed in the report."""
+    ``keep_going``, in which case bad records are counted and listed in the report.
+
+    The calling thread reads and records results in input order; ``workers`` threads
+    (default: one per core, at most 4) build chunks and run the detectors, whose numpy
+    and Arrow work releases the GIL."""
     report = CheckReport([p.name for p in props], options)
     report.counts = {p.name: Counter() for p in props}
     bar = _progress(progress)
+    workers = workers or min(4, os.cpu_count() or 1)
     held: list[Piece] = []
-    for path in paths:
-        reader = TraceReader(path, keep_going=keep_going)
-        stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
-        report.files.append(stats)
-        stream = _batches(reader, bar)
-        if reader.info.grouped and not merge:
-            for chunk_pieces in _grouped_chunks(stream, str(path)):
-                _check_chunk(chunk_pieces, props, options, report, keep_going)
-        else:
-            pieces = list(stream)
-            if merge:
-                held.extend(pieces)
+    with ThreadPoolExecutor(workers) as pool:
+        inflight: deque[Future] = deque()
+
+        def submit(pieces: list[Piece]) -> None:
+            inflight.append(pool.submit(_decide, pieces, props, options))
+            while len(inflight) > workers:
+                _record(*inflight.popleft().result(), props, options, report, keep_going)
+
+        for path in paths:
+            reader = TraceReader(path, keep_going=keep_going)
+            stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
+            report.files.append(stats)
+            stream = _batches(reader, bar)
+            if reader.info.grouped and not merge:
+                for chunk_pieces in _grouped_chunks(stream, str(path)):
+                    submit(chunk_pieces)
             else:
-                for part in _split_by_trace(pieces):
-                    _check_chunk(part, props, options, report, keep_going)
-        # += because rejected traces (found while checking) have already moved their
-        # records from accepted to rejected
-        stats.accepted += reader.accepted
-        stats.rejected += len(reader.rejected)
-        report.rejected.extend(reader.rejected)
-    if held:
+                pieces = list(stream)
+                if merge:
+                    held.extend(pieces)
+                else:
+                    for part in _split_by_trace(pieces):
+                        submit(part)
+            # += because rejected traces (found while checking) move their records from
+            # accepted to rejected
+            stats.accepted += reader.accepted
+            stats.rejected += len(reader.rejected)
+            report.rejected.extend(reader.rejected)
         for part in _split_by_trace(held):
-            _check_chunk(part, props, options, report, keep_going)
+            submit(part)
+        while inflight:
+            _record(*inflight.popleft().result(), props, options, report, keep_going)
     if bar is not None:
         bar.close()
     return report
@@ -238,15 +254,24 @@ def _loc(piece: Piece, i: int) -> Location:
                                                                                  line=n)
 
 
-def _check_chunk(pieces: list[Piece], props: list[Property], options: Options,
-                 report: CheckReport, keep_going: bool) -> None:
+def _decide(pieces: list[Piece], props: list[Property],
+            options: Options) -> tuple[Chunk, np.ndarray]:
+    """Build a chunk and run every detector on it (in a worker thread)."""
     chunk = Chunk.build(pieces)
+    codes = np.stack([p.detect(chunk, options) for p in props], axis=1) if props else \
+        np.zeros((chunk.ntr, 0), np.int8)
+    return chunk, codes
+
+
+def _record(chunk: Chunk, codes: np.ndarray, props: list[Property], options: Options,
+            report: CheckReport, keep_going: bool) -> None:
+    """Turn a decided chunk into trace outcomes: exact checks and witnesses where needed."""
     if chunk.bad_traces and not keep_going:
-        raise next(iter(chunk.bad_traces.values()))
-    codes = np.stack([p.detect(chunk, options) for p in props], axis=1) if props else None
+        raise chunk.bad_traces[min(chunk.bad_traces)]  # the trace that appears first
     if "latencies" in chunk.cache:
         report.latencies.append(chunk.cache["latencies"])
     sizes = np.diff(chunk.trace_start)
+    single = sorted(set(chunk.sources)) if len(set(chunk.sources)) == 1 else None
     for ti in range(chunk.ntr):
         if ti in chunk.bad_traces:
             err = chunk.bad_traces[ti]
@@ -280,8 +305,10 @@ def _check_chunk(pieces: list[Piece], props: list[Property], options: Options,
                 verdict = Verdict.HOLDS
             verdicts[prop.name] = verdict
             report.counts[prop.name][verdict] += 1
-        lo, hi = chunk.trace_start[ti], chunk.trace_start[ti + 1]
-        srcs = sorted({chunk.sources[s] for s in np.unique(chunk.src[lo:hi])})
+        srcs = single
+        if srcs is None:
+            lo, hi = chunk.trace_start[ti], chunk.trace_start[ti + 1]
+            srcs = sorted({chunk.sources[s] for s in np.unique(chunk.src[lo:hi])})
         report.outcomes.append(TraceOutcome(chunk.trace_names[ti], srcs, int(sizes[ti]),
                                             verdicts, results))
 

@@ -189,3 +189,25 @@ def test_sample_command_prints_seed(capsys, tmp_path):
     code, out, _ = run(capsys, "sample", "--out", str(tmp_path / "s.jsonl"), "--fault", "gap",
                        "--seed", "7")
     assert code == 0 and "(seed 7)" in out and "gap -> total-order-strong" in out
+
+
+def test_seq_problems_are_bad_input_with_location(capsys, tmp_path):
+    path = tmp_path / "seq.jsonl"
+    recs = [
+        {"trace": "t", "process": "p", "kind": "deliver", "msg": "a", "seq": 0},
+        {"trace": "t", "process": "p", "kind": "deliver", "msg": "b", "seq": 0},
+        {"trace": "u", "process": "p", "kind": "deliver", "msg": "a", "seq": 1},
+        {"trace": "u", "process": "p", "kind": "deliver", "msg": "b"},
+        {"trace": "v", "process": "p", "kind": "deliver", "msg": "a"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 2 and "field 'seq'" in err and "repeats seq 0" in err and f"{path}:2" in err
+    code, out, _ = run(capsys, "check", str(path), "--keep-going", "--format", "json", "-q")
+    doc = json.loads(out)
+    assert code == 2
+    assert [t["trace"] for t in doc["traces"]] == ["v"]  # t and u rejected whole
+    assert doc["summary"]["rejected"] == 4 and doc["summary"]["accepted"] == 1
+    msgs = sorted(e["message"] for e in doc["rejected"])
+    assert msgs == ["process p gives seq on some events only", "process p repeats seq 0"]
+    assert sorted(e["line"] for e in doc["rejected"]) == [2, 4]
