@@ -24,11 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
-from tomkit.checker.engine import check_paths, select
+from tomkit.checker.engine import check_paths
 from tomkit.checker.properties import Options, properties
 from tomkit.traces.generate import bulk_table
 from tomkit.traces.reader import TraceReader

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from tomkit.checker.trace import Ev, Trace
 from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.schema import KINDS

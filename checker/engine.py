@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from tomkit.checker.chunk import Chunk, Piece, group_starts
 from tomkit.checker.properties import (
     EXACT,

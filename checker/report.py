@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 import numpy as np
+
+from tomkit import __version__
 from tomkit.checker.engine import CheckReport
 from tomkit.checker.result import Verdict
 from tomkit.traces.schema import FORMAT_VERSION
-
-from tomkit import __version__
 
 ALL_TRACES_UP_TO = 10  # below this many traces, every verdict is listed
 DETAILED_UP_TO = 20  # traces with violations shown in full

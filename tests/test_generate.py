@@ -14,6 +14,7 @@ from collections import defaultdict
 import jsonschema
 import pyarrow as pa
 import pytest
+
 from tomkit.traces.generate import (
     DELAY_MAX,
     FAULTS,
@@ -77,9 +78,10 @@ class Trace:
 
 def violated(records: list[dict], bound: float = LATENCY_BOUND) -> set[str]:
     """The properties tomkit's checkers find violated (both engines, which must agree)."""
+    from tracedsl import check as both_engines
+
     from tomkit.checker.properties import Options, properties
     from tomkit.checker.result import Verdict
-    from tracedsl import check as both_engines
 
     opts = Options(latency_bound=bound)
     return {n for n in properties()

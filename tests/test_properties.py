@@ -4,9 +4,10 @@ witness), and where it is unknown. ``check`` also asserts the vectorized engine 
 from __future__ import annotations
 
 import pytest
+from tracedsl import check, parse
+
 from tomkit.checker.properties import Options
 from tomkit.checker.result import Verdict
-from tracedsl import check, parse
 
 
 def wit(res):

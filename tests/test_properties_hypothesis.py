@@ -9,10 +9,11 @@ import itertools
 import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tracedsl import CODE, check, chunk_of
+
 from tomkit.checker.properties import EXACT, Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
-from tracedsl import CODE, check, chunk_of
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.result import Result
 from tomkit.checker.trace import Trace

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk, _ranges
 from tomkit.checker.properties import Options, Property, verdicts

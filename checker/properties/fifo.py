@@ -17,6 +17,7 @@ delivery of m if there is one.
 from __future__ import annotations
 
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk, dense_ids
 from tomkit.checker.properties import Options, Property, verdicts

@@ -24,6 +24,7 @@ from collections import deque
 
 import networkx as nx
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties import Options, Property, verdicts

@@ -23,6 +23,7 @@ of an unsent id.
 from __future__ import annotations
 
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties import Options, Property, verdicts

@@ -18,6 +18,7 @@ maximum, and the slowest message.
 from __future__ import annotations
 
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties import Options, Property, verdicts

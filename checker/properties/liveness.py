@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import CRASH, VIEW, Chunk
 from tomkit.checker.properties import Options, Property, verdicts

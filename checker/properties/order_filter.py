@@ -17,6 +17,7 @@ cost, never in verdict.
 from __future__ import annotations
 
 import numpy as np
+
 from tomkit.checker.chunk import Chunk
 
 ROUNDS = 16

@@ -6,6 +6,7 @@ See WEAK_DOC and STRONG_DOC below for the two definitions.
 from __future__ import annotations
 
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk, dense_ids
 from tomkit.checker.properties import EXACT, Options, Property, verdicts

@@ -25,6 +25,7 @@ membership-mismatch).
 from __future__ import annotations
 
 import numpy as np
+
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import VIEW, Chunk, factorize
 from tomkit.checker.properties import Options, Property, verdicts
