@@ -47,6 +47,28 @@ def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     return codes, arr.dictionary.to_pylist()
 
 
+_FIRST_LETTER = np.full(256, -1, np.int8)
+for _i, _k in enumerate(KINDS):
+    _FIRST_LETTER[ord(_k[0])] = _i
+assert len({k[0] for k in KINDS}) == len(KINDS)  # the first letter tells the kind
+
+
+def kind_codes(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """KIND codes of a validated ``kind`` column. The readers have checked every value is a
+    known kind, and the kinds differ in their first letter, so one byte per row decides."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], pa.string())
+    if pa.types.is_dictionary(arr.type):
+        codes, names = _codes(arr)
+        return np.array([KIND[k] for k in names], np.int8)[codes]
+    arr = arr.cast(pa.string())
+    if len(arr) == 0:
+        return np.zeros(0, np.int8)
+    offsets = np.frombuffer(arr.buffers()[1], np.int32, len(arr) + 1, arr.offset * 4)
+    data = np.frombuffer(arr.buffers()[2], np.uint8)
+    return _FIRST_LETTER[data[offsets[:-1]]]
+
+
 def factorize(keys: np.ndarray) -> tuple[np.ndarray, int]:
     """Dense ids for int64 keys, in order of first appearance (hash-based, no sort)."""
     if len(keys) == 0:
@@ -157,8 +179,7 @@ class Chunk:
         mcodes, self.msg_names = _codes(msg_all)
         msg = mcodes[:n]
         dep_codes = mcodes[n:]
-        kcodes, kdict = _codes(table.column("kind"))
-        kind = np.array([KIND[k] for k in kdict], np.int8)[kcodes] if n else np.zeros(0, np.int8)
+        kind = kind_codes(table.column("kind"))
         view, self.view_names = _codes(table.column("view"))
         time = table.column("time").to_numpy()
         time = np.asarray(time, dtype=np.float64)
@@ -227,6 +248,8 @@ class Chunk:
         self.tm_msg = (distinct % NM).astype(np.int32)
         self.tm_start = np.searchsorted(self.tm_t, np.arange(self.ntr + 1)).astype(np.int64)
         self.max_msgs = int(np.diff(self.tm_start).max()) if self.ntr else 0
+        # each row's message as an index within its trace's range of ids
+        self.ml = np.where(has_msg, self.tm - self.tm_start[self.t], -1)
 
         # ---- per-row context ---------------------------------------------------------------
         is_view = self.kind == VIEW
@@ -283,7 +306,7 @@ class Chunk:
         """The first delivery of each message at each process: what order properties read."""
         d = np.flatnonzero(self.kind == DELIVER)
         self.d_rows = d
-        key = self.pm_key(self.tp[d], self.tm[d])
+        key = self.tp[d].astype(np.int64) * max(self.max_msgs, 1) + self.ml[d]
         space = self.pm_space()
         counts = np.bincount(key, minlength=space) if space <= 4 * len(d) + 65536 else None
         if counts is not None and (len(d) == 0 or counts.max() <= 1):

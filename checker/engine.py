@@ -42,6 +42,7 @@ from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.reader import TraceReader
 
 CHUNK_ROWS = 1 << 20
+READ_ROWS = 1 << 18  # records per batch from the readers
 
 
 class EngineDisagreement(AssertionError):
@@ -139,7 +140,7 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
                 _record(*inflight.popleft().result(), props, options, report, keep_going)
 
         for path in paths:
-            reader = TraceReader(path, keep_going=keep_going)
+            reader = TraceReader(path, keep_going=keep_going, batch_rows=READ_ROWS)
             stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
             report.files.append(stats)
             stream = _batches(reader, bar)
