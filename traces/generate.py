@@ -42,6 +42,7 @@ from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
+
 from tomkit.traces.schema import ARROW_SCHEMA
 
 __all__ = [

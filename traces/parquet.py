@@ -1,0 +1,420 @@
+"""Parquet traces: streaming reader and writer.
+
+A trace Parquet file has the columns of ``ARROW_SCHEMA`` (optional ones may be
+missing and are then all null) plus any ``x_*`` columns, and the key-value
+metadata of :func:`tomkit.traces.schema.parquet_metadata`. A null in a column
+means the field is absent. Files without that metadata are read as version 1,
+grouped unknown.
+
+Reading goes row group by row group (``ParquetFile.iter_batches``), never the
+whole file. Column types are checked once, on opening: string columns may be
+string, large_string, string_view or dictionary<string>; list columns any list
+kind of those; ``seq`` any integer type; ``time`` any integer or float type.
+Each batch is cast to ``ARROW_SCHEMA`` and checked with the vectorized rules;
+only when a rule fails are the offending rows looked at one by one, through the
+same exact validator as JSON Lines records, for the message.
+
+Writing buffers about one row group (``ROW_GROUP_ROWS`` rows, as Arrow data)
+so that the file's schema is fixed from the union of the first row group's
+extension columns; a later batch whose extension columns do not fit that schema
+is an error (the JSON Lines writer has no such limit).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.jsonl import prefetch
+from tomkit.traces.schema import (
+    ARROW_SCHEMA,
+    EXTENSION_PREFIX,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    META_FORMAT,
+    META_GROUPED,
+    META_VERSION,
+    REQUIRED,
+    parquet_metadata,
+)
+from tomkit.traces.validate import (
+    INT64_MAX,
+    _dumps_x,
+    fast_table_ok,
+    is_json_field,
+    ok_mask,
+    record_problem,
+    unify_tables,
+)
+
+PARQUET_MAGIC = b"PAR1"
+ROW_GROUP_ROWS = 1 << 20
+READ_ROWS = 1 << 18  # rows per read; the reader cuts them into batches of batch_rows
+COMPRESSION = "zstd"
+
+_CORE = {f.name: f for f in ARROW_SCHEMA}
+
+
+# --------------------------------------------------------------------------
+# Columns
+# --------------------------------------------------------------------------
+
+
+def _stringish(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        return _stringish(t.value_type)
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_null(t)
+    )
+
+
+def _compatible(t: pa.DataType, target: pa.DataType) -> bool:
+    if pa.types.is_null(t):
+        return True
+    if pa.types.is_string(target):
+        return _stringish(t)
+    if pa.types.is_list(target):
+        listish = (
+            pa.types.is_list(t)
+            or pa.types.is_large_list(t)
+            or pa.types.is_fixed_size_list(t)
+            or pa.types.is_list_view(t)
+            or pa.types.is_large_list_view(t)
+        )
+        return listish and _stringish(t.value_type)
+    if pa.types.is_floating(target):
+        return pa.types.is_floating(t) or pa.types.is_integer(t)
+    if pa.types.is_integer(target):
+        return pa.types.is_integer(t)
+    return t == target
+
+
+def _expected(target: pa.DataType) -> str:
+    if pa.types.is_string(target):
+        return "a string column"
+    if pa.types.is_list(target):
+        return "a list-of-strings column"
+    if pa.types.is_floating(target):
+        return "a numeric column"
+    return "an integer column"
+
+
+def check_columns(schema: pa.Schema, source: str) -> None:
+    """File-level column problems: missing required, wrong type, unknown, duplicate."""
+    loc = Location(source)
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise TraceFormatError(loc, "the column appears more than once", name)
+        seen.add(name)
+        if name in _CORE:
+            t = schema.field(name).type
+            target = _CORE[name].type
+            if not _compatible(t, target):
+                raise TraceFormatError(
+                    loc, f"column has type {t}; expected {_expected(target)}", name
+                )
+        elif not name.startswith(EXTENSION_PREFIX):
+            raise TraceFormatError(
+                loc, f"unknown column (extension columns must start with '{EXTENSION_PREFIX}')",
+                name,
+            )
+    for name in REQUIRED:
+        if name not in seen:
+            raise TraceFormatError(loc, "missing required column", name)
+
+
+def conform(table: pa.Table) -> tuple[pa.Table, dict[int, tuple[str, str]]]:
+    """Cast a table with checked columns to ARROW_SCHEMA (+ its x_ columns).
+
+    Returns the table and row problems the cast itself finds (uint64 ``seq``
+    values too large for int64), by row index.
+    """
+    problems: dict[int, tuple[str, str]] = {}
+    arrays = []
+    n = table.num_rows
+    for field in ARROW_SCHEMA:
+        if field.name not in table.column_names:
+            arrays.append(pa.nulls(n, field.type))
+            continue
+        col = table.column(field.name)
+        if col.type == field.type:
+            arrays.append(col)
+            continue
+        if field.name == "seq" and pa.types.is_uint64(col.type):
+            big = pc.fill_null(pc.greater(col, pa.scalar(INT64_MAX, pa.uint64())), False)
+            for i in np.flatnonzero(big.to_numpy(zero_copy_only=False)):
+                value = col[int(i)].as_py()
+                problems[int(i)] = ("seq", f"{value} is too large (the maximum is {INT64_MAX})")
+            col = pc.if_else(big, pa.scalar(None, pa.uint64()), col)
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if pa.types.is_list(field.type) and pa.types.is_dictionary(col.type.value_type):
+            col = col.cast(pa.list_(col.type.value_type.value_type))
+        arrays.append(col.cast(field.type, safe=not pa.types.is_floating(field.type)))
+    fields = list(ARROW_SCHEMA)
+    for field in table.schema:
+        if field.name not in _CORE:
+            fields.append(field)
+            arrays.append(table.column(field.name))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields)), problems
+
+
+def _row_record(table: pa.Table, i: int) -> dict:
+    rec = {}
+    for field in ARROW_SCHEMA:
+        value = table.column(field.name)[i].as_py()
+        if value is not None:
+            rec[field.name] = value
+    return rec
+
+
+def row_problem(table: pa.Table, i: int) -> tuple[str | None, str]:
+    """The first problem of row i of a conformed table, worded for a table."""
+    rec = _row_record(table, i)
+    for name in REQUIRED:
+        if name not in rec:
+            return name, "null in a required column"
+    problem = record_problem(rec)
+    if problem is None:  # pragma: no cover - ok_mask and the validator agree
+        return None, "row rejected by the trace format"
+    return problem
+
+
+def check_table(
+    table: pa.Table,
+    where: Callable[[int], Location],
+    *,
+    keep_going: bool = False,
+    rejected: list[TraceFormatError] | None = None,
+) -> tuple[pa.Table, np.ndarray | None]:
+    """Conform and check a table; raise on the first bad row unless keep_going.
+
+    Returns the good rows and, if some rows were dropped, the indices of the
+    rows kept (None when all were kept).
+    """
+    table, cast_problems = conform(table)
+    if not cast_problems and fast_table_ok(table, extensions=False):
+        return table, None
+    mask = ok_mask(table)
+    for i in cast_problems:
+        mask[i] = False
+    bad = np.flatnonzero(~mask)
+    if not len(bad):
+        return table, None
+    for i in bad:
+        field, message = cast_problems.get(int(i)) or row_problem(table, int(i))
+        err = TraceFormatError(where(int(i)), message, field)
+        if not keep_going:
+            raise err
+        assert rejected is not None
+        rejected.append(err)
+    keep = np.flatnonzero(mask)
+    return table.take(pa.array(keep)), keep
+
+
+# --------------------------------------------------------------------------
+# Reader
+# --------------------------------------------------------------------------
+
+
+def _read_meta(meta: dict[bytes, bytes] | None, source: str) -> tuple[int, bool | None]:
+    loc = Location(source)
+    meta = meta or {}
+    if META_FORMAT not in meta and META_VERSION not in meta:
+        return FORMAT_VERSION, None
+    fmt = meta.get(META_FORMAT, b"").decode("utf-8", "replace")
+    if fmt != FORMAT_NAME:
+        raise TraceFormatError(
+            loc,
+            f"not a tomkit trace: the metadata names format {json.dumps(fmt)}, "
+            f"expected \"{FORMAT_NAME}\"",
+            META_FORMAT.decode(),
+        )
+    raw = meta.get(META_VERSION, b"").decode("utf-8", "replace")
+    if raw != str(FORMAT_VERSION):
+        raise TraceFormatError(
+            loc,
+            f"unsupported format version {json.dumps(raw)}: this reader reads "
+            f"version {FORMAT_VERSION}",
+            META_VERSION.decode(),
+        )
+    grouped_raw = meta.get(META_GROUPED)
+    if grouped_raw is None:
+        return FORMAT_VERSION, None
+    if grouped_raw not in (b"true", b"false"):
+        raise TraceFormatError(
+            loc, f"expected true or false, got {grouped_raw!r}", META_GROUPED.decode()
+        )
+    return FORMAT_VERSION, grouped_raw == b"true"
+
+
+class ParquetSource:
+    """One Parquet file: metadata and column types are checked on construction."""
+
+    fmt = "parquet"
+
+    def __init__(self, path: str, source: str, *, prefetch: bool = True):
+        self.path = path
+        self.source = source
+        self.prefetch = prefetch
+        self.read_rows: int | None = None  # None: max(batch_rows, READ_ROWS)
+        try:
+            self.file = pq.ParquetFile(path)
+            schema = self.file.schema_arrow
+        except FileNotFoundError:
+            raise TraceFormatError(Location(source), "file not found") from None
+        except (OSError, pa.ArrowException) as e:
+            raise TraceFormatError(
+                Location(source), f"cannot read the Parquet file: {e}"
+            ) from None
+        self.version, self.grouped = _read_meta(self.file.metadata.metadata, source)
+        check_columns(schema, source)
+        self.schema = schema
+        self.num_rows = self.file.metadata.num_rows
+        if self.num_rows == 0:
+            raise TraceFormatError(Location(source), "no records")
+
+    def batches(
+        self, *, keep_going: bool, rejected: list[TraceFormatError], batch_rows: int
+    ) -> Iterator[tuple[pa.Table, np.ndarray]]:
+        start = 0
+
+        def produce() -> Iterator[pa.RecordBatch]:
+            # reading (which releases the GIL) runs ahead of the checks
+            size = self.read_rows or max(batch_rows, READ_ROWS)
+            return self.file.iter_batches(batch_size=size, use_threads=True)
+
+        it = prefetch(produce) if self.prefetch else produce()
+        try:
+            while True:
+                try:
+                    batch = next(it, None)
+                except (OSError, pa.ArrowException) as e:
+                    raise TraceFormatError(
+                        Location(self.source, row=start), f"cannot read the Parquet data: {e}"
+                    ) from None
+                if batch is None:
+                    return
+                n = batch.num_rows
+                # keep the file's field metadata (the JSON-text marker of x_ columns)
+                table = pa.Table.from_arrays(
+                    batch.columns,
+                    schema=pa.schema([self.schema.field(name) for name in batch.schema.names]),
+                )
+                offset = start
+                good, keep = check_table(
+                    table,
+                    lambda i, offset=offset: Location(self.source, row=offset + i),
+                    keep_going=keep_going,
+                    rejected=rejected,
+                )
+                rows = start + (
+                    np.arange(n, dtype=np.int64) if keep is None else keep.astype(np.int64)
+                )
+                start += n
+                if good.num_rows:
+                    yield good, rows
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+
+# --------------------------------------------------------------------------
+# Writer
+# --------------------------------------------------------------------------
+
+
+def conform_to(table: pa.Table, schema: pa.Schema, first_row: int) -> pa.Table:
+    """Fit a checked table's extension columns to the writer's fixed schema."""
+    arrays = []
+    for field in schema:
+        if field.name not in table.column_names:
+            arrays.append(pa.nulls(table.num_rows, field.type))
+            continue
+        col = table.column(field.name)
+        have = table.schema.field(field.name)
+        if is_json_field(field) and not is_json_field(have):
+            col = pa.array(
+                [None if v is None else _dumps_x(v) for v in col.to_pylist()], pa.string()
+            )
+        elif col.type != field.type:
+            ok = pa.types.is_null(col.type) or (
+                field.type == pa.float64() and pa.types.is_integer(col.type)
+            )
+            if not ok or is_json_field(have) != is_json_field(field):
+                raise ValueError(
+                    f"extension column {field.name!r} changes type from {field.type} to "
+                    f"{col.type} at record {first_row}: a Parquet file has one type "
+                    "per column, fixed by its first row group"
+                )
+            col = col.cast(field.type)
+        arrays.append(col)
+    extra = [n for n in table.column_names if n not in schema.names]
+    if extra:
+        raise ValueError(
+            f"extension column {extra[0]!r} first appears at record {first_row}, after "
+            "the Parquet schema was fixed by the first row group"
+        )
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+class ParquetSink:
+    def __init__(self, path: str):
+        self.path = path
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._written = 0
+        self._writer: pq.ParquetWriter | None = None
+        self._schema: pa.Schema | None = None
+        # create the file now, so that a bad path fails on open, as for JSON Lines
+        open(path, "wb").close()
+
+    def write_table(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        if self._pending_rows >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._schema is None:
+            combined = unify_tables(self._pending)
+            self._open(combined.schema)
+        else:
+            parts, first = [], self._written
+            for t in self._pending:
+                parts.append(conform_to(t, self._schema, first))
+                first += t.num_rows
+            combined = pa.concat_tables(parts) if parts else self._schema.empty_table()
+        assert self._writer is not None
+        if combined.num_rows:
+            self._writer.write_table(combined, row_group_size=ROW_GROUP_ROWS)
+        self._written += combined.num_rows
+        self._pending, self._pending_rows = [], 0
+
+    def _open(self, schema: pa.Schema) -> None:
+        self._schema = schema
+        self._writer = pq.ParquetWriter(self.path, schema, compression=COMPRESSION)
+
+    def close(self, grouped: bool) -> None:
+        self._flush()
+        assert self._writer is not None
+        self._writer.add_key_value_metadata(parquet_metadata(grouped))
+        self._writer.close()
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
