@@ -188,9 +188,9 @@ def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece
     """Cut a grouped file's batches into chunks of whole traces; a trace that appears
     again after another started breaks the file's promise and is bad input."""
     done: set[str] = set()
-    pending: list[Piece] = []
+    pending: list[Piece] = []  # complete traces
     rows = 0
-    open_part: list[Piece] = []
+    open_parts: list[Piece] = []  # the trace still being read
     open_id: str | None = None
     for piece in stream:
         enc = pc.dictionary_encode(piece.table.column("trace").combine_chunks())
@@ -199,24 +199,29 @@ def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece
         starts = group_starts(codes)
         run_ids = [ids[codes[s]] for s in starts[:-1]]
         for k, tid in enumerate(run_ids):
-            lo, hi = int(starts[k]), int(starts[k + 1])
-            part = _slice(piece, lo, hi)
-            if tid == open_id:
-                open_part.append(part)
-                continue
-            if tid in done or run_ids.index(tid) != k:
-                loc = _loc(piece, lo)
-                raise TraceFormatError(loc, f"trace {tid!r} appears again after other traces, "
+            again = tid in done or (k > 0 and tid == open_id)
+            if again or (k > 0 and len(run_ids) != len(ids) and tid in run_ids[:k]):
+                raise TraceFormatError(_loc(piece, int(starts[k])),
+                                       f"trace {tid!r} appears again after other traces, "
                                        "but the file declares its traces grouped", "trace")
+        # the first run may continue the open trace; the last run stays open
+        first_new = 1 if run_ids[0] == open_id else 0
+        if first_new:
+            open_parts.append(_slice(piece, 0, int(starts[1])))
+        if len(run_ids) > first_new:
             if open_id is not None:
                 done.add(open_id)
-                pending.extend(open_part)
-                rows += sum(p.table.num_rows for p in open_part)
-            open_id, open_part = tid, [part]
+            pending.extend(open_parts)
+            done.update(run_ids[first_new:-1])
+            lo, hi = int(starts[first_new]), int(starts[-2])
+            if hi > lo:
+                pending.append(_slice(piece, lo, hi))
+            open_id, open_parts = run_ids[-1], [_slice(piece, hi, int(starts[-1]))]
+        rows = sum(p.table.num_rows for p in pending)
         if rows >= CHUNK_ROWS:
             yield pending
-            pending, rows = [], 0
-    pending.extend(open_part)
+            pending = []
+    pending.extend(open_parts)
     if pending:
         yield pending
 

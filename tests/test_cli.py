@@ -135,7 +135,11 @@ def test_merge_one_log_per_process(capsys, tmp_path):
     assert code == 1 and "1 trace(s)" in out
 
 
-def test_grouped_promise_broken_is_bad_input(capsys, tmp_path):
+@pytest.mark.parametrize("read_rows", [1, 2, 1 << 18])
+def test_grouped_promise_broken_is_bad_input(capsys, tmp_path, monkeypatch, read_rows):
+    from tomkit.checker import engine
+
+    monkeypatch.setattr(engine, "READ_ROWS", read_rows)  # the break inside or across batches
     path = tmp_path / "g.jsonl"
     recs = [{"trace": t, "process": "p", "kind": "deliver", "msg": f"m{i}"}
             for i, t in enumerate("aba")]

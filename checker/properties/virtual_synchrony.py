@@ -110,6 +110,8 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
+    if not c.trace_has["view"].any():
+        return verdicts(c, np.zeros(c.ntr, bool), np.ones(c.ntr, bool))
     nv = len(c.view_names) + 1
     violated = np.zeros(c.ntr, bool)
     allv = np.flatnonzero(c.kind == VIEW)
