@@ -78,6 +78,8 @@ class CheckReport:
     outcomes: list[TraceOutcome] = field(default_factory=list)
     counts: dict[str, Counter] = field(default_factory=dict)
     latencies: list[np.ndarray] = field(default_factory=list)
+    latency_by_process: dict[str, list[float]] = field(default_factory=dict)  # count, sum, max
+    slowest: list[tuple[float, str, str, str]] = field(default_factory=list)
 
     @property
     def n_rejected(self) -> int:
@@ -98,7 +100,8 @@ class CheckReport:
         return 2 if self.n_rejected else 0
 
 
-def select(names: Iterable[str] | None, options: Options, liveness: bool = False) -> list[Property]:
+def select(names: Iterable[str] | None, options: Options, liveness: bool = False,
+           latency: bool = False) -> list[Property]:
     """The properties to check: the named ones, else the defaults (plus liveness and latency
     when asked for by flag or bound)."""
     props = properties()
@@ -111,7 +114,7 @@ def select(names: Iterable[str] | None, options: Options, liveness: bool = False
     chosen = [p for p in props.values() if p.default]
     if liveness:
         chosen.append(props["liveness"])
-    if options.latency_bound is not None:
+    if options.latency_bound is not None or latency:
         chosen.append(props["latency"])
     return chosen
 
@@ -277,6 +280,12 @@ def _record(chunk: Chunk, codes: np.ndarray, props: list[Property], options: Opt
         raise chunk.bad_traces[min(chunk.bad_traces)]  # the trace that appears first
     if "latencies" in chunk.cache:
         report.latencies.append(chunk.cache["latencies"])
+        for proc, (k, total, top) in chunk.cache["latency_by_process"].items():
+            acc = report.latency_by_process.setdefault(proc, [0, 0.0, float("-inf")])
+            acc[0] += k
+            acc[1] += total
+            acc[2] = max(acc[2], top)
+        report.slowest = sorted(report.slowest + chunk.cache["slowest"], reverse=True)[:5]
     sizes = np.diff(chunk.trace_start)
     single = sorted(set(chunk.sources)) if len(set(chunk.sources)) == 1 else None
     for ti in range(chunk.ntr):

@@ -25,7 +25,11 @@ def latency_summary(report: CheckReport) -> dict[str, float] | None:
         return None
     p50, p99 = np.percentile(lat, [50, 99])
     return {"deliveries": int(len(lat)), "mean": float(lat.mean()), "p50": float(p50),
-            "p99": float(p99), "max": float(lat.max())}
+            "p99": float(p99), "max": float(lat.max()),
+            "per_process": {p: {"deliveries": k, "mean": total / k, "max": top}
+                            for p, (k, total, top) in sorted(report.latency_by_process.items())},
+            "slowest": [{"latency": x, "trace": t, "process": p, "msg": m}
+                        for x, t, p, m in report.slowest]}
 
 
 def overall(report: CheckReport) -> str:
@@ -98,6 +102,13 @@ def to_text(report: CheckReport) -> str:
     if lat:
         out.append(f"latency over {lat['deliveries']:,} deliveries: mean {lat['mean']:.6g} s, "
                    f"p50 {lat['p50']:.6g} s, p99 {lat['p99']:.6g} s, max {lat['max']:.6g} s")
+        if len(lat["per_process"]) <= 16:
+            for p, d in lat["per_process"].items():
+                out.append(f"  {p:<12} mean {d['mean']:.6g} s, max {d['max']:.6g} s "
+                           f"({d['deliveries']:,} deliveries)")
+        for d in lat["slowest"][:3]:
+            out.append(f"  slow: {d['process']} delivers {d['msg']} of trace {d['trace']} "
+                       f"after {d['latency']:.6g} s")
     out.append("")
     out.append(f"verdict: {overall(report)}")
     return "\n".join(out) + "\n"
@@ -130,3 +141,31 @@ def to_json(report: CheckReport) -> str:
         ],
     }
     return json.dumps(doc, indent=1) + "\n"
+
+
+def plot_latency(report: CheckReport, path: str) -> bool:
+    """Draw the latency distribution (with the bound, if any) as a PNG; False if there is
+    no latency to draw."""
+    if not report.latencies:
+        return False
+    lat = np.concatenate(report.latencies)
+    if len(lat) == 0:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    ax.hist(lat, bins=min(100, max(10, len(lat) // 20)), color="#4477aa")
+    bound = report.options.latency_bound
+    if bound is not None:
+        ax.axvline(bound, color="#cc3311", linestyle="--", label=f"bound {bound:g} s")
+        ax.legend()
+    ax.set_xlabel("send-to-delivery latency (s)")
+    ax.set_ylabel("deliveries")
+    ax.set_title(f"latency of {len(lat):,} deliveries in {len(report.outcomes):,} trace(s)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True

@@ -215,3 +215,20 @@ def test_seq_problems_are_bad_input_with_location(capsys, tmp_path):
     msgs = sorted(e["message"] for e in doc["rejected"])
     assert msgs == ["process p gives seq on some events only", "process p repeats seq 0"]
     assert sorted(e["line"] for e in doc["rejected"]) == [2, 4]
+
+
+def test_latency_summary_and_plot(capsys, tmp_path):
+    recs, truth = faulty_trace("s", "slow", seed=2)
+    path = tmp_path / "slow.jsonl"
+    write_records(path, recs + clean_trace("c", seed=3))
+    png = tmp_path / "lat.png"
+    code, out, err = run(capsys, "check", str(path), "-q", "--format", "json",
+                         "--plot-latency", str(png))
+    assert code == 0  # no bound: latency is measured, and unknown
+    lat = json.loads(out)["summary"]["latency"]
+    slow = lat["slowest"][0]
+    assert (slow["trace"], slow["msg"]) == ("s", truth["messages"][0])
+    assert slow["process"] == truth["processes"][0] and slow["latency"] > truth["bound"]
+    assert lat["per_process"][slow["process"]]["max"] == slow["latency"]
+    assert sum(d["deliveries"] for d in lat["per_process"].values()) == lat["deliveries"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "drawn" in err

@@ -22,7 +22,8 @@ def _check(args: argparse.Namespace) -> int:
     options = Options(latency_bound=args.latency_bound)
     names = [n for item in args.property or [] for n in item.split(",") if n]
     try:
-        props = select(names, options, liveness=args.liveness)
+        props = select(names, options, liveness=args.liveness,
+                       latency=args.plot_latency is not None)
     except KeyError as e:
         print(f"tomkit check: {e.args[0]}", file=sys.stderr)
         return 2
@@ -34,6 +35,13 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     text = to_json(report) if args.format == "json" else to_text(report)
     sys.stdout.write(text)
+    if args.plot_latency:
+        from tomkit.checker.report import plot_latency
+
+        if plot_latency(report, args.plot_latency):
+            print(f"latency distribution drawn in {args.plot_latency}", file=sys.stderr)
+        else:
+            print("no latency to draw (needs timed sends and deliveries)", file=sys.stderr)
     return report.exit_code()
 
 
@@ -83,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=["text", "json"], default="text")
     c.add_argument("--latency-bound", type=float, metavar="SECONDS",
                    help="check every send-to-delivery latency against this bound")
+    c.add_argument("--plot-latency", metavar="PNG",
+                   help="draw the latency distribution (checks latency too) into this PNG")
     c.add_argument("--liveness", action="store_true",
                    help="also check liveness at the end of each trace (off by default: traces "
                    "may be cut before the system drained)")

@@ -26,6 +26,7 @@ from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 
 NAME = "latency"
+SLOWEST = 5  # slowest deliveries listed in a report
 NO_BOUND = "no bound given (--latency-bound SECONDS)"
 NO_TIMES = "no delivery with a timed send and delivery"
 
@@ -85,6 +86,20 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     lat[has] = c.time[c.f_rows[has]] - c.time[sr[has]]
     ok = ~np.isnan(lat)
     c.cache["latencies"] = lat[ok]
+    # per process name (summed over traces) and the slowest deliveries, for the report
+    procs = c.p[c.f_rows[ok]]
+    n = len(c.proc_names)
+    count = np.bincount(procs, minlength=n)
+    total = np.bincount(procs, weights=lat[ok], minlength=n)
+    top = np.full(n, -np.inf)
+    np.maximum.at(top, procs, lat[ok])
+    c.cache["latency_by_process"] = {c.proc_names[i]: (int(count[i]), float(total[i]),
+                                                       float(top[i]))
+                                     for i in np.flatnonzero(count)}
+    worst = np.argsort(lat[ok])[-SLOWEST:][::-1]
+    rows = c.f_rows[ok][worst]
+    c.cache["slowest"] = [(float(lat[ok][w]), c.trace_names[c.t[r]], c.proc_names[c.p[r]],
+                           c.msg_names[c.msg[r]]) for w, r in zip(worst, rows)]
     measured = np.zeros(c.ntr, bool)
     measured[c.f_t[ok]] = True
     unknown = ~measured | (options.latency_bound is None)
