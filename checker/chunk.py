@@ -27,6 +27,7 @@ from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.schema import KINDS
 
 KIND = {k: i for i, k in enumerate(KINDS)}
+ENCODED = ("trace", "process", "msg")  # string columns worth dictionary-encoding early
 SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE = (KIND[k] for k in KINDS)
 
 
@@ -47,10 +48,36 @@ def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     return codes, arr.dictionary.to_pylist()
 
 
+def _codes_with(col: pa.ChunkedArray, extra: pa.Array) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Codes of a string (or dictionary) column and of extra string values (list items)
+    in one code space: the column's dictionary, then any extra value not in it."""
+    codes, names = _codes(col)
+    if len(extra) == 0:
+        return codes, np.zeros(0, np.int32), names
+    ecodes, enames = _codes(extra)
+    at = pc.index_in(pa.array(enames, pa.string()), value_set=pa.array(names, pa.string()))
+    mapping = at.fill_null(-1).to_numpy().astype(np.int32)
+    new = mapping < 0
+    mapping[new] = len(names) + np.arange(int(new.sum()), dtype=np.int32)
+    names = names + [enames[i] for i in np.flatnonzero(new)]
+    return codes, np.where(ecodes >= 0, mapping[np.maximum(ecodes, 0)], -1), names
+
+
 _FIRST_LETTER = np.full(256, -1, np.int8)
 for _i, _k in enumerate(KINDS):
     _FIRST_LETTER[ord(_k[0])] = _i
 assert len({k[0] for k in KINDS}) == len(KINDS)  # the first letter tells the kind
+
+
+def encode_strings(table: pa.Table) -> pa.Table:
+    """Dictionary-encode the high-volume string columns of a batch. The engine calls this in
+    its reading thread, so the workers building chunks find the codes ready."""
+    for name in ENCODED:
+        i = table.schema.get_field_index(name)
+        col = table.column(i)
+        if not pa.types.is_dictionary(col.type):
+            table = table.set_column(i, name, pc.dictionary_encode(col))
+    return table
 
 
 def kind_codes(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -148,6 +175,10 @@ class Chunk:
         self.cache: dict = {}  # results shared between properties of one chunk
         cols = ["trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq"]
         tables = [pc_.table.select(cols) for pc_ in pieces]
+        for name in ENCODED:  # pieces encoded by the engine and raw ones do not mix
+            if len({t.schema.field(name).type for t in tables}) > 1:
+                tables = [t.set_column(t.schema.get_field_index(name), name,
+                                       t.column(name).cast(pa.string())) for t in tables]
         table = pa.concat_tables(tables, promote_options="permissive") if tables else None
         self.sources = [pc_.source for pc_ in pieces]
         self.fmts = [pc_.fmt for pc_ in pieces]
@@ -158,27 +189,26 @@ class Chunk:
         ) if pieces else np.zeros(0, np.int16)
         lines = np.concatenate([pc_.lines for pc_ in pieces]).astype(np.int64)
 
-        t, self.trace_names = _codes(table.column("trace"))
+        t, names = _codes(table.column("trace"))
+        # a slice of an encoded batch keeps the whole batch's dictionary: drop unused ids
+        used = np.zeros(len(names), bool)
+        used[t] = True
+        if not used.all():
+            remap = np.cumsum(used, dtype=np.int32) - 1
+            t = remap[t]
+            names = [x for x, u in zip(names, used) if u]
+        self.trace_names = names
         members = table.column("members").combine_chunks()
-        proc_all = pa.chunked_array(
-            [table.column("process").combine_chunks().cast(pa.string()), members.flatten()]
-        )
-        pcodes, names = _codes(proc_all)
+        p, member_codes, names = _codes_with(table.column("process"), members.flatten())
         # number processes by name, so "first" among processes means the same in every engine
         by_name = np.argsort(np.array(names, dtype=object), kind="stable") if names else []
         rank = np.empty(len(names), np.int32)
         rank[by_name] = np.arange(len(names), dtype=np.int32)
-        pcodes = np.where(pcodes >= 0, rank[np.maximum(pcodes, 0)], -1).astype(np.int32)
+        p = rank[p]
+        member_codes = rank[member_codes]
         self.proc_names = [names[i] for i in by_name]
-        p = pcodes[:n]
-        member_codes = pcodes[n:]
         deps = table.column("deps").combine_chunks()
-        msg_all = pa.chunked_array(
-            [table.column("msg").combine_chunks().cast(pa.string()), deps.flatten()]
-        )
-        mcodes, self.msg_names = _codes(msg_all)
-        msg = mcodes[:n]
-        dep_codes = mcodes[n:]
+        msg, dep_codes, self.msg_names = _codes_with(table.column("msg"), deps.flatten())
         kind = kind_codes(table.column("kind"))
         view, self.view_names = _codes(table.column("view"))
         time = table.column("time").to_numpy()
@@ -248,8 +278,9 @@ class Chunk:
         self.tm_msg = (distinct % NM).astype(np.int32)
         self.tm_start = np.searchsorted(self.tm_t, np.arange(self.ntr + 1)).astype(np.int64)
         self.max_msgs = int(np.diff(self.tm_start).max()) if self.ntr else 0
-        # each row's message as an index within its trace's range of ids
+        # each row's (and dep's) message as an index within its trace's range of ids
         self.ml = np.where(has_msg, self.tm - self.tm_start[self.t], -1)
+        self.dep_ml = self.dep_tm - self.tm_start[dep_t]
 
         # ---- per-row context ---------------------------------------------------------------
         is_view = self.kind == VIEW

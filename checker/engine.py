@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tomkit.checker.chunk import Chunk, Piece, group_starts
+from tomkit.checker.chunk import Chunk, Piece, encode_strings, group_starts
 from tomkit.checker.properties import (
     EXACT,
     HOLDS,
@@ -184,7 +184,7 @@ def _batches(reader: TraceReader, bar) -> Iterator[Piece]:
         if bar is not None:
             bar.update(b.table.num_rows)
         if b.table.num_rows:
-            yield Piece(b.table, b.lines, b.source, b.fmt)
+            yield Piece(encode_strings(b.table), b.lines, b.source, b.fmt)
 
 
 def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece]]:
@@ -196,7 +196,8 @@ def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece
     open_parts: list[Piece] = []  # the trace still being read
     open_id: str | None = None
     for piece in stream:
-        enc = pc.dictionary_encode(piece.table.column("trace").combine_chunks())
+        col = piece.table.column("trace").combine_chunks()
+        enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
         ids = enc.dictionary.to_pylist()
         codes = enc.indices.to_numpy()
         starts = group_starts(codes)

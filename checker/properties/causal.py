@@ -63,28 +63,30 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
+    # one (delivery of m at p, dependency d of m) pair per dep: is d's first delivery at p
+    # earlier? Positions come from a table keyed by (process sequence, message in trace).
     send_row = c.send_row[c.f_tm]
     has = send_row >= 0
     nd = np.zeros(len(c.f_rows), np.int64)
     nd[has] = np.maximum(c.dep_len[send_row[has]], 0)
-    which = np.repeat(np.arange(len(c.f_rows)), nd)
-    starts = np.zeros(len(c.f_rows), np.int64)
-    starts[has] = c.dep_off[send_row[has]]
-    dep_tm = c.dep_tm[_ranges(starts[nd > 0], nd[nd > 0])]
-    have = c.pm_key(c.f_tp, c.f_tm)
-    want = c.pm_key(c.f_tp[which], dep_tm)
+    with_deps = np.flatnonzero(nd)
+    which = np.repeat(with_deps, nd[with_deps])
+    dep_local = c.dep_ml[_ranges(c.dep_off[send_row[with_deps]], nd[with_deps])]
+    m = max(c.max_msgs, 1)
+    want = c.f_tp[which].astype(np.int64) * m + dep_local
+    have = c.f_tp.astype(np.int64) * m + c.ml[c.f_rows]
     space = c.pm_space()
-    if space <= 4 * len(have) + 65536:  # direct addressing: a table of first deliveries
-        table = np.full(space, -1, np.int64)
-        table[have] = np.arange(len(have))
-        j = table[want]
+    if space <= 4 * len(have) + 65536:  # direct addressing; 0 = not delivered there
+        table = np.zeros(space, np.int64)
+        table[have] = c.f_pos + 1
+        pos_d = table[want] - 1
     else:
         found = pc.index_in(pa.array(want), value_set=pa.array(have))
         j = found.fill_null(-1).to_numpy(zero_copy_only=False)
-    ok = j >= 0
-    ok[ok] = c.f_pos[j[ok]] < c.f_pos[which[ok]]
+        pos_d = np.where(j >= 0, c.f_pos[np.maximum(j, 0)], -1)
+    bad = (pos_d < 0) | (pos_d >= c.f_pos[which])
     violated = np.zeros(c.ntr, bool)
-    violated[c.f_t[which[~ok]]] = True
+    violated[c.f_t[which[bad]]] = True
     unknown = ~c.trace_has["send"] | ~c.trace_has["deps"]
     return verdicts(c, violated & ~unknown, unknown)
 

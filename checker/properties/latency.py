@@ -82,30 +82,34 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 def detect(c: Chunk, options: Options) -> np.ndarray:
     sr = c.send_row[c.f_tm]
     has = sr >= 0
-    lat = np.full(len(c.f_rows), np.nan)
-    lat[has] = c.time[c.f_rows[has]] - c.time[sr[has]]
+    rows = c.f_rows if has.all() else c.f_rows[has]
+    lat = c.time[rows] - c.time[sr if has.all() else sr[has]]
     ok = ~np.isnan(lat)
-    c.cache["latencies"] = lat[ok]
+    if not ok.all():
+        rows, lat = rows[ok], lat[ok]
+    c.cache["latencies"] = lat
+    measured = np.zeros(c.ntr, bool)
+    measured[c.t[rows]] = True
     # per process name (summed over traces) and the slowest deliveries, for the report
-    procs = c.p[c.f_rows[ok]]
+    procs = c.p[rows]
     n = len(c.proc_names)
     count = np.bincount(procs, minlength=n)
-    total = np.bincount(procs, weights=lat[ok], minlength=n)
+    total = np.bincount(procs, weights=lat, minlength=n)
     top = np.full(n, -np.inf)
-    np.maximum.at(top, procs, lat[ok])
+    np.maximum.at(top, procs, lat)
     c.cache["latency_by_process"] = {c.proc_names[i]: (int(count[i]), float(total[i]),
                                                        float(top[i]))
                                      for i in np.flatnonzero(count)}
-    worst = np.argsort(lat[ok])[-SLOWEST:][::-1]
-    rows = c.f_rows[ok][worst]
-    c.cache["slowest"] = [(float(lat[ok][w]), c.trace_names[c.t[r]], c.proc_names[c.p[r]],
-                           c.msg_names[c.msg[r]]) for w, r in zip(worst, rows)]
-    measured = np.zeros(c.ntr, bool)
-    measured[c.f_t[ok]] = True
+    k = min(SLOWEST, len(lat))
+    worst = np.argpartition(lat, len(lat) - k)[-k:] if k else np.zeros(0, np.int64)
+    worst = worst[np.argsort(lat[worst])[::-1]]
+    c.cache["slowest"] = [(float(lat[w]), c.trace_names[c.t[rows[w]]],
+                           c.proc_names[c.p[rows[w]]], c.msg_names[c.msg[rows[w]]])
+                          for w in worst]
     unknown = ~measured | (options.latency_bound is None)
     violated = np.zeros(c.ntr, bool)
     if options.latency_bound is not None:
-        violated[c.f_t[ok][lat[ok] > options.latency_bound]] = True
+        violated[c.t[rows[lat > options.latency_bound]]] = True
     return verdicts(c, violated & ~unknown, unknown)
 
 
