@@ -304,9 +304,10 @@ class Chunk:
     # ---- helpers ------------------------------------------------------------------------
 
     def _per_trace_any(self, mask: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.ntr, bool)
-        out[self.t[mask]] = True
-        return out
+        """Per trace: does any of its rows have ``mask`` set (rows are sorted by trace)."""
+        if self.ntr == 0:
+            return np.zeros(0, bool)
+        return np.logical_or.reduceat(mask, self.trace_start[:-1])
 
     def _check_seq(self, seq_null: np.ndarray, seq: np.ndarray) -> None:
         """seq is all-or-nothing per process and never repeats: else the trace is bad input."""
@@ -415,10 +416,18 @@ class Chunk:
 
 def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Offsets into ``arr.flatten()`` and lengths (-1 for a null list) of a list column."""
-    lens = pc.list_value_length(arr).fill_null(-1).to_numpy(zero_copy_only=False)
-    lens = lens.astype(np.int64)
-    pos = np.maximum(lens, 0)
-    return np.cumsum(pos) - pos, lens
+    if len(arr) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    offsets = arr.offsets.to_numpy().astype(np.int64)
+    starts = offsets[:-1] - offsets[0]  # flatten() starts at the slice's first item
+    lens = np.diff(offsets)
+    if arr.null_count:
+        null = arr.is_null().to_numpy(zero_copy_only=False)
+        if lens[null].any():  # null lists backed by items, which flatten() drops
+            lens = np.where(null, 0, lens)
+            starts = np.cumsum(lens) - lens
+        lens = np.where(null, -1, lens)
+    return starts, lens
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
