@@ -210,7 +210,11 @@ class Chunk:
         deps = table.column("deps").combine_chunks()
         msg, dep_codes, self.msg_names = _codes_with(table.column("msg"), deps.flatten())
         kind = kind_codes(table.column("kind"))
-        view, self.view_names = _codes(table.column("view"))
+        view_col = table.column("view")
+        if view_col.null_count == n:  # most traces log no views
+            view, self.view_names = np.full(n, -1, np.int32), []
+        else:
+            view, self.view_names = _codes(view_col)
         time = table.column("time").to_numpy()
         time = np.asarray(time, dtype=np.float64)
         seq_col = table.column("seq")
@@ -416,8 +420,8 @@ class Chunk:
 
 def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Offsets into ``arr.flatten()`` and lengths (-1 for a null list) of a list column."""
-    if len(arr) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if len(arr) == 0 or arr.null_count == len(arr):  # e.g. no view has members here
+        return np.zeros(len(arr), np.int64), np.full(len(arr), -1, np.int64)
     offsets = arr.offsets.to_numpy().astype(np.int64)
     starts = offsets[:-1] - offsets[0]  # flatten() starts at the slice's first item
     lens = np.diff(offsets)
