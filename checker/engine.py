@@ -143,7 +143,8 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
                 _record(*inflight.popleft().result(), props, options, report, keep_going)
 
         for path in paths:
-            reader = TraceReader(path, keep_going=keep_going, batch_rows=READ_ROWS)
+            reader = TraceReader(path, keep_going=keep_going, batch_rows=READ_ROWS,
+                                 dictionary=True)
             stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
             report.files.append(stats)
             stream = _batches(reader, bar)
@@ -238,7 +239,8 @@ def _split_by_trace(pieces: list[Piece]) -> Iterator[list[Piece]]:
     if total <= CHUNK_ROWS:
         yield pieces
         return
-    col = pa.chunked_array([p.table.column("trace").combine_chunks() for p in pieces])
+    col = pa.chunked_array([p.table.column("trace").combine_chunks().cast(pa.string())
+                            for p in pieces])
     enc = pc.dictionary_encode(col).combine_chunks()
     codes = enc.indices.to_numpy()
     sizes = np.bincount(codes)

@@ -46,6 +46,7 @@ from tomkit.traces.schema import (
 from tomkit.traces.validate import (
     INT64_MAX,
     _dumps_x,
+    decode_dictionaries,
     fast_table_ok,
     is_json_field,
     ok_mask,
@@ -133,9 +134,18 @@ def check_columns(schema: pa.Schema, source: str) -> None:
             raise TraceFormatError(loc, "missing required column", name)
 
 
-def conform(table: pa.Table) -> tuple[pa.Table, dict[int, tuple[str, str]]]:
+# string columns a reader may hand out dictionary-encoded (TraceReader(dictionary=True))
+DICTIONARY_FIELDS = ("trace", "process", "msg")
+DICT_STRING = pa.dictionary(pa.int32(), pa.string())
+
+
+def conform(table: pa.Table, *, keep_dictionary: bool = False,
+            ) -> tuple[pa.Table, dict[int, tuple[str, str]]]:
     """Cast a table with checked columns to ARROW_SCHEMA (+ its x_ columns).
 
+    With ``keep_dictionary``, the DICTIONARY_FIELDS stay dictionary<int32, string> when
+    they were read so (Parquet stores them dictionary-encoded; decoding millions of
+    strings only for a checker to encode them again is the costliest step of a scan).
     Returns the table and row problems the cast itself finds (uint64 ``seq``
     values too large for int64), by row index.
     """
@@ -149,6 +159,10 @@ def conform(table: pa.Table) -> tuple[pa.Table, dict[int, tuple[str, str]]]:
         col = table.column(field.name)
         if col.type == field.type:
             arrays.append(col)
+            continue
+        if keep_dictionary and field.name in DICTIONARY_FIELDS and \
+                pa.types.is_dictionary(col.type) and _stringish(col.type.value_type):
+            arrays.append(col.cast(DICT_STRING))
             continue
         if field.name == "seq" and pa.types.is_uint64(col.type):
             big = pc.fill_null(pc.greater(col, pa.scalar(INT64_MAX, pa.uint64())), False)
@@ -166,6 +180,8 @@ def conform(table: pa.Table) -> tuple[pa.Table, dict[int, tuple[str, str]]]:
         if field.name not in _CORE:
             fields.append(field)
             arrays.append(table.column(field.name))
+    fields = [pa.field(f.name, a.type, f.nullable, f.metadata) if a.type != f.type else f
+              for f, a in zip(fields, arrays)]
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields)), problems
 
 
@@ -196,15 +212,17 @@ def check_table(
     *,
     keep_going: bool = False,
     rejected: list[TraceFormatError] | None = None,
+    keep_dictionary: bool = False,
 ) -> tuple[pa.Table, np.ndarray | None]:
     """Conform and check a table; raise on the first bad row unless keep_going.
 
     Returns the good rows and, if some rows were dropped, the indices of the
     rows kept (None when all were kept).
     """
-    table, cast_problems = conform(table)
+    table, cast_problems = conform(table, keep_dictionary=keep_dictionary)
     if not cast_problems and fast_table_ok(table, extensions=False):
         return table, None
+    table = decode_dictionaries(table)  # the exact checks read plain strings
     mask = ok_mask(table)
     for i in cast_problems:
         mask[i] = False
@@ -263,14 +281,21 @@ class ParquetSource:
 
     fmt = "parquet"
 
-    def __init__(self, path: str, source: str, *, prefetch: bool = True):
+    def __init__(self, path: str, source: str, *, prefetch: bool = True,
+                 dictionary: bool = False):
         self.path = path
         self.source = source
         self.prefetch = prefetch
+        self.dictionary = dictionary
         self.read_rows: int | None = None  # None: max(batch_rows, READ_ROWS)
         try:
             self.file = pq.ParquetFile(path)
             schema = self.file.schema_arrow
+            if dictionary:
+                wanted = [n for n in DICTIONARY_FIELDS if n in schema.names
+                          and _stringish(schema.field(n).type)]
+                self.file = pq.ParquetFile(path, read_dictionary=wanted)
+                schema = self.file.schema_arrow
         except FileNotFoundError:
             raise TraceFormatError(Location(source), "file not found") from None
         except (OSError, pa.ArrowException) as e:
@@ -317,6 +342,7 @@ class ParquetSource:
                     lambda i, offset=offset: Location(self.source, row=offset + i),
                     keep_going=keep_going,
                     rejected=rejected,
+                    keep_dictionary=self.dictionary,
                 )
                 rows = start + (
                     np.arange(n, dtype=np.int64) if keep is None else keep.astype(np.int64)

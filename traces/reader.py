@@ -82,7 +82,9 @@ class TraceReader:
     """Stream a trace file as checked :class:`Batch` es of at most ``batch_rows`` rows.
 
     ``block_bytes`` sets the size of the JSON Lines read blocks (default 16 MB;
-    small values are for tests).
+    small values are for tests). With ``dictionary=True`` a Parquet file's ``trace``,
+    ``process`` and ``msg`` columns may come as dictionary<int32, string> (as stored),
+    which saves decoding them; the checker asks for this.
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class TraceReader:
         keep_going: bool = False,
         batch_rows: int = 65536,
         block_bytes: int | None = None,
+        dictionary: bool = False,
     ):
         if batch_rows < 1:
             raise ValueError("batch_rows must be at least 1")
@@ -101,7 +104,7 @@ class TraceReader:
         fmt = detect_format(self.source)
         self._src: JsonlSource | ParquetSource
         if fmt == "parquet":
-            self._src = ParquetSource(self.source, self.source)
+            self._src = ParquetSource(self.source, self.source, dictionary=dictionary)
         else:
             self._src = JsonlSource(self.source, self.source, block_bytes=block_bytes)
         self.info = FileInfo(self.source, fmt, self._src.version, self._src.grouped)

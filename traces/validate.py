@@ -433,6 +433,26 @@ def _all(arr: pa.ChunkedArray | pa.Array) -> bool:
     return pc.all(arr).as_py() is not False
 
 
+def _min_length(col: pa.ChunkedArray | pa.Array) -> int:
+    """The shortest string in a string or dictionary column. For a dictionary, the shortest
+    dictionary value: an unused empty value gives 0, which only sends the caller to the
+    exact row-by-row check."""
+    if pa.types.is_dictionary(col.type):
+        lengths = [pc.min(pc.binary_length(c.dictionary)).as_py() for c in _chunks(col)
+                   if len(c.dictionary)]
+        return min((x for x in lengths if x is not None), default=1)
+    return pc.min(pc.binary_length(col)).as_py()
+
+
+def decode_dictionaries(table: pa.Table) -> pa.Table:
+    """The table with dictionary-encoded string columns decoded to plain strings."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name,
+                                     table.column(i).cast(field.type.value_type))
+    return table
+
+
 def _strings_nonempty(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return pc.fill_null(pc.greater(pc.binary_length(col), 0), True)
 
@@ -519,7 +539,7 @@ def fast_table_ok(table: pa.Table, *, extensions: bool = True) -> bool:
             return False
     for name in ("trace", "process", "msg", "view"):
         col = table.column(name)
-        if col.null_count != len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
+        if col.null_count != len(col) and _min_length(col) == 0:
             return False
     for name in LIST_FIELDS:
         items = pc.list_flatten(table.column(name))
