@@ -77,9 +77,9 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     have = c.f_tp.astype(np.int64) * m + c.ml[c.f_rows]
     space = c.pm_space()
     if space <= 4 * len(have) + 65536:  # direct addressing; 0 = not delivered there
-        table = np.zeros(space, np.int64)
+        table = np.zeros(space, np.int32)  # half the memory traffic of int64
         table[have] = c.f_pos + 1
-        pos_d = table[want] - 1
+        pos_d = table[want].astype(np.int64) - 1
     else:
         found = pc.index_in(pa.array(want), value_set=pa.array(have))
         j = found.fill_null(-1).to_numpy(zero_copy_only=False)

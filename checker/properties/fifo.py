@@ -65,7 +65,7 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     sender = c.p[send_row[rows]].astype(np.int64)
     np_ = max(len(c.proc_names), 1)
     g, distinct = dense_ids(c.f_tp[rows].astype(np.int64) * np_ + sender, max(c.ntp, 1) * np_)
-    ng = len(distinct)
+    ng = len(distinct)  # groups (process, sender), numbered in key order
     rank = c.send_rank[c.f_tm[rows]]
     count = np.bincount(g, minlength=ng)
     top = np.full(ng, -1, np.int64)
