@@ -237,7 +237,6 @@ class Chunk:
         def perm(a: np.ndarray) -> np.ndarray:
             return a if order is None else a[order]
 
-        self.orig = perm(np.arange(n, dtype=np.int64))
         self.t, self.p, self.kind, self.msg, self.view = (perm(a) for a in (t, p, kind, msg, view))
         self.time, self.lines, self.src = perm(time), perm(lines), perm(src)
         self.dep_off, self.dep_len = perm(dep_off), perm(dep_len)
@@ -279,7 +278,6 @@ class Chunk:
         self.tm[has_msg] = ids[:k]
         self.dep_tm = ids[k:]
         self.tm_t = (distinct // NM).astype(np.int32)
-        self.tm_msg = (distinct % NM).astype(np.int32)
         self.tm_start = np.searchsorted(self.tm_t, np.arange(self.ntr + 1)).astype(np.int64)
         self.max_msgs = int(np.diff(self.tm_start).max()) if self.ntr else 0
         # each row's (and dep's) message as an index within its trace's range of ids
@@ -361,7 +359,6 @@ class Chunk:
         starts = group_starts(self.f_tp)
         grp = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
         self.f_pos = rank_in_group(grp, starts)  # index among first deliveries
-        self.f_group_start = starts[grp] if len(f) else np.zeros(0, np.int64)
         # first sends: sender's tp and the rank of the send among that process's sends
         s = np.flatnonzero(self.kind == SEND)
         self.s_rows = s
@@ -376,11 +373,6 @@ class Chunk:
 
     def pm_space(self) -> int:
         return max(self.ntp, 1) * max(self.max_msgs, 1)
-
-    def pm_key(self, tp: np.ndarray, tm: np.ndarray) -> np.ndarray:
-        """A key for (process sequence, message of its trace), dense over the chunk."""
-        local = tm.astype(np.int64) - self.tm_start[self.tp_trace[tp]]
-        return tp.astype(np.int64) * max(self.max_msgs, 1) + local
 
     # ---- exact per-trace view -----------------------------------------------------------
 
@@ -414,8 +406,6 @@ class Chunk:
             ))
         return Trace(self.trace_names[ti], events)
 
-    def trace_rows(self, ti: int) -> int:
-        return int(self.trace_start[ti + 1] - self.trace_start[ti])
 
 
 def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
