@@ -1,0 +1,131 @@
+"""`tomkit conform`: traces produced by the rule itself conform; planted early deliveries,
+reorders and missing deliveries are found at the first point they show."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tomkit.cli import main
+from tomkit.model.conform import ReplayError, replay
+from tomkit.model.dag import DagView, Message
+from tomkit.model.rules import RULES, Params, drain
+from tomkit.traces.writer import write_records
+
+
+def run_rule(rule: str, delta: int | None, n: int = 4, sends: int = 12, seed: int = 0,
+             trace: str = "t") -> list[dict]:
+    """A trace where every process delivers exactly as the rule says: processes send in
+    turn (ACKing the heads of their view), and each process receives the others' messages
+    in its own random, causally consistent order. Messages sent by the end of the budget
+    may stay undelivered, as in any cut of a run."""
+    rng = random.Random(seed)
+    procs = [f"p{i}" for i in range(n)]
+    views = {p: DagView(procs) for p in procs}
+    pending = {p: [] for p in procs}  # messages sent but not yet received by p
+    recs: list[dict] = []
+    k = 0
+
+    def log(p, kind, msg, **kw):
+        recs.append({"trace": trace, "process": p, "kind": kind, "msg": msg, **kw})
+
+    def receive(p, m):
+        views[p].insert(m)
+        log(p, "recv" if m.sender != p else "send", m.id,
+            **({"deps": list(m.deps)} if m.sender == p else {}))
+        for a in drain(views[p], RULES[rule], Params(delta)):
+            for mid in a.delivery.messages:
+                log(p, "deliver", mid)
+
+    steps = 0
+    while k < sends or any(pending.values()):
+        steps += 1
+        p = rng.choice(procs)
+        ready = [m for m in pending[p] if all(d in views[p] for d in m.deps)]
+        if k < sends and (not ready or rng.random() < 0.4):
+            p = procs[k % n]  # everyone sends (ToTo's processes send ACKs when idle)
+            heads = [views[p].messages_of(q)[-1] for q in procs if views[p].messages_of(q)]
+            m = Message(f"m{k}", p, tuple(heads))
+            k += 1
+            for q in procs:
+                if q != p:
+                    pending[q].append(m)
+            receive(p, m)
+        elif ready:
+            m = rng.choice(ready)
+            pending[p].remove(m)
+            receive(p, m)
+        assert steps < 10_000
+    return recs
+
+
+@pytest.mark.parametrize("rule,delta", [("all-ack", None), ("toto", 2), ("s-toto", 2),
+                                        ("g-toto", 2), ("gl-toto", 2)])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_rules_own_traces_conform(rule, delta, seed):
+    recs = run_rule(rule, delta, seed=seed)
+    reports = replay(recs, rule, delta)
+    assert all(not r.differences for r in reports.values())
+    assert all(r.implementation == r.model for r in reports.values())
+    assert sum(len(r.model) for r in reports.values()) > 0
+
+
+def test_early_delivery_is_found():
+    recs = run_rule("toto", 2, seed=1)
+    # p1 delivers its first message right after its first event: too early
+    first = next(i for i, r in enumerate(recs) if r["process"] == "p1" and r["kind"] == "deliver")
+    delivered = recs.pop(first)
+    at = next(i for i, r in enumerate(recs) if r["process"] == "p1")
+    recs.insert(at + 1, delivered)
+    rep = replay(recs, "toto", 2)["p1"]
+    assert rep.differences and rep.differences[0].kind == "early"
+    assert rep.differences[0].msg == delivered["msg"]
+
+
+def test_reorder_and_missing_are_found():
+    recs = run_rule("toto", 2, seed=2)
+    ds = [i for i, r in enumerate(recs) if r["process"] == "p2" and r["kind"] == "deliver"]
+    a, b = ds[0], ds[1]
+    recs[a]["msg"], recs[b]["msg"] = recs[b]["msg"], recs[a]["msg"]
+    rep = replay(recs, "toto", 2)["p2"]
+    assert rep.differences[0].kind in ("order", "early")
+    assert any(d.kind == "order" and d.index == 0 for d in rep.differences)
+    recs = run_rule("toto", 2, seed=2)
+    last = max(i for i, r in enumerate(recs) if r["process"] == "p3" and r["kind"] == "deliver")
+    gone = recs.pop(last)
+    rep = replay(recs, "toto", 2)["p3"]
+    assert [(d.kind, d.msg) for d in rep.differences] == [("missing", gone["msg"])]
+
+
+def test_all_ack_is_later_than_toto():
+    # a trace delivered by all-ack conforms to ToTo only as "later than the rule"
+    recs = run_rule("all-ack", None, seed=4)
+    reports = replay(recs, "toto", 2)
+    assert all(not r.differences or all(d.kind == "order" for d in r.differences)
+               for r in reports.values())
+    assert sum(r.later_than_rule for r in reports.values()) > 0
+
+
+def test_needs_receptions():
+    recs = [r for r in run_rule("toto", 2) if r["kind"] != "recv"]
+    with pytest.raises(ReplayError, match="no recv events"):
+        replay(recs, "toto", 2)
+
+
+def test_cli(tmp_path, capsys):
+    good = tmp_path / "good.jsonl"
+    write_records(good, run_rule("toto", 2, seed=5))
+    assert main(["conform", "--rule", "toto", "--delta", "2", str(good)]) == 0
+    assert "verdict: conforms" in capsys.readouterr().out
+    recs = run_rule("toto", 2, seed=5)
+    ds = [i for i, r in enumerate(recs) if r["process"] == "p0" and r["kind"] == "deliver"]
+    recs[ds[0]]["msg"], recs[ds[1]]["msg"] = recs[ds[1]]["msg"], recs[ds[0]]["msg"]
+    bad = tmp_path / "bad.jsonl"
+    write_records(bad, recs)
+    assert main(["conform", "--rule", "toto", "--delta", "2", str(bad), "--format",
+                 "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["conforms"] is False and doc["traces"]["t"]["p0"]["differences"]
+    assert main(["conform", "--rule", "nope", str(good)]) == 2
