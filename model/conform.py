@@ -140,7 +140,8 @@ def _replay_process(p, evs, sends, procs, rule, params) -> ProcessReport:
             rep.differences.append(Difference(
                 p, "early", m, k, i, f"{p} delivers {m} at event {i}; the rule delivers it "
                 f"only after event {j}", r))
-        elif i > j:
+        elif any(evs[x]["kind"] in ("send", "recv") for x in range(j + 1, i)):
+            # delivered only after a further reception: later than the rule needed
             rep.later_than_rule += 1
     for k, m in enumerate(rep.model):
         if m not in impl_at:

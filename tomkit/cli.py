@@ -165,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--format", choices=["text", "json"], default="text")
     f.set_defaults(func=_conform)
 
+    from tomkit.model.simulate_cli import add_parser as add_simulate
+
+    add_simulate(sub)
+
     s = sub.add_parser("sample", help="write small synthetic traces, clean or with a planted "
                        "fault, to try the checker on")
     s.add_argument("--out", required=True, metavar="FILE",

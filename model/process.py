@@ -1,0 +1,199 @@
+"""A ToTo-family process: a deterministic state machine over a causal DAG view.
+
+Sources: 000 (Dolev, Kramer, Malki, ToTo) section 2.1 and Figure 1 (Transis ACKs),
+Figure 3 (the event-driven delivery loop), section 5 and Figure 4 (Crash(q)), section 6
+(index of latency); 002 (Johnson, Maugis) for S-ToTo, G-ToTo and GL-ToTo.
+
+A :class:`Process` is a :class:`~tomkit.model.dag.DagView` plus a delivery rule from
+:data:`~tomkit.model.rules.RULES` and its :class:`~tomkit.model.rules.Params`. It has
+three inputs and no I/O:
+
+* :meth:`Process.receive`: a message arrives from the network. The DagView buffers it
+  until its causal predecessors are visible (Transis' causal layer), then the rule is
+  drained: evaluated until it delivers nothing more (000 Figure 3 is event driven, and
+  a delivery opens an activation that may be deliverable at once).
+* :meth:`Process.send`: the process multicasts a new message. It receives its own
+  message at once (001 section 3: "A process receives its own messages immediately").
+* :meth:`Process.crash`: the membership service's Crash(q) event (000 Figure 4).
+
+What a new message ACKs (decision). 000 section 2.1 describes Transis: "each newly
+emitted message contains ACKs to previous messages", and Figure 1's example has
+m_{d,2} *explicitly* acknowledge m_{c,1} and m_{e,2}, and only implicitly m_{a,1},
+m_{d,1} and m_{e,1}. Those explicit ACKs are the *heads* of d's view: the latest visible
+message of each processor that no other latest message already follows. We take that
+choice: a message ACKs the heads of its sender's view. It is the minimal deps set that
+makes the message follow everything its sender has seen (so it votes as much as it can,
+which is what ToTo's latency depends on), and it always includes, directly or
+implicitly, the sender's previous message, as the DAG requires.
+
+Crash(q) (decision). 000 section 5.1: Crash(q) is generated after the membership's
+Agree stage, which fixes the set of q's messages, and it "indicates that ... no more
+messages from q will be received henceforth". So every message of q that the process
+will ever get must be in its view before Crash(q) takes effect. :meth:`Process.crash`
+applies Crash(q) at once when no message of q waits in the causal buffer, and otherwise
+defers it until the buffered ones are released (the DagView refuses a crash with
+buffered messages of q). Bringing every message of q to the process before the event
+is the caller's job (the simulator schedules the event after q's last message arrives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tomkit.model.dag import DagView, Message
+from tomkit.model.rules import RULES, Params, Rule, step
+
+__all__ = ["Delivered", "Process", "Step"]
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """One message delivered to the application.
+
+    ``index_of_latency`` is 000 section 6's measure: the processors heard from in the
+    activation when the message is delivered; ``width`` is the number of candidates
+    (|M_G|) when the rule fired, 000 section 6's "size of the candidate set".
+    """
+
+    msg: str
+    index_of_latency: int
+    width: int
+    clause: str
+
+
+@dataclass
+class Step:
+    """What one input did: messages that became visible (reached the ordering layer),
+    in causal order, and the deliveries, in delivery order."""
+
+    released: list[str] = field(default_factory=list)
+    delivered: list[Delivered] = field(default_factory=list)
+    #: processors whose deferred Crash(q) took effect during this input
+    crashes_applied: list[str] = field(default_factory=list)
+
+
+class Process:
+    """One process of the ToTo family (see the module docstring). ``params`` defaults to
+    ``Params(delta=ceil(n / 2))``.
+
+    >>> a, b = Process("a", ["a", "b"], "all-ack"), Process("b", ["a", "b"], "all-ack")
+    >>> m, st = a.send()
+    >>> st.released, st.delivered
+    (['a.1'], [])
+    >>> [d.msg for d in b.receive(m).delivered]       # b has not sent: a alone is seen
+    []
+    >>> m2, st = b.send()
+    >>> m2.deps, [d.msg for d in st.delivered]
+    (('a.1',), ['a.1'])
+    """
+
+    def __init__(self, name: str, processors: Sequence[str], rule: str | Rule,
+                 params: Params | None = None) -> None:
+        self.name = name
+        self.dag = DagView(processors)
+        if name not in self.dag.processors:
+            raise ValueError(f"process {name!r} not in the configuration")
+        self.rule: Rule = RULES[rule] if isinstance(rule, str) else rule
+        # delta defaults to ceil(n/2), the least ToTo allows (000 section 4.1)
+        self.params = params if params is not None else Params(delta=(self.dag.n + 1) // 2)
+        self.sent = 0
+        self.last_sent: str | None = None
+        # Per sender, how many of its messages wait in the causal buffer: the DagView
+        # keeps its buffer private, and Crash(q) must wait for these (see crash()).
+        self._buffered_from: dict[str, int] = {}
+        self._buffered: dict[str, str] = {}
+        self._pending_crashes: list[str] = []
+        # vocab_version at which the rule last delivered nothing: a rule is a pure
+        # function of the vocabulary, so re-evaluating it then is wasted work
+        self._quiet_at = -1
+
+    # ------------------------------------------------------------------------ inputs
+
+    def heads(self) -> tuple[str, ...]:
+        """The latest visible message of each processor that no other processor's latest
+        message follows, in configuration order: what a new message ACKs."""
+        dag = self.dag
+        latest = [c[-1] for c in (dag.messages_of(p) for p in dag.processors) if c]
+        return tuple(m for m in latest
+                     if not any(o != m and dag.follows(o, m) for o in latest))
+
+    def send(self, mid: str | None = None) -> tuple[Message, Step]:
+        """Create the next message (ACKing :meth:`heads`) and receive it at once.
+
+        ``mid`` defaults to ``"<name>.<k>"``, k counting this process's messages from 1.
+        """
+        self.sent += 1
+        msg = Message(mid if mid is not None else f"{self.name}.{self.sent}", self.name,
+                      self.heads())
+        self.last_sent = msg.id
+        return msg, self.receive(msg)
+
+    def receive(self, msg: Message) -> Step:
+        """A message from the network (or the process's own): insert it and drain."""
+        out = Step()
+        if msg.id in self._buffered:
+            return out
+        released = self.dag.insert(msg)
+        if not released:
+            if msg.id not in self.dag:
+                self._buffered[msg.id] = msg.sender
+                self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
+            return out
+        for m in released:
+            out.released.append(m.id)
+            if self._buffered.pop(m.id, None) is not None:
+                self._buffered_from[m.sender] -= 1
+        if self._pending_crashes:
+            self._apply_crashes(out)
+        self._drain(out)
+        return out
+
+    def crash(self, q: str) -> Step:
+        """Crash(q) (000 Figure 4): q joins Defunc, then drain. Deferred while messages of
+        q wait in the causal buffer (see the module docstring)."""
+        out = Step()
+        if q in self.dag.defunc or q in self._pending_crashes:
+            return out
+        self._pending_crashes.append(q)
+        self._apply_crashes(out)
+        self._drain(out)
+        return out
+
+    # ------------------------------------------------------------------------ state
+
+    @property
+    def pending_crashes(self) -> tuple[str, ...]:
+        """Crash(q) events received but waiting for buffered messages of q."""
+        return tuple(self._pending_crashes)
+
+    def covered(self) -> bool:
+        """Whether this process's last message follows every visible message (a new
+        message would ACK nothing new)."""
+        if self.last_sent is None:
+            return len(self.dag) == 0
+        return sum(self.dag.vc(self.last_sent)) == len(self.dag)
+
+    # ----------------------------------------------------------------------- internal
+
+    def _apply_crashes(self, out: Step) -> None:
+        still = []
+        for q in self._pending_crashes:
+            if self._buffered_from.get(q, 0):
+                still.append(q)
+            else:
+                self.dag.crash(q)
+                out.crashes_applied.append(q)
+        self._pending_crashes = still
+
+    def _drain(self, out: Step) -> None:
+        dag = self.dag
+        while dag.vocab_version != self._quiet_at:
+            width = len(dag.candidates())
+            applied = step(dag, self.rule, self.params)
+            if applied is None:
+                self._quiet_at = dag.vocab_version
+                break
+            d = applied.delivery
+            out.delivered.extend(Delivered(m, applied.index_of_latency, width, d.clause)
+                                 for m in d.messages)
