@@ -232,3 +232,18 @@ def test_latency_summary_and_plot(capsys, tmp_path):
     assert lat["per_process"][slow["process"]]["max"] == slow["latency"]
     assert sum(d["deliveries"] for d in lat["per_process"].values()) == lat["deliveries"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "drawn" in err
+
+
+def test_merge_across_formats(capsys, tmp_path):
+    # one trace split over a Parquet file (read dictionary-encoded) and a JSON Lines file
+    recs, truth = faulty_trace("t", "swap", seed=2)
+    procs = sorted({r["process"] for r in recs})
+    a, b = tmp_path / "a.parquet", tmp_path / "b.jsonl"
+    write_records(a, [r for r in recs if r["process"] in procs[:2]])
+    write_records(b, [r for r in recs if r["process"] in procs[2:]])
+    code, out, _ = run(capsys, "check", str(a), str(b), "--merge", "-q", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and len(doc["traces"]) == 1
+    assert sorted(doc["traces"][0]["sources"]) == sorted([str(a), str(b)])
+    res = next(r for r in doc["traces"][0]["results"] if r["property"] == "total-order-weak")
+    assert {w["msg"] for w in res["witness"]} == set(truth["messages"])
