@@ -188,7 +188,16 @@ class _Sim:
         delta = cfg.delta if cfg.delta is not None else (n + 1) // 2
         self.params = Params(delta=delta)
         self.procs = [Process(p, self.names, cfg.protocol, self.params) for p in self.names]
-        self.rng = np.random.default_rng(cfg.seed)
+        # Three independent streams: sources, application-message delays, ACK-only-message
+        # delays. How many ACK-only messages a run sends depends on the protocol, so with one
+        # stream two protocols given the same seed would not see the same inputs; with three
+        # they do (same send times and link delays for every application message), which
+        # is what comparing protocols on one seed needs.
+        src, app, ack = np.random.SeedSequence(cfg.seed).spawn(3)
+        self.src_rng = np.random.default_rng(src)
+        self.app_rng = np.random.default_rng(app)
+        self.ack_rng = np.random.default_rng(ack)
+        self.rng = self.src_rng
         self.progress = progress
         self.period = 1.0 / cfg.rate
         self.ack_timeout = cfg.ack_timeout if cfg.ack_timeout is not None else 5 * self.period
@@ -306,11 +315,12 @@ class _Sim:
                 self.reported = sum(self.app_sent)
         self.handle(i, st)
         n = self.n
+        rng = self.app_rng if app else self.ack_rng
         if self.uniform:
-            ds = self.cfg.delay.sample(self.rng, n - 1)
+            ds = self.cfg.delay.sample(rng, n - 1)
             delays = [float(x) for x in ds[:i]] + [0.0] + [float(x) for x in ds[i:]]
         else:
-            delays = [0.0 if j == i else float(self.delays[i][j].sample(self.rng, 1)[0])  # type: ignore[union-attr]
+            delays = [0.0 if j == i else float(self.delays[i][j].sample(rng, 1)[0])  # type: ignore[union-attr]
                       for j in range(n)]
         last = self.last_arrival[i]
         for j in range(n):

@@ -262,3 +262,16 @@ def test_crash_waits_for_causally_buffered_messages(monkeypatch: pytest.MonkeyPa
         got = verdicts(res.records, SAFETY + ["liveness"])
         assert got == {n: Verdict.HOLDS for n in got}
     assert ("p1", "p2") in deferred
+
+
+@pytest.mark.parametrize("source", ["poisson", "periodic"])
+def test_protocols_on_one_seed_see_the_same_inputs(source):
+    # ACK-only traffic differs per protocol; application sends and their delays must not
+    def sends(protocol):
+        cfg = SimConfig(protocol=protocol, n=5, source=source, rate=50, messages=150, seed=7)
+        res = simulate(cfg)
+        return {r["msg"]: r["time"] for r in res.records if r["kind"] == "send"}
+
+    base = sends("all-ack")
+    for protocol in ("toto", "gl-toto"):
+        assert sends(protocol) == base
