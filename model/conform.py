@@ -19,6 +19,14 @@ A delivery later than the rule would allow is legal (rules say when delivery
 *may* happen) and only counted. The witness of a difference is the first such
 point of the process's log.
 
+Which DAG is replayed: a message's ACKs are its send's ``x_dag_deps`` when logged,
+else its ``deps``. An implementation that multicasts control messages the application
+never sends (Transis' ACK-only messages, heartbeats) logs them as ``recv`` records marked
+``x_ack_only: true`` with ``x_sender`` and ``x_dag_deps`` (model/sim.py does): they
+enter the replayed DAG, vote and are ordered like any message, but neither side delivers
+them, so they are left out of the comparison. Without them a replay would see fewer
+votes than the implementation did and report its deliveries as early.
+
 Decisions: the configuration is the set of processes in the trace; a process
 receives its own message when it sends it (000 section 3); a view event that
 leaves out a process q of the configuration is the Crash(q) event at that
@@ -28,6 +36,7 @@ logged (``recv``): without them the rule has nothing to replay.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -68,7 +77,7 @@ def replay(records: Iterable[Mapping], rule: str, delta: int | None = None
     sends: dict[str, Mapping] = {}
     for r in records:
         events.setdefault(r["process"], []).append(r)
-        if r["kind"] == "send":
+        if r["kind"] == "send" or (r["kind"] == "recv" and r.get("x_ack_only")):
             sends.setdefault(r["msg"], r)
     if not any(r["kind"] == "recv" for evs in events.values() for r in evs):
         raise ReplayError("the trace logs no recv events: conformance needs each process's "
@@ -86,21 +95,36 @@ def _replay_process(p, evs, sends, procs, rule, params) -> ProcessReport:
     rep = ProcessReport(p)
     dag = DagView(procs)
     model_at: dict[str, int] = {}  # msg -> event position where the rule delivers it
+    # log positions whose send/recv brought a new message (a sender's recv of its own
+    # message, logged after its send, brings nothing)
+    fresh: list[int] = []
+    fed: set[str] = set()
     crashed: set[str] = set()
 
     def feed(msg_id: str, at: int) -> None:
         s = sends.get(msg_id)
         if s is None:
             raise ReplayError(f"{p} receives {msg_id}, which no process sent")
+        sender = s["process"] if s["kind"] == "send" else s.get("x_sender")
+        if not sender:
+            raise ReplayError(f"{p}: the ACK-only message {msg_id} has no x_sender")
+        deps = s.get("x_dag_deps")
+        if deps is None:
+            deps = s.get("deps")
         try:
-            dag.insert(Message(msg_id, s["process"], tuple(s.get("deps") or ())))
+            dag.insert(Message(msg_id, sender, tuple(deps or ())))
         except ValueError as e:
             raise ReplayError(f"{p}: {e}") from None
+        if msg_id not in fed:
+            fed.add(msg_id)
+            fresh.append(at)
         _drain(at)
 
     def _drain(at: int) -> None:
         for applied in drain(dag, rule, params):
             for m in applied.delivery.messages:
+                if sends[m]["kind"] != "send":
+                    continue  # an ACK-only message: ordered, never delivered
                 rep.model.append(m)
                 model_at.setdefault(m, at)
 
@@ -140,7 +164,7 @@ def _replay_process(p, evs, sends, procs, rule, params) -> ProcessReport:
             rep.differences.append(Difference(
                 p, "early", m, k, i, f"{p} delivers {m} at event {i}; the rule delivers it "
                 f"only after event {j}", r))
-        elif any(evs[x]["kind"] in ("send", "recv") for x in range(j + 1, i)):
+        elif bisect_right(fresh, j) < bisect_left(fresh, i):
             # delivered only after a further reception: later than the rule needed
             rep.later_than_rule += 1
     for k, m in enumerate(rep.model):

@@ -26,9 +26,16 @@ The model
   messages in its view, something new to acknowledge, and has not sent for
   ``ack_timeout`` seconds multicasts an ACK-only message. ACK-only messages are DAG
   messages like any other (they vote and are ordered), but they belong to the ordering
-  layer, not the application: they are left out of the trace, and the ``deps`` logged
-  for an application message are, per processor, the latest *application* message it
-  follows. The default timeout, 5 mean source periods, keeps them rare while sources
+  layer, not the application. The ``deps`` logged for an application message are, per
+  processor, the latest *application* message it follows (what the checkers' causal
+  order reads). So that a replay (``tomkit conform``) sees exactly the DAG the processes
+  saw, the trace also carries the ordering layer's view in extension fields, which no
+  safety property reads: every application send has ``x_dag_deps``, the message's own
+  ACKs (possibly ACK-only messages), and every ACK-only message appears only as ``recv``
+  records marked ``x_ack_only: true`` with ``x_sender`` and ``x_dag_deps``, one at each
+  process where it became visible (its sender included). It is never a ``send``: the
+  application did not send it, and validity, FIFO and liveness are about application
+  messages. The default timeout, 5 mean source periods, keeps them rare while sources
   run.
 * Crashes (000 section 5): at its crash time a process stops (a ``crash`` record). Its
   messages already sent still reach every process (the membership's Agree stage fixes
@@ -307,7 +314,8 @@ class _Sim:
             self.sent_at[mid] = t
             seq = p.dag.seq(mid)
             self.records.append({"trace": self.cfg.trace_id, "process": name, "kind": "send",
-                                 "msg": mid, "deps": self.app_deps(p, mid), "time": t})
+                                 "msg": mid, "deps": self.app_deps(p, mid), "time": t,
+                                 "x_dag_deps": list(msg.deps)})
             self.app_seqs[i].append(seq)
             self.app_ids[i].append(mid)
             if self.progress is not None and sum(self.app_sent) - self.reported >= 500:
@@ -352,6 +360,11 @@ class _Sim:
                 self.app_visible[i] += 1
                 recs.append({"trace": tid, "process": name, "kind": "recv", "msg": m,
                              "time": t})
+            else:
+                msg = self.procs[i].dag.message(m)
+                recs.append({"trace": tid, "process": name, "kind": "recv", "msg": m,
+                             "time": t, "x_ack_only": True, "x_sender": msg.sender,
+                             "x_dag_deps": list(msg.deps)})
         for d in st.delivered:
             if d.msg not in self.is_app:
                 continue
