@@ -247,6 +247,65 @@ class DagView:
             self._seen |= 1 << self._rank[q]
         self.vocab_version += 1
 
+    def _advance(self, done: list[str]) -> None:
+        """The next activation's vocabulary, from the current one, after ``done`` (all
+        candidates) joined the delivered prefix. Same result as _recompute_activation
+        (tested), in O(n * |done| + n * new candidates) instead of O(n^2 + n * k):
+
+        * a candidate c that stays has the same tail (no message was added), and the
+          same votes but from the delivered candidates' senders q: the old voter of q
+          was a candidate, which does not follow c, and the new one (q's next message,
+          if visible) votes for c iff it follows c;
+        * a new candidate is a voter that followed only delivered messages: a moved
+          sender's new voter, or a voter that was held back by a delivered message.
+        """
+        rank, msgs, vcs, seqs = self._rank, self._msgs, self._vc, self._seq
+        front, chains = self._front, self._chain
+        cand_rank, yes, tailm = self._cand_rank, self._yes, self._tailm
+        moved = []
+        for m in done:
+            r = rank[msgs[m].sender]
+            front[r] += 1
+            moved.append(r)
+            del cand_rank[m], yes[m], tailm[m]
+        kept = self._cands = [c for c in self._cands if c in cand_rank]
+        defunc_bits = 0
+        for q in self._defunc:
+            defunc_bits |= 1 << rank[q]
+        seen = self._seen
+        for r in moved:
+            bit = 1 << r
+            chain = chains[r]
+            if len(chain) > front[r]:
+                vc = vcs[chain[front[r]]]
+                for c in kept:
+                    if vc[cand_rank[c]] >= seqs[c]:
+                        yes[c] |= bit
+            elif not defunc_bits & bit:
+                seen &= ~bit
+        self._seen = seen
+        # new candidates: voters (not candidates already) following no undelivered message
+        # of another processor
+        new = []
+        for r, chain in enumerate(chains):
+            f = front[r]
+            if len(chain) > f:
+                v = chain[f]
+                if v not in cand_rank and sum(map(gt, vcs[v], front)) == 1:
+                    new.append((r, v))
+        if new:
+            first = [(1 << i, vcs[c[f]]) for i, (c, f) in enumerate(zip(chains, front))
+                     if len(c) > f]
+            latest = [(1 << i, vcs[c[-1]]) for i, c in enumerate(chains) if c]
+            for r, c in new:
+                s = seqs[c]
+                cand_rank[c] = r
+                yes[c] = sum(bit for bit, vc in first if vc[r] >= s)
+                tailm[c] = sum(bit for bit, vc in latest if vc[r] >= s)
+            kept.extend(c for _, c in new)
+            kept.sort(key=cand_rank.__getitem__)
+        self.vocab_version += 1
+
     def __contains__(self, mid: object) -> bool:
         return mid in self._msgs
 
@@ -398,6 +457,16 @@ class DagView:
         return ActivationState(tuple(self._cands), dict(self._cand_rank), dict(self._yes),
                                dict(self._tailm), self._seen, frozenset(self._marked))
 
+    def rule_inputs(self) -> tuple[list[str], list[int], list[int], list[bool], list[int],
+                                   int]:
+        """What a compiled rule reads (model/compiled.py), without copying dicts:
+        candidates in lexicographic order and, per candidate, its vote and tail bitmasks,
+        whether it is marked and its sender's rank; then the Tail(G) bitmask."""
+        cands = self._cands
+        yes, tail, rank, marked = self._yes, self._tailm, self._cand_rank, self._marked
+        return (cands, [yes[c] for c in cands], [tail[c] for c in cands],
+                [c in marked for c in cands], [rank[c] for c in cands], self._seen)
+
     # ---------------------------------------------------------------------- events
 
     def crash(self, q: str) -> None:
@@ -430,11 +499,10 @@ class DagView:
             seen.add(m)
         self._delivered.extend(mids)
         if end_activation:
-            for m in list(self._marked) + list(mids):
-                self._front[self._rank[self._msgs[m].sender]] += 1
+            done = list(self._marked) + list(mids)
             self._marked.clear()
             self.activation += 1
-            self._recompute_activation()
+            self._advance(done)
         else:
             self._marked.update(dict.fromkeys(mids))
             self.vocab_version += 1
