@@ -44,10 +44,13 @@ Output
    002: "as much as 10% of the messages delivered early by S-ToTo are not delivered by
    ToTo"; "GL-ToTo performs better than ToTo with wide causal graphs".
 3. Simulator throughput (application deliveries per second of wall time) for ToTo at
-   n = 8 and n = 32 (Poisson, 100 msgs/s total, the same messages), each beside all-ack
-   measured in the same run: machines are noisy, only the ratio counts.
+   n = 4, 8, 16 and 32 (Poisson, 100 msgs/s total, the same messages), each beside
+   all-ack measured in the same run: machines are noisy, only the ratios count. The
+   growth column checks the cost per delivery against 000's O(n_p + n_c^2) per
+   activation (n_p processors, n_c candidates): microseconds per delivery divided by
+   (n + mean width^2), relative to n = 8. It should not grow with n.
 
-``--quick`` runs 400 messages at loads 50 and 200 (and n = 8 and 16 for throughput).
+``--quick`` runs 400 messages at loads 50 and 200 (and n = 4 and 8 for throughput).
 """
 
 from __future__ import annotations
@@ -187,24 +190,33 @@ def wide_rows(messages: int = 4000, seed: int = 1, loads: Sequence[int] = LOADS,
     return rows
 
 
-def throughput_rows(messages: int = 4000, seed: int = 1, ns: Sequence[int] = (8, 32),
-                    load: int = 100, log: Callable[[str], None] = _say) -> list[dict]:
-    """Section 3: deliveries per wall second, ToTo and all-ack, per n (Poisson)."""
+def throughput_rows(messages: int = 4000, seed: int = 1,
+                    ns: Sequence[int] = (4, 8, 16, 32), load: int = 100,
+                    log: Callable[[str], None] = _say) -> list[dict]:
+    """Section 3: deliveries per wall second, ToTo and all-ack, per n (Poisson), and the
+    cost per delivery relative to n + width^2 (see the module docstring)."""
     rows = []
     for n in ns:
-        out = {}
+        out, width = {}, 0.0
         for p in ("all-ack", "toto"):
             s = run_one(p, n, "poisson", load, messages, seed, label="tput", log=log).stats
             out[p] = s["deliveries"] / s["wall_time"]
+            if p == "toto":
+                width = s["mean_width"]
+        us = 1e6 / out["toto"]
         rows.append({"n": n, "toto_per_s": out["toto"], "ack_per_s": out["all-ack"],
-                     "ratio": out["toto"] / out["all-ack"]})
+                     "ratio": out["toto"] / out["all-ack"], "width": width,
+                     "us_per_delivery": us, "per_unit": us / (n + width ** 2)})
+    base = next((r["per_unit"] for r in rows if r["n"] == 8), rows[0]["per_unit"])
+    for r in rows:
+        r["growth"] = r["per_unit"] / base
     return rows
 
 
 def run_all(messages: int = 4000, seed: int = 1, quick: bool = False,
             log: Callable[[str], None] = _say) -> dict[str, list[dict]]:
     loads = (50, 200) if quick else LOADS
-    ns = (8, 16) if quick else (8, 32)
+    ns = (4, 8) if quick else (4, 8, 16, 32)
     return {"lan": table_rows(messages, seed, loads, log=log),
             "wide": wide_rows(messages, seed, loads, log=log),
             "throughput": throughput_rows(messages, seed, ns, log=log)}
@@ -256,10 +268,14 @@ def print_tables(res: dict[str, list[dict]], seed: int, messages: int) -> None:
               "latency in ms; 002: S-ToTo up to 10% more early deliveries)")
 
     print("\n3. Simulator throughput (Poisson, 100 msgs/s total; deliveries per wall second)")
-    print(f"{'n':>3s} | {'ToTo':>9s} | {'all-ack':>9s} | {'ToTo/all-ack':>12s}")
+    print(f"{'n':>3s} | {'ToTo':>9s} | {'all-ack':>9s} | {'ToTo/all-ack':>12s} | "
+          f"{'width':>5s} | {'us/deliv':>8s} | {'growth':>6s}")
     for r in res["throughput"]:
         print(f"{r['n']:>3d} | {r['toto_per_s']:>9.0f} | {r['ack_per_s']:>9.0f} | "
-              f"{r['ratio']:>12.2f}")
+              f"{r['ratio']:>12.2f} | {r['width']:>5.2f} | {r['us_per_delivery']:>8.1f} | "
+              f"{r['growth']:>6.2f}")
+    print("(growth: us per delivery / (n + width^2), relative to n = 8; 000: the rule costs "
+          "O(n_p + n_c^2) per activation)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -268,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="application messages per run (default 4000; 400 with --quick)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true",
-                    help="400 messages, loads 50 and 200, throughput at n 8 and 16")
+                    help="400 messages, loads 50 and 200, throughput at n 4 and 8")
     args = ap.parse_args(argv)
     messages = args.messages if args.messages is not None else (400 if args.quick else 4000)
     t0 = time.perf_counter()
