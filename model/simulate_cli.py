@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tomkit.model.acksim import PROTOCOLS as ACK_PROTOCOLS
 from tomkit.model.rules import RULES
 from tomkit.model.sim import DELAYS, SOURCES, Delay, SimConfig, simulate
 
@@ -39,7 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Discrete-event simulation of all-ack, ToTo, S-ToTo, G-ToTo or GL-ToTo "
         "(papers 000, 002) over FIFO links with random delays (001); writes a v1 trace "
         "that 'tomkit check' reads.")
-    s.add_argument("--protocol", choices=sorted(RULES), default="toto")
+    s.add_argument("--protocol", choices=sorted(RULES) + sorted(ACK_PROTOCOLS),
+                   default="toto",
+                   help="a ToTo-family rule (000, 002), or abcast / tomp (004, model/acksim.py)")
     s.add_argument("--n", type=int, default=8, help="number of processes (default 8)")
     s.add_argument("--delta", type=int, default=None,
                    help="the rule's delta (default ceil(n/2), i.e. 4 for n = 8)")
@@ -82,6 +85,10 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
+    if args.protocol in ACK_PROTOCOLS:
+        from tomkit.model.acksim_cli import run_ack
+
+        return run_ack(args)
     from tomkit.traces.writer import output_format, write_records
 
     try:

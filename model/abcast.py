@@ -1,0 +1,360 @@
+"""ABCAST (Skeen; ISIS) as a deterministic process state machine.
+
+Source: 004 (Dasser, "TOMP: A Total Ordering Multicast Protocol") section 2, which
+restates the ABCAST of Birman and Joseph [BirJos87], and its Figure 1 (three hosts, the
+greatest timestamps used before are 14.1, 15.2 and 16.3).
+
+The protocol (004 section 2.1)
+------------------------------
+* Dissemination phase (2.1.1). The emitter multicasts m to the group (itself included).
+  A host receiving a new message increments its *counter* (a "local sequence number
+  incremented after each new message reception"), gives m the *local timestamp*
+  ``counter.hostid`` (:class:`Timestamp`; the host id postfix makes timestamps unique in
+  the group), puts it in its reception queue (*R_Queue*) labelled undeliverable
+  (:data:`UD`), and sends the emitter an acknowledgement carrying that timestamp
+  (:class:`Ack`).
+* Decision phase (2.1.2). When the emitter has the acknowledgements of all hosts it
+  multicasts a validation message with the greatest proposed timestamp, the *final
+  timestamp* (:class:`Final`). A host receiving it gives m the final timestamp, labels
+  it deliverable (:data:`DL`) and reorders its queue in ascending timestamp order. A
+  message is delivered iff (1) it is labelled dl and (2) it is at the head of the queue.
+
+Decision: raising the counter on a final timestamp. 004 says only that the counter is
+"incremented after each new message reception". Read literally, that is not a total
+order: host h may deliver m (final timestamp T, proposed by another host) and then
+receive m' and propose for it less than T, while a host that got m' before m holds m'
+below T as well; m' then ends below T and is delivered before m there, after m at h.
+Skeen's algorithm (and [BirJos87]: a priority "larger than any it has assigned or
+seen") also moves the counter past every final timestamp a host learns:
+``counter <- max(counter, final.counter)`` when the validation message arrives. We do
+that by default (``raise_counter=True``); it changes nothing in Figure 1 (every
+reception there comes before every decision). ``raise_counter=False`` is the literal
+reading; tests/test_model_acksim.py shows the checker catching its violations.
+
+Everything else follows the rules; where Figure 1 disagrees with them the rules win:
+Figure 1 step 2 shows m2 at host1 with 16.1, but host1 gave m2 17.1 in step 1 and
+ABCAST never changes an undeliverable timestamp (16.1 was m1's proposal, which m1 has
+just given up for 17.3). tests/test_model_abcast.py asserts 17.1 and records the
+figure's value.
+
+Ties: final timestamps are unique (each is one host's proposal, and a host never
+proposes the same timestamp twice), and so are pending local ones, so ABCAST never
+compares equal timestamps of two messages. TOMP (model/tomp.py) can, and the queue order
+(:meth:`AbcastProcess.sort_key`) breaks ties dl before ud, then by sender in group
+order, then by message id.
+
+Processes are pure: an input (:meth:`AbcastProcess.multicast`,
+:meth:`AbcastProcess.receive`) returns a :class:`Step` with the messages to send (each
+a :class:`Send` to a tuple of hosts, possibly the host itself) and the deliveries; no
+clocks, no randomness. The driver (model/acksim.py) carries messages between hosts.
+
+Planted faults (``broken=``, for checker sanity tests only): ``"ignore-head"`` drops
+delivery condition (2) and delivers a message as soon as it is dl; ``"deliver-ud"``
+delivers the head of the queue even while it is ud, before its timestamp is final.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+__all__ = ["BROKEN", "DL", "UD", "AbcastProcess", "Ack", "Data", "Delivery", "Entry",
+           "Final", "Send", "Step", "Timestamp"]
+
+#: the labels of 004 section 2.1: undeliverable, deliverable
+UD, DL = "ud", "dl"
+#: planted faults (module docstring)
+BROKEN = ("ignore-head", "deliver-ud")
+
+
+class Timestamp(NamedTuple):
+    """``counter.hostid`` (004 section 2.1.1), ordered by counter, then host id.
+
+    >>> Timestamp(17, 3) > Timestamp(17, 2) > Timestamp(16, 3)
+    True
+    >>> str(Timestamp(17, 3).plus(1)), Timestamp.parse("19.3")
+    ('18.3', Timestamp(counter=19, host=3))
+    """
+
+    counter: int
+    host: int
+
+    def __str__(self) -> str:
+        return f"{self.counter}.{self.host}"
+
+    def plus(self, k: int) -> Timestamp:
+        """``ts + k`` as 004 section 3.2 writes it (``ackmi_ts + 1``, ``max_next_ts(k) +
+        Delta``): k more on the counter, same host id (Figure 3: 17.3 + 1 = 18.3)."""
+        return Timestamp(self.counter + k, self.host)
+
+    @classmethod
+    def parse(cls, text: str) -> Timestamp:
+        c, sep, h = text.partition(".")
+        if not sep or not c.lstrip("-").isdigit() or not h.isdigit():
+            raise ValueError(f"a timestamp is COUNTER.HOSTID, e.g. 17.3, not {text!r}")
+        return cls(int(c), int(h))
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True)
+class Data:
+    """An application message ``mi`` multicast by host ``sender``; ``seq`` is its message
+    identifier ``mi_id`` (004 section 3.2.2.1: strictly increasing per sender, from 1)."""
+
+    mid: str
+    sender: int
+    seq: int
+
+
+@dataclass(frozen=True)
+class Ack:
+    """``ack_mi`` from ``host`` to the emitter ``sender`` of ``mid``: the local timestamp
+    ``ts`` (``ackmi_ts``) and, in TOMP only, ``next_mid`` (``ackmi_next_mid``, one entry
+    per host in group order)."""
+
+    mid: str
+    sender: int
+    host: int
+    ts: Timestamp
+    next_mid: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Final:
+    """The validation message ``ts_mi`` of ``mid`` by its emitter ``sender``: the final
+    timestamp ``ts`` (``tsmi_ts``) and, in TOMP only, ``min_next_mid`` and
+    ``max_next_ts`` (group order)."""
+
+    mid: str
+    sender: int
+    ts: Timestamp
+    min_next_mid: tuple[int, ...] | None = None
+    max_next_ts: tuple[Timestamp, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``msg`` to every host of ``to`` (the sending host may be among them)."""
+
+    msg: Data | Ack | Final
+    to: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    mid: str
+    ts: Timestamp
+
+
+@dataclass
+class Step:
+    """What one input did: messages to send, deliveries in order, and (TOMP) the pending
+    timestamps raised, as (mid, old, new)."""
+
+    sends: list[Send] = field(default_factory=list)
+    delivered: list[Delivery] = field(default_factory=list)
+    raised: list[tuple[str, Timestamp, Timestamp]] = field(default_factory=list)
+
+
+@dataclass
+class Entry:
+    """A message in the reception queue: its current timestamp and label."""
+
+    mid: str
+    sender: int
+    seq: int
+    ts: Timestamp
+    state: str = UD
+
+
+# ---------------------------------------------------------------------------- process
+
+
+class AbcastProcess:
+    """One ABCAST host (module docstring). ``group`` lists the host ids in group order
+    (the order of TOMP's vectors); ``counter`` is the greatest counter used before.
+
+    >>> hosts = {h: AbcastProcess(h, (1, 2), counter=0) for h in (1, 2)}
+    >>> data = hosts[1].multicast("a").sends[0].msg
+    >>> acks = [hosts[h].receive(data).sends[0].msg for h in (1, 2)]
+    >>> [str(a.ts) for a in acks]
+    ['1.1', '1.2']
+    >>> final = hosts[1].receive(acks[0]).sends + hosts[1].receive(acks[1]).sends
+    >>> str(final[0].msg.ts), [hosts[h].receive(final[0].msg).delivered[0].mid for h in (1, 2)]
+    ('1.2', ['a', 'a'])
+    """
+
+    protocol = "abcast"
+
+    def __init__(self, host: int, group: Sequence[int], counter: int = 0, *,
+                 raise_counter: bool = True, broken: str | None = None) -> None:
+        self.group = tuple(group)
+        if len(set(self.group)) != len(self.group):
+            raise ValueError(f"group lists a host twice: {self.group}")
+        if host not in self.group:
+            raise ValueError(f"host {host} is not in the group {self.group}")
+        if broken is not None and broken not in self.broken_variants():
+            raise ValueError(f"broken must be one of {self.broken_variants()}, not {broken!r}")
+        self.host = host
+        self.counter = counter
+        self.raise_counter = raise_counter
+        self.broken = broken
+        self.rank = {h: r for r, h in enumerate(self.group)}
+        #: R_Queue, in delivery order (sort_key)
+        self.queue: list[Entry] = []
+        self.delivered: list[Delivery] = []
+        self._delivered_ids: set[str] = set()
+        self._received: set[str] = set()
+        #: own messages waiting for acknowledgements: mid -> {host: proposed timestamp}
+        self.acks: dict[str, dict[int, Timestamp]] = {}
+        self.sent = 0
+
+    @classmethod
+    def broken_variants(cls) -> tuple[str, ...]:
+        return BROKEN
+
+    # ------------------------------------------------------------------------ inputs
+
+    def multicast(self, mid: str) -> Step:
+        """The application multicasts ``mid`` to the group (itself included)."""
+        if mid in self.acks or mid in self._received:
+            raise ValueError(f"host {self.host}: message id {mid!r} is used already")
+        self.sent += 1
+        self.acks[mid] = {}
+        self._open(mid)
+        return Step([Send(Data(mid, self.host, self.sent), self.group)])
+
+    def receive(self, msg: Data | Ack | Final) -> Step:
+        """A message from the network (or from the host itself)."""
+        if isinstance(msg, Data):
+            return self.on_data(msg)
+        if isinstance(msg, Ack):
+            return self.on_ack(msg)
+        if isinstance(msg, Final):
+            return self.on_final(msg)
+        raise TypeError(f"host {self.host}: not a protocol message: {msg!r}")
+
+    def on_data(self, m: Data) -> Step:
+        """004 section 2.1.1: timestamp, queue as ud, acknowledge to the emitter."""
+        if m.mid in self._received:
+            raise ValueError(f"host {self.host}: message {m.mid!r} received twice")
+        if m.sender not in self.rank:
+            raise ValueError(f"host {self.host}: message {m.mid!r} from {m.sender}, "
+                             f"not in the group {self.group}")
+        self._check_data(m)
+        self._received.add(m.mid)
+        self.counter += 1
+        ts = Timestamp(self.counter, self.host)
+        self.queue.append(Entry(m.mid, m.sender, m.seq, ts))
+        self._sort()
+        out = Step([Send(self._ack(m, ts), (m.sender,))])
+        if self.broken == "deliver-ud":
+            self._deliver(out)
+        return out
+
+    def on_ack(self, a: Ack) -> Step:
+        """004 section 2.1.2: collect proposals; with all of them, multicast the maximum
+        as the final timestamp."""
+        got = self.acks.get(a.mid)
+        if got is None or a.sender != self.host:
+            raise ValueError(f"host {self.host}: acknowledgement of {a.mid!r}, which this "
+                             "host is not waiting for")
+        if a.host not in self.rank:
+            raise ValueError(f"host {self.host}: acknowledgement from {a.host}, not in the "
+                             f"group {self.group}")
+        if a.host in got:
+            raise ValueError(f"host {self.host}: host {a.host} acknowledged {a.mid!r} twice")
+        got[a.host] = a.ts
+        self._collect(a)
+        if len(got) < len(self.group):
+            return Step()
+        del self.acks[a.mid]
+        final = self._decide(a.mid, max(got.values()))
+        return Step([Send(final, self.group)])
+
+    def on_final(self, f: Final) -> Step:
+        """004 section 2.1.2: final timestamp, label dl, reorder, deliver from the head."""
+        out = Step()
+        e = self._entry(f.mid)
+        if e is None:
+            if self.broken and f.mid in self._delivered_ids:
+                return out  # delivered before its decision: what the fault plants
+            raise ValueError(f"host {self.host}: final timestamp of {f.mid!r}, which is not "
+                             "in the reception queue")
+        if e.state == DL:
+            raise ValueError(f"host {self.host}: second final timestamp of {f.mid!r}")
+        e.ts = f.ts
+        e.state = DL
+        if self.raise_counter:
+            self.counter = max(self.counter, f.ts.counter)
+        self._anticipate(f, out)
+        self._sort()
+        self._deliver(out)
+        return out
+
+    # ------------------------------------------------------------------------ state
+
+    def figure_row(self) -> list[tuple[str, str, str]]:
+        """(message, timestamp, label) as 004's Figures 1, 3 and 4 draw a queue: the
+        figures keep delivered messages in place (Figure 1 step 4 shows all three dl), so
+        the delivered ones come first, in delivery order, then R_Queue."""
+        return ([(d.mid, str(d.ts), DL) for d in self.delivered]
+                + [(e.mid, str(e.ts), e.state) for e in self.queue])
+
+    def sort_key(self, e: Entry) -> tuple[Timestamp, int, int, int, str]:
+        """Ascending timestamp; ties (TOMP only) dl first, then sender, then id."""
+        return (e.ts, 0 if e.state == DL else 1, self.rank[e.sender], e.seq, e.mid)
+
+    # ------------------------------------------------------------------ protocol hooks
+
+    def _open(self, mid: str) -> None:
+        """An own message starts collecting acknowledgements (TOMP adds its vectors)."""
+
+    def _check_data(self, m: Data) -> None:
+        """Refuse a data message the protocol cannot take (TOMP: out of sequence)."""
+
+    def _ack(self, m: Data, ts: Timestamp) -> Ack:
+        return Ack(m.mid, m.sender, self.host, ts)
+
+    def _collect(self, a: Ack) -> None:
+        """Fold one acknowledgement's extra information in (TOMP)."""
+
+    def _decide(self, mid: str, ts: Timestamp) -> Final:
+        return Final(mid, self.host, ts)
+
+    def _anticipate(self, f: Final, out: Step) -> None:
+        """Use the validation message's extra information on pending messages (TOMP)."""
+
+    # ----------------------------------------------------------------------- internal
+
+    def _entry(self, mid: str) -> Entry | None:
+        for e in self.queue:
+            if e.mid == mid:
+                return e
+        return None
+
+    def _sort(self) -> None:
+        self.queue.sort(key=self.sort_key)
+
+    def _deliver(self, out: Step) -> None:
+        q = self.queue
+        if self.broken == "ignore-head":
+            keep = []
+            for e in q:
+                if e.state == DL:
+                    self._out(e, out)
+                else:
+                    keep.append(e)
+            self.queue = keep
+            return
+        while q and (q[0].state == DL or self.broken == "deliver-ud"):
+            self._out(q.pop(0), out)
+
+    def _out(self, e: Entry, out: Step) -> None:
+        d = Delivery(e.mid, e.ts)
+        self.delivered.append(d)
+        self._delivered_ids.add(e.mid)
+        out.delivered.append(d)
