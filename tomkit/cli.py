@@ -170,10 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_simulate(sub)
 
     from tomkit.checker.tlc_cli import add_parser as add_tlc
+    from tomkit.fuzz.fuzz_cli import add_parser as add_fuzz
     from tomkit.fuzz.prove_cli import add_parser as add_prove
 
     add_tlc(sub)
     add_prove(sub)
+    add_fuzz(sub)
 
     s = sub.add_parser("sample", help="write small synthetic traces, clean or with a planted "
                        "fault, to try the checker on")
