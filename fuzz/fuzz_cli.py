@@ -119,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
         os.remove(run_path)
     write_records(run_path, found.records)
     flag = " --liveness" if found.kind == "liveness" else ""
-    print(f"the shrunk run, as a trace: {run_path} (tomkit check{flag} rejects it)")
+    print(f"the {'' if args.no_shrink else 'shrunk '}run, as a trace: {run_path} "
+          f"(tomkit check{flag} rejects it)")
     if args.machine == "dag":
         from tomkit.fuzz.dag_machine import activation_counterexample
 

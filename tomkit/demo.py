@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         ok &= got == want
         print(f"  {mark:<8} {t['trace']:<24} found: {', '.join(sorted(got))}")
     ok &= toto_run(out, args.seed)
+    ok &= prove_and_fuzz(out, args.seed)
+    ok &= tlc(out)
     print("\ndemo " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1
 
@@ -131,6 +133,35 @@ def toto_run(out: Path, seed: int) -> bool:
     print("\n".join(ln for ln in text.splitlines() if "p3" in ln or "verdict" in ln))
     ok &= code == 1
     return ok
+
+
+
+def prove_and_fuzz(out: Path, seed: int) -> bool:
+    """Issue 4: a proof, a refuted mutant with its counterexample picture, and the fuzzer
+    catching another mutant."""
+    from tomkit.fuzz.prove_cli import demo as prove_demo
+
+    banner("8. prove ToTo with Z3; refute S-ToTo without internal stability")
+    text = prove_demo(out / "prove")
+    print(text)
+    ok = "proved" in text and "counterexample" in text and (out / "prove").is_dir()
+
+    banner("9. fuzz G-ToTo without 'NTail(G) > n - delta' (Hypothesis)")
+    code, text = run(["fuzz", "g-toto-no-ntail", "--n", "5", "--delta", "1", "--examples",
+                      "300", "--no-shrink", "--seed", str(seed), "--out",
+                      str(out / "fuzz")])
+    print(text, end="")
+    return ok and code == 1
+
+
+def tlc(out: Path) -> bool:
+    """Issue 6: TLC on the ABCAST spec and on its broken variant."""
+    from tomkit.checker.tlc_cli import demo as tlc_demo
+
+    banner("10. TLC: ABCAST (004) and a variant that delivers before the timestamp is final")
+    text = tlc_demo(out / "tlc")
+    print(text)
+    return "violated" in text.lower() or "not found" in text.lower()
 
 
 if __name__ == "__main__":
