@@ -169,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_simulate(sub)
 
+    from tomkit.model.acksim_cli import add_parser as add_simulate_ack
+
+    add_simulate_ack(sub)
+
     from tomkit.checker.tlc_cli import add_parser as add_tlc
     from tomkit.fuzz.fuzz_cli import add_parser as add_fuzz
     from tomkit.fuzz.prove_cli import add_parser as add_prove
