@@ -173,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_simulate_ack(sub)
 
+    from tomkit.checker.spark.scan_cli import add_parser as add_scan
+    from tomkit.model.generate_cli import add_parser as add_generate
+
+    add_generate(sub)
+    add_scan(sub)
+
     from tomkit.checker.tlc_cli import add_parser as add_tlc
     from tomkit.fuzz.fuzz_cli import add_parser as add_fuzz
     from tomkit.fuzz.prove_cli import add_parser as add_prove

@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ok &= toto_run(out, args.seed)
     ok &= prove_and_fuzz(out, args.seed)
     ok &= tlc(out)
+    ok &= spark(out, args.seed)
     print("\ndemo " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1
 
@@ -162,6 +163,16 @@ def tlc(out: Path) -> bool:
     text = tlc_demo(out / "tlc")
     print(text)
     return "violated" in text.lower() or "not found" in text.lower()
+
+
+def spark(out: Path, seed: int) -> bool:
+    """Issue 5: a small data set (some traces faulty) generated and scanned with Spark."""
+    from tomkit.model.dataset import demo as spark_demo
+
+    banner("11. generate a data set and scan it with Spark (local)")
+    text = spark_demo(str(out / "spark"), seed)
+    print(text)
+    return "violated" in text
 
 
 if __name__ == "__main__":

@@ -1,0 +1,84 @@
+"""Events per second of the Spark scan (``tomkit scan``) against a bare Spark scan of the
+same data set and against the single-machine checker, on this machine.
+
+For each size (traces of about 100 events: 4 processes, 20 messages, from
+``traces.generate.bulk_table``, the fast synthetic path, plus 1 % planted faults; the
+simulator would take hours for 10^6 traces) it prints, measured in the same run:
+
+* the full scan (read, every default property, witnesses, verdicts and report written);
+* the bare scan: read every column the scan reads and materialize it (``write.format
+  ("noop")``: a plain ``count()`` of Parquet reads no column at all, so it is no baseline);
+* the single-machine checker (``checker.engine.check_paths``) on the same files;
+
+with the ratios scan / bare and scan / single. Targets (issue 5): scan at most 3x the
+bare scan; cost linear in the number of traces (the last column: seconds per million
+events, which should stay flat).
+
+    .venv/bin/python bench/scan_bench.py [--sizes 10000,100000,1000000] [--master local[2]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+
+from tomkit.checker.engine import check_paths, select
+from tomkit.checker.properties import Options
+from tomkit.checker.spark.job import scan
+from tomkit.checker.spark.session import get_session
+from tomkit.model.dataset import part_files, write_bulk
+
+
+def bare(spark, path: str) -> float:
+    t = time.perf_counter()
+    df = spark.read.parquet(path).select("trace", "process", "kind", "msg", "deps", "view",
+                                         "members", "time", "seq", "_metadata.file_path",
+                                         "_metadata.row_index")
+    df.write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-single", action="store_true", help="skip the single-machine run")
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args(argv)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    work = args.workdir or tempfile.mkdtemp(prefix="scan-bench-")
+    spark = get_session(args.master)
+    print(f"seed {args.seed}, master {args.master}, work dir {work}")
+    print(f"{'traces':>9} {'events':>11} {'scan s':>8} {'ev/s':>10} {'bare s':>7} "
+          f"{'scan/bare':>9} {'single s':>8} {'scan/single':>11} {'s per 1M ev':>11}")
+    try:
+        for n in sizes:
+            data = os.path.join(work, f"d{n}")
+            summary = write_bulk(data, n, faulty=0.01, seed=args.seed)
+            events = summary["records"]
+            bare(spark, data)  # warm up the JVM and the file cache
+            tb = bare(spark, data)
+            t = time.perf_counter()
+            res = scan(spark, data, os.path.join(work, f"out{n}"))
+            ts = time.perf_counter() - t
+            assert res.doc["summary"]["events"] == events
+            single = float("nan")
+            if not args.no_single:
+                t = time.perf_counter()
+                check_paths(list(part_files(data)), select(None, Options()), Options())
+                single = time.perf_counter() - t
+            print(f"{n:>9,} {events:>11,} {ts:>8.1f} {events / ts:>10,.0f} {tb:>7.1f} "
+                  f"{ts / tb:>9.1f} {single:>8.1f} {ts / single:>11.1f} "
+                  f"{ts / events * 1e6:>11.1f}", flush=True)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

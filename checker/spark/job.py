@@ -1,0 +1,254 @@
+"""The scan job: read a data set, decide every default property per trace, write the results.
+
+Entry points: :func:`scan` (used by ``tomkit scan`` and tests) and :func:`main`, so that
+
+    spark-submit --master URL -m tomkit.checker.spark.job DIR --out OUT
+
+(or ``python -m tomkit.checker.spark.job``) runs the same job on a cluster.
+
+Output, committed atomically (written to ``OUT.tmp-<id>``, then renamed into place; an
+older ``OUT`` is replaced only once the new one is complete, and a failed run removes
+its temporary directory, so a reader sees the old result or the new one, never a half):
+
+* ``verdicts/`` Parquet, one row per trace and property: protocol, config, trace,
+  property, verdict (holds / violated / unknown), clause, explanation (the reason when
+  unknown), witness (JSON list of witness events with file and row or line), events.
+* ``rejected/`` Parquet: every bad record (source, line or row, field, message), and one
+  row per trace rejected for its ``seq`` (all its records count as rejected).
+* ``report.json`` and ``report.txt``: the aggregate report (``report.py``).
+
+Exit codes as ``tomkit check``: 1 a property is violated; else 2 records were rejected;
+else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from tomkit import __version__
+from tomkit.checker.engine import EngineDisagreement
+from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED
+from tomkit.checker.spark import report as R
+from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
+from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
+from tomkit.checker.spark.read import KEY, read_events
+from tomkit.traces.schema import FORMAT_VERSION
+
+REJECTED_LISTED = 1000  # rejected records copied into report.json (all are in rejected/)
+
+
+@dataclass
+class ScanResult:
+    doc: dict[str, Any]
+    text: str
+    exit_code: int
+    out: str | None
+
+
+def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
+    """One row per trace and property, from the detection codes and the exact results."""
+    stack = ", ".join(f"'{n}', `{n}`" for n in NAMES)
+    long = codes.select(*KEY, "events", "has_send",
+                        F.expr(f"stack({len(NAMES)}, {stack}) as (property, code)"))
+    reason = F.lit(None).cast("string")
+    for n in NAMES:
+        r_send, r_none = unknown_reason(n, True), unknown_reason(n, False)
+        reason = F.when(F.col("property") == n,
+                        F.when(F.col("has_send"), F.lit(r_send)).otherwise(F.lit(r_none))
+                        ).otherwise(reason)
+    ex = exact.select(*KEY, "property", F.col("verdict").alias("_v"), "clause",
+                      F.col("explanation").alias("_x"), "witness")
+    j = long.join(F.broadcast(ex), [*KEY, "property"], "left")
+    verdict = (F.when(F.col("code") == HOLDS, F.lit("holds"))
+               .when(F.col("code") == UNKNOWN, F.lit("unknown"))
+               .otherwise(F.col("_v")))
+    expl = F.when(F.col("code") == UNKNOWN, reason).otherwise(F.col("_x"))
+    return j.select(*KEY, "property", verdict.alias("verdict"), "clause",
+                    expl.alias("explanation"), "witness", "events")
+
+
+def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
+         fmt: str | None = None, fail_after_write: bool = False) -> ScanResult:
+    """Scan ``inputs`` (module docstring); ``out=None`` computes the report only.
+    ``fail_after_write`` raises after the outputs are written but before the commit (a
+    test of atomicity)."""
+    from tomkit.checker.spark.session import apply_conf
+
+    apply_conf(spark)
+    paths = [inputs] if isinstance(inputs, str) else list(inputs)
+    ev = read_events(spark, paths, fmt)
+    decided = decide(ev.events)
+    codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
+    try:
+        flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
+            .select(*KEY, *NAMES).collect()
+        flagged = {tuple(r[k] for k in KEY): wanted_codes(r, NAMES) for r in flagged_rows}
+        exact = run_exact(spark, decided.events, flagged, ev.fmt).persist()
+        disagree = exact.filter(F.col("disagreement").isNotNull()).limit(5).collect()
+        if disagree:
+            d = disagree[0]
+            raise EngineDisagreement(f"{d['property']} on trace {d['trace']}: {d['disagreement']}")
+        verdicts = verdict_rows(codes, exact)
+        rejected = ev.rejected.unionByName(
+            decided.bad_seq.select("src", F.lit(None).cast("long").alias("line"),
+                                   F.col("pos").alias("row") if ev.fmt == "parquet"
+                                   else F.lit(None).cast("long").alias("row"),
+                                   F.lit("seq").alias("field"), "message"))
+        if ev.fmt == "jsonl":
+            rejected = rejected.withColumn(
+                "line", F.when(F.col("field") == "seq", F.lit(None)).otherwise(F.col("line")))
+        doc = _document(spark, paths, ev.fmt, codes, verdicts, firsts, decided.events,
+                        rejected, decided.bad_seq)
+        text = R.to_text(doc)
+        if out is not None:
+            _write(spark, out, verdicts, rejected, doc, text, fail_after_write)
+        return ScanResult(doc, text, doc["exit_code"], out)
+    finally:
+        codes.unpersist()
+        firsts.unpersist()
+        decided.events.unpersist()
+
+
+def _document(spark, paths, fmt, codes, verdicts, firsts, events, rejected,
+              bad_seq) -> dict[str, Any]:
+    counts = verdicts.groupBy("protocol", "config", "property", "verdict").count().collect()
+    sizes = codes.groupBy("protocol", "config").agg(
+        F.count(F.lit(1)).alias("traces"), F.sum("events").alias("events")).collect()
+    lat = R.latency(firsts)
+    iol = R.index_of_latency(events.filter(F.col("kind") == "deliver"))
+    groups = []
+    for s in sorted(sizes, key=lambda r: (r["protocol"], r["config"])):
+        key = (s["protocol"], s["config"])
+        c = {p: {"holds": 0, "violated": 0, "unknown": 0} for p in NAMES}
+        for r in counts:
+            if (r["protocol"], r["config"]) == key:
+                c[r["property"]][r["verdict"]] += r["count"]
+        groups.append({"protocol": key[0], "config": key[1], "traces": s["traces"],
+                       "events": int(s["events"]), "counts": c, "latency": lat.get(key),
+                       "index_of_latency": iol.get(key)})
+    n_rejected_records = rejected.filter(F.col("field") != "seq").count()
+    seq_stats = bad_seq.agg(F.count(F.lit(1)), F.sum("records")).first()
+    n_bad_seq_traces, n_bad_seq_records = seq_stats[0], int(seq_stats[1] or 0)
+    listed = [{"source": local_path(r["src"]), "line": r["line"], "row": r["row"],
+               "field": r["field"], "message": r["message"]}
+              for r in rejected.orderBy("src", "line", "row").limit(REJECTED_LISTED).collect()]
+    first = (verdicts.filter(F.col("verdict") == "violated").groupBy("property")
+             .agg(F.min_by(F.struct("trace", "explanation"), F.struct(*KEY)).alias("x"))
+             .collect())
+    by_prop = {r["property"]: r["x"] for r in first}
+    examples = [{"property": p, "trace": by_prop[p]["trace"],
+                 "explanation": by_prop[p]["explanation"]} for p in NAMES if p in by_prop]
+    total = {"traces": sum(g["traces"] for g in groups),
+             "events": sum(g["events"] for g in groups),
+             "rejected": n_rejected_records + n_bad_seq_records,
+             "rejected_listed_of": n_rejected_records + n_bad_seq_traces}
+    violated = any(g["counts"][p]["violated"] for g in groups for p in NAMES)
+    return {
+        "tomkit": __version__, "format_version": FORMAT_VERSION, "input": ", ".join(paths),
+        "format": fmt, "properties": NAMES,
+        "verdict": "violated" if violated else "holds",
+        "exit_code": 1 if violated else (2 if total["rejected"] else 0),
+        "summary": total, "groups": groups, "rejected": listed, "examples": examples,
+    }
+
+
+def _fs(spark: SparkSession, path: str):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), p
+
+
+def _write_text(spark: SparkSession, path: str, text: str) -> None:
+    fs, p = _fs(spark, path)
+    stream = fs.create(p, True)
+    try:
+        stream.write(bytearray(text.encode()))
+    finally:
+        stream.close()
+
+
+def _write(spark: SparkSession, out: str, verdicts: DataFrame, rejected: DataFrame,
+           doc: dict, text: str, fail_after_write: bool) -> None:
+    """Write everything under OUT.tmp-<id>, then rename it to OUT (module docstring)."""
+    out = out.rstrip("/")
+    tmp = f"{out}.tmp-{uuid.uuid4().hex[:12]}"
+    fs, tmp_p = _fs(spark, tmp)
+    jvm = spark.sparkContext._jvm
+    try:
+        verdicts.write.mode("error").parquet(f"{tmp}/verdicts")
+        rejected.write.mode("error").parquet(f"{tmp}/rejected")
+        _write_text(spark, f"{tmp}/report.json", json.dumps(doc, indent=1) + "\n")
+        _write_text(spark, f"{tmp}/report.txt", text)
+        if fail_after_write:
+            raise RuntimeError("failing on purpose before the commit")
+        out_p = jvm.org.apache.hadoop.fs.Path(out)
+        old_p = None
+        if fs.exists(out_p):
+            old_p = jvm.org.apache.hadoop.fs.Path(f"{out}.old-{uuid.uuid4().hex[:12]}")
+            if not fs.rename(out_p, old_p):
+                raise OSError(f"{out}: could not move the previous result aside")
+        if not fs.rename(tmp_p, out_p):
+            if old_p is not None:
+                fs.rename(old_p, out_p)
+            raise OSError(f"{out}: could not move the new result into place")
+        if old_p is not None:
+            fs.delete(old_p, True)
+    except BaseException:
+        fs.delete(tmp_p, True)
+        raise
+
+
+def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Scan a trace data set with Spark.")
+    add_arguments(ap)
+    return ap
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("inputs", nargs="+", metavar="DIR",
+                    help="data set directories or files (Parquet or JSON Lines; local, "
+                         "hdfs://, s3a://, ...)")
+    ap.add_argument("--out", metavar="DIR", help="write verdicts, rejected records and the "
+                    "report here (replaced atomically)")
+    ap.add_argument("--master", default=None,
+                    help="Spark master (default: local[*], or spark-submit's)")
+    ap.add_argument("--format", dest="fmt", choices=["parquet", "jsonl"],
+                    help="input format (default: from the file names)")
+    ap.add_argument("--json", action="store_true", help="print report.json instead of text")
+    ap.add_argument("--shuffle-partitions", type=int, default=None,
+                    help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
+
+
+def run_args(args: argparse.Namespace) -> int:
+    from tomkit.checker.spark.read import SchemaMismatch
+    from tomkit.checker.spark.session import get_session
+
+    master = args.master
+    if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
+            and not os.environ.get("SPARK_ENV_LOADED"):
+        master = "local[*]"
+    spark = get_session(master, shuffle_partitions=args.shuffle_partitions)
+    try:
+        res = scan(spark, args.inputs, args.out, args.fmt)
+    except (SchemaMismatch, FileNotFoundError) as e:
+        print(f"tomkit scan: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(res.doc, indent=1) if args.json else res.text, end="")
+    return res.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_args(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The default safety properties as DataFrame operations: one detection code per trace.
+
+The same properties, names and codes as ``checker/properties`` (HOLDS, UNKNOWN,
+VIOLATED, EXACT; see each module's docstring for the definition and its source). The
+events are hash-partitioned by trace once (``KEY``); every window and aggregate below is
+keyed by the trace plus something, so Spark sorts within partitions but does not shuffle
+again. Per property, how it is decided here:
+
+* integrity: aggregates. A delivery whose (trace, process, msg) already has an earlier
+  one (row_number > 1); a first delivery whose message has no send, in a trace that logs
+  sends; a (trace, msg) with two sends. Unknown: deliveries but no sends.
+* total-order-strong: the property's own linear test (total_order.py): per process, the
+  predecessor of each first delivery among the first deliveries in the same installed view
+  (``lag`` over the process's order); violated when one (trace, view, msg) has two
+  different predecessors.
+* total-order-weak and global-order: the order-consistency filter of order_filter.py, one
+  round: rank(m) = the largest position of m's first delivery at any process; a trace
+  whose processes all deliver in increasing rank has a global sequence (the ranks), so
+  both hold. Any other trace is EXACT, as in the single-machine engine: the exact check
+  (``exact.py``) decides it. Cycle detection is not natural in SQL; the filter settles
+  every trace without a violation in the data sets we generate (all processes deliver
+  one sequence, or a prefix of it).
+* causal-order: each first delivery of m joined to the deps of m's first send (exploded),
+  then to the same process's first delivery of each dep: violated if missing or not
+  earlier. Unknown: no sends, or no send carries deps.
+* fifo-order: per (trace, process, sender), the i-th first delivery must be the sender's
+  i-th send (window row_number against the send rank). Unknown: no sends.
+* virtual-synchrony: aggregates over view events (a view installed twice by a process;
+  one view id with two member sets), same messages between the same two views (per
+  transition V -> V', the processes that install both against the deliverers of each
+  message in between), and the sending view against the delivering view. Unknown: no
+  view events.
+
+"First send" of a message is the one of the process first by name, earliest in its
+order, and "first delivery" the earliest at a process, as in ``checker/chunk.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from tomkit.checker.properties import (
+    EXACT,
+    HOLDS,
+    UNKNOWN,
+    VIOLATED,
+    causal,
+    fifo,
+    integrity,
+    virtual_synchrony,
+)
+from tomkit.checker.spark.read import KEY
+
+#: the properties this engine decides, in report order (the default set of engine.select)
+NAMES = ["integrity", "total-order-weak", "total-order-strong", "global-order",
+         "causal-order", "fifo-order", "virtual-synchrony"]
+ORDER = ["_o_seq", "src", "pos"]  # a process's local order: seq, else file and position
+
+
+@dataclass
+class Decided:
+    codes: DataFrame  # KEY, events, one int code column per property, bad (seq) info
+    firsts: DataFrame  # first deliveries with send info, for the report
+    bad_seq: DataFrame  # src pos field message of traces rejected for seq
+    events: DataFrame  # the good traces' events with their per-process features
+
+
+def _w(*extra: str, order: list[str] | None = None) -> Window:
+    return Window.partitionBy(*KEY, *extra).orderBy(*(order or ORDER))
+
+
+def _flag(df: DataFrame, name: str) -> DataFrame:
+    return df.select(*KEY).distinct().withColumn(name, F.lit(True))
+
+
+def decide(events: DataFrame) -> Decided:
+    """Detection codes per trace (module docstring)."""
+    e = events.withColumn("_o_seq", F.coalesce("seq", F.lit(-1))).repartition(*KEY)
+    wp = _w("process")
+    upto = wp.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    after = wp.rowsBetween(1, Window.unboundedFollowing)
+    e = e.select(
+        "*",
+        F.last("view", ignorenulls=True).over(upto).alias("curview"),
+        F.first("view", ignorenulls=True).over(after).alias("nextview"),
+        (F.count(F.when(F.col("kind") == "send", 1)).over(upto) - 1).alias("s_rank"),
+        F.lag("seq").over(wp).alias("_prev_seq"),
+        F.count("seq").over(Window.partitionBy(*KEY, "process")).alias("_n_seq"),
+        F.count(F.lit(1)).over(Window.partitionBy(*KEY, "process")).alias("_n_proc"),
+    )
+    # seq: all or nothing per process, never repeated (else the trace is bad input)
+    seq_problem = (
+        F.when((F.col("_n_seq") > 0) & (F.col("_n_seq") < F.col("_n_proc"))
+               & F.col("seq").isNull(),
+               F.concat(F.lit("process "), "process", F.lit(" gives seq on some events only")))
+        .when(F.col("seq") == F.col("_prev_seq"),
+              F.concat(F.lit("process "), "process", F.lit(" repeats seq "),
+                       F.col("seq").cast("string"))))
+    # Materialize the per-event features once: every property below reads them, and a
+    # checkpoint cuts the plan (Spark's analyzer slows down sharply on a deep plan that
+    # is joined with itself a dozen times). It keeps the partitioning by trace.
+    e = e.withColumn("_seq_problem", seq_problem).localCheckpoint()
+    bad_seq = (e.filter(F.col("_seq_problem").isNotNull())
+               .groupBy(*KEY).agg(F.min_by(F.struct("src", "pos", "_seq_problem"),
+                                           F.struct("src", "pos")).alias("b"))
+               .select(*KEY, "b.src", "b.pos", F.col("b._seq_problem").alias("message")))
+    bad_seq = bad_seq.join(e.join(bad_seq.select(*KEY), KEY).groupBy(*KEY)
+                           .agg(F.count(F.lit(1)).alias("records")), KEY)
+    e = e.join(bad_seq.select(*KEY).withColumn("_bad", F.lit(True)), KEY, "left") \
+        .filter(F.col("_bad").isNull()).drop("_bad", "_seq_problem", "_prev_seq", "_n_seq",
+                                             "_n_proc")
+
+    is_send, is_del = F.col("kind") == "send", F.col("kind") == "deliver"
+    traces = e.groupBy(*KEY).agg(
+        F.count(F.lit(1)).alias("events"),
+        F.max(is_send.cast("int")).cast("boolean").alias("has_send"),
+        F.max(is_del.cast("int")).cast("boolean").alias("has_deliver"),
+        F.max((F.col("kind") == "view").cast("int")).cast("boolean").alias("has_view"),
+        F.max((is_send & F.col("deps").isNotNull()).cast("int")).cast("boolean")
+        .alias("has_deps"))
+
+    sends = e.filter(is_send).groupBy(*KEY, "msg").agg(
+        F.count(F.lit(1)).alias("n_sends"),
+        F.min_by(F.struct(F.col("process").alias("sender"), "s_rank",
+                          F.col("curview").alias("send_view"), F.col("time").alias("send_time"),
+                          F.col("deps").alias("send_deps")),
+                 F.struct("process", *ORDER)).alias("s"))
+    sends = sends.select(*KEY, "msg", "n_sends", "s.*")
+
+    d = e.filter(is_del).drop("s_rank").withColumn("_k", F.row_number().over(_w("process", "msg")))
+    dup_delivery = _flag(d.filter(F.col("_k") > 1), "dup_delivery")
+    f = d.filter(F.col("_k") == 1).drop("_k").join(sends, [*KEY, "msg"], "left")
+    pf = _w("process")
+    f = f.select("*", (F.row_number().over(pf) - 1).alias("f_pos"),
+                 F.lag("msg").over(pf).alias("_prev_msg"),
+                 F.lag("curview").over(pf).alias("_prev_view"),
+                 F.lag(F.lit(1)).over(pf).alias("_has_prev"))
+    f = f.withColumn("pred", F.when(F.col("_has_prev").isNotNull()
+                                    & F.col("_prev_view").eqNullSafe(F.col("curview")),
+                                    F.col("_prev_msg"))).drop("_prev_view", "_has_prev")
+    f = f.localCheckpoint()
+
+    # integrity
+    unsent = _flag(f.filter(F.col("n_sends").isNull()), "unsent")
+    dup_send = _flag(sends.filter(F.col("n_sends") > 1), "dup_send")
+    # strong total order: one predecessor per (trace, view, msg)
+    strong = _flag(f.groupBy(*KEY, "curview", "msg")
+                   .agg(F.countDistinct(F.coalesce("pred", F.lit(""))).alias("k"))
+                   .filter(F.col("k") > 1), "strong_bad")
+    # weak / global: one round of the order-consistency filter
+    rank = f.groupBy(*KEY, "msg").agg(F.max("f_pos").alias("rank"))
+    ranked = f.select(*KEY, "process", "msg", *ORDER).join(rank, [*KEY, "msg"])
+    ranked = ranked.withColumn("_prev_rank", F.lag("rank").over(_w("process")))
+    inconsistent = _flag(ranked.filter(F.col("_prev_rank") >= F.col("rank")), "inconsistent")
+    # causal: each dep of m delivered before m at the same process
+    need = f.filter(F.size(F.coalesce("send_deps", F.array())) > 0).select(
+        *KEY, "process", "f_pos", F.explode(F.array_distinct("send_deps")).alias("dep"))
+    have = f.select(*KEY, "process", F.col("msg").alias("dep"), F.col("f_pos").alias("dep_pos"))
+    causal_bad = _flag(need.join(have, [*KEY, "process", "dep"], "left")
+                       .filter(F.col("dep_pos").isNull() | (F.col("dep_pos") >= F.col("f_pos"))),
+                       "causal_bad")
+    # FIFO: the i-th delivery from a sender is its i-th send
+    fs = f.filter(F.col("sender").isNotNull())
+    fifo_bad = _flag(fs.withColumn("_i", F.row_number().over(
+        _w("process", "sender", order=["f_pos"])) - 1).filter(F.col("_i") != F.col("s_rank")),
+        "fifo_bad")
+    # virtual synchrony
+    v = e.filter(F.col("kind") == "view")
+    reinstalled = _flag(v.groupBy(*KEY, "process", "view").count().filter(F.col("count") > 1),
+                        "vs_reinstalled")
+    mismatch = _flag(v.groupBy(*KEY, "view")
+                     .agg(F.countDistinct(F.array_sort(F.array_distinct("members"))).alias("k"))
+                     .filter(F.col("k") > 1), "vs_mismatch")
+    trans = v.filter(F.col("nextview").isNotNull()).groupBy(*KEY, "view", "nextview") \
+        .agg(F.count(F.lit(1)).alias("n_members"))
+    inside = f.filter(F.col("curview").isNotNull() & F.col("nextview").isNotNull()) \
+        .groupBy(*KEY, F.col("curview").alias("view"), "nextview", "msg") \
+        .agg(F.count(F.lit(1)).alias("c"))
+    same_set = _flag(inside.join(trans, [*KEY, "view", "nextview"])
+                     .filter(F.col("c") < F.col("n_members")), "vs_same_set")
+    sending_view = _flag(fs.filter(~F.col("send_view").eqNullSafe(F.col("curview"))),
+                         "vs_sending_view")
+
+    t = traces
+    for flag in (dup_delivery, unsent, dup_send, strong, inconsistent, causal_bad, fifo_bad,
+                 reinstalled, mismatch, same_set, sending_view):
+        t = t.join(flag, KEY, "left")
+    t = t.na.fill(False)
+
+    def code(violated: Column | None = None, unknown: Column | None = None,
+             exact: Column | None = None) -> Column:
+        c: Column = F.lit(HOLDS)
+        if unknown is not None:
+            c = F.when(unknown, F.lit(UNKNOWN)).otherwise(c)
+        if exact is not None:
+            c = F.when(exact, F.lit(EXACT)).otherwise(c)
+        if violated is not None:
+            c = F.when(violated, F.lit(VIOLATED)).otherwise(c)
+        return c
+
+    c = F.col
+    no_send = ~c("has_send")
+    causal_unknown = no_send | ~c("has_deps")
+    codes = t.select(
+        *KEY, "events", "has_send",
+        code(c("dup_delivery") | (c("unsent") & c("has_send")) | c("dup_send"),
+             no_send & c("has_deliver")).alias("integrity"),
+        code(exact=c("inconsistent")).alias("total-order-weak"),
+        code(c("strong_bad")).alias("total-order-strong"),
+        code(exact=c("inconsistent")).alias("global-order"),
+        code(c("causal_bad") & ~causal_unknown, causal_unknown).alias("causal-order"),
+        code(c("fifo_bad") & no_send.__invert__(), no_send).alias("fifo-order"),
+        code((c("vs_reinstalled") | c("vs_mismatch") | c("vs_same_set")
+              | c("vs_sending_view")) & c("has_view"), ~c("has_view"))
+        .alias("virtual-synchrony"),
+    )
+    return Decided(codes.localCheckpoint(), f, bad_seq, e)
+
+
+def unknown_reason(name: str, has_send: bool) -> str:
+    """Why a trace the detection calls UNKNOWN is unknown: the words of the reference check."""
+    return {
+        "integrity": integrity.NO_SENDS,
+        "causal-order": causal.NO_SENDS if not has_send else causal.NO_DEPS,
+        "fifo-order": fifo.NO_SENDS,
+        "virtual-synchrony": virtual_synchrony.NO_VIEWS,
+    }.get(name, "not decidable")

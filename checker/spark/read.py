@@ -1,0 +1,256 @@
+"""Reading a trace data set into one DataFrame of events, with every bad record accounted for.
+
+Input: directories or files of trace format v1 (``traces/schema.py``), Parquet or JSON
+Lines (plain or gzip), with or without Hive-style partitions ``protocol=P/config=C``
+(what ``tomkit generate`` writes; files and folders starting with ``_`` or ``.`` are
+skipped, as Spark does). Object-store and HDFS paths work as Spark reads them.
+
+Where each record came from. Every event keeps its file (``src``) and position
+(``pos``): for Parquet the 0-based row in the file (Spark's ``_metadata.row_index``); for
+JSON Lines the 1-based line. Spark reads a text file in splits and numbers rows only
+within a task, so the line is rebuilt: per (file, split start) the count of lines and the
+first row id, a running sum over the splits of each file, and the row's offset in its
+split. Positions also give a process's local order when records carry no ``seq``, as in
+the single-machine reader (record order is local order).
+
+Bad records are never dropped silently: each becomes a row of the ``rejected`` frame
+(source, line or row, field, message) and is left out of the events. The rules are those
+of the JSON Schema (required fields, kinds, which fields each kind may carry, non-empty
+strings, seq >= 0) and, for JSON Lines, malformed JSON, a value of the wrong type (Spark's
+corrupt-record column) and unknown fields (only ``x_*`` extensions are allowed).
+
+Schema mismatch (a column of the wrong type, a required column missing, files whose
+schemas cannot be merged) is not a bad record but a bad data set: :class:`SchemaMismatch`
+names the column, the type found and the type expected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from tomkit.traces.schema import FIELDS, KINDS, MSG_KINDS, REQUIRED
+
+PARTITIONS = ("protocol", "config")
+KEY = ["protocol", "config", "trace"]  # one trace: its id within its partition
+INDEX_OF_LATENCY = "x_index_of_latency"
+
+STRING = ("trace", "process", "kind", "msg", "view")
+LISTS = ("deps", "members")
+_NUMERIC = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+JSON_SCHEMA = T.StructType(
+    [T.StructField(f, T.StringType()) for f in STRING]
+    + [T.StructField(f, T.ArrayType(T.StringType())) for f in LISTS]
+    + [T.StructField("time", T.DoubleType()), T.StructField("seq", T.LongType()),
+       T.StructField("_corrupt", T.StringType())])
+
+
+class SchemaMismatch(ValueError):
+    """The data set's columns do not fit trace format v1."""
+
+
+@dataclass
+class Events:
+    """Good events (one row per record) and rejected records."""
+
+    events: DataFrame  # KEY + process kind msg deps view members time seq src pos iol
+    rejected: DataFrame  # src line row field message
+    fmt: str
+
+
+def detect_format(spark: SparkSession, paths: list[str]) -> str:
+    """'parquet' or 'jsonl', from the first data file's name."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for p in paths:
+        path = jvm.org.apache.hadoop.fs.Path(p)
+        fs = path.getFileSystem(conf)
+        if not fs.exists(path):
+            raise FileNotFoundError(f"{p}: no such file or directory")
+        root = fs.makeQualified(path).toString().rstrip("/")
+        it = fs.listFiles(path, True)
+        while it.hasNext():
+            name = it.next().getPath().toString()
+            below = name[len(root):].split("/") if name.startswith(root) else [name]
+            if any(x.startswith(("_", ".")) for x in below if x):
+                continue  # Spark skips these too (_SUCCESS, _ground_truth.jsonl, .crc)
+            low = below[-1].lower()
+            if low.endswith((".parquet", ".pq")):
+                return "parquet"
+            if low.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz",
+                             ".ndjson.gz")):
+                return "jsonl"
+    raise FileNotFoundError(f"{', '.join(paths)}: no .parquet or .jsonl file found")
+
+
+def read_events(spark: SparkSession, paths: list[str], fmt: str | None = None) -> Events:
+    fmt = fmt or detect_format(spark, paths)
+    if fmt == "parquet":
+        return _parquet(spark, paths)
+    if fmt == "jsonl":
+        return _jsonl(spark, paths)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def _partition_cols(df: DataFrame) -> list[Column]:
+    return [F.col(c).cast("string") if c in df.columns else F.lit("").alias(c)
+            for c in PARTITIONS]
+
+
+def _check_parquet_schema(schema: T.StructType, where: str) -> None:
+    fields = {f.name: f.dataType for f in schema.fields}
+    for name in REQUIRED:
+        if name not in fields:
+            raise SchemaMismatch(f"{where}: required column '{name}' is missing "
+                                 "(trace format v1)")
+    for name, dt in fields.items():
+        if name in PARTITIONS or name.startswith("x_"):
+            continue
+        if name not in FIELDS:
+            raise SchemaMismatch(f"{where}: unknown column '{name}' of type "
+                                 f"{dt.simpleString()} (trace format v1 has {', '.join(FIELDS)}"
+                                 "; extension columns start with x_)")
+        ok = {
+            "time": isinstance(dt, _NUMERIC),
+            "seq": isinstance(dt, _INTEGRAL),
+            "deps": isinstance(dt, T.ArrayType) and isinstance(dt.elementType, T.StringType),
+            "members": isinstance(dt, T.ArrayType) and isinstance(dt.elementType,
+                                                                   T.StringType),
+        }.get(name, isinstance(dt, T.StringType))
+        if not ok:
+            want = {"time": "double", "seq": "bigint", "deps": "array<string>",
+                    "members": "array<string>"}.get(name, "string")
+            raise SchemaMismatch(f"{where}: column '{name}' has type {dt.simpleString()}, "
+                                 f"expected {want} (trace format v1)")
+
+
+def _parquet(spark: SparkSession, paths: list[str]) -> Events:
+    from pyspark.errors import PySparkException
+
+    try:
+        raw = spark.read.option("mergeSchema", "true").parquet(*paths)
+        _check_parquet_schema(raw.schema, ", ".join(paths))
+    except PySparkException as e:
+        msg = str(e).splitlines()[0]
+        raise SchemaMismatch(f"{', '.join(paths)}: the Parquet files' schemas do not fit "
+                             f"together or do not fit trace format v1: {msg}") from e
+    cols = set(raw.columns)
+
+    def col(name: str, dt: str) -> Column:
+        return F.col(name).cast(dt).alias(name) if name in cols else F.lit(None).cast(dt).alias(
+            name)
+
+    df = raw.select(
+        *_partition_cols(raw),
+        *[col(f, "string") for f in STRING],
+        col("deps", "array<string>"), col("members", "array<string>"),
+        col("time", "double"), col("seq", "bigint"),
+        (F.col(INDEX_OF_LATENCY).cast("double") if INDEX_OF_LATENCY in cols
+         else F.lit(None).cast("double")).alias("iol"),
+        F.col("_metadata.file_path").alias("src"),
+        F.col("_metadata.row_index").alias("pos"),
+        F.lit(None).cast("string").alias("_corrupt"),
+        F.lit(None).cast("string").alias("_unknown_key"),
+    )
+    return _split(df, "parquet")
+
+
+def _jsonl(spark: SparkSession, paths: list[str]) -> Events:
+    text = spark.read.text(paths)
+    df = text.select(
+        *_partition_cols(text), "value",
+        F.col("_metadata.file_path").alias("src"),
+        F.col("_metadata.file_block_start").alias("_block"),
+        F.monotonically_increasing_id().alias("_id"))
+    # line numbers: rows of one split are consecutive ids in one task
+    splits = df.groupBy("src", "_block").agg(F.count(F.lit(1)).alias("_n"),
+                                             F.min("_id").alias("_first"))
+    w = Window.partitionBy("src").orderBy("_block").rowsBetween(Window.unboundedPreceding, -1)
+    splits = splits.withColumn("_before", F.coalesce(F.sum("_n").over(w), F.lit(0)))
+    df = df.join(F.broadcast(splits.drop("_n")), ["src", "_block"])
+    df = df.withColumn("pos", F.col("_before") + F.col("_id") - F.col("_first") + 1)
+    header = (F.col("pos") == 1) & F.get_json_object("value", "$.format").isNotNull()
+    df = df.filter(~header & (F.trim("value") != ""))
+    parsed = F.from_json("value", JSON_SCHEMA, {"mode": "PERMISSIVE",
+                                                "columnNameOfCorruptRecord": "_corrupt"})
+    allowed = F.array(*[F.lit(f) for f in FIELDS])
+    unknown = F.filter(F.json_object_keys("value"),
+                       lambda k: ~F.array_contains(allowed, k) & ~k.startswith("x_"))
+    df = df.select("protocol", "config", "src", "pos", parsed.alias("j"),
+                   F.get_json_object("value", f"$.{INDEX_OF_LATENCY}").cast("double")
+                   .alias("iol"),
+                   F.try_element_at(unknown, F.lit(1)).alias("_unknown_key"),
+                   F.json_object_keys("value").isNull().alias("_not_object"))
+    df = df.select("protocol", "config", *[F.col(f"j.{f}").alias(f) for f in STRING],
+                   "j.deps", "j.members", "j.time", "j.seq", "iol", "src", "pos",
+                   F.when(F.col("_not_object") & F.col("j._corrupt").isNull(),
+                          F.lit("not an object")).otherwise(F.col("j._corrupt"))
+                   .alias("_corrupt"), "_unknown_key")
+    return _split(df, "jsonl")
+
+
+def _empty(c: str) -> Column:
+    return F.col(c).isNull() | (F.col(c) == "")
+
+
+def _bad_items(c: str) -> Column:
+    return F.exists(F.col(c), lambda x: x.isNull() | (x == ""))
+
+
+def problem(kind_set=KINDS) -> Column:
+    """The first broken rule of a record, as struct(field, message), by field order; null
+    for a good record."""
+    kinds = F.array(*[F.lit(k) for k in kind_set])
+    msg_kinds = F.array(*[F.lit(k) for k in sorted(MSG_KINDS)])
+    kind = F.col("kind")
+    is_msg = F.array_contains(msg_kinds, kind)
+    rules: list[tuple[Column, str, Column | str]] = [
+        (F.col("_corrupt").isNotNull(), "", "not a valid JSON object, or a field of the "
+                                            "wrong type"),
+        (F.col("_unknown_key").isNotNull(), F.col("_unknown_key"),
+         "unknown field (extension fields start with x_)"),
+        (_empty("trace"), "trace", "required: a non-empty string"),
+        (_empty("process"), "process", "required: a non-empty string"),
+        (kind.isNull(), "kind", "required"),
+        (~F.array_contains(kinds, kind), "kind", F.concat(F.lit("must be one of "
+                                                               + ", ".join(kind_set)
+                                                               + ", not "), kind)),
+        (is_msg & _empty("msg"), "msg", F.concat(F.lit("required for kind "), kind)),
+        (~is_msg & F.col("msg").isNotNull(), "msg", F.concat(F.lit("not allowed for kind "),
+                                                             kind)),
+        ((kind != "send") & F.col("deps").isNotNull(), "deps", "allowed on send only"),
+        (F.coalesce(_bad_items("deps"), F.lit(False)), "deps",
+         "items must be non-empty strings"),
+        ((kind == "view") & _empty("view"), "view", "required for kind view"),
+        ((kind != "view") & F.col("view").isNotNull(), "view", "allowed on view only"),
+        ((kind == "view") & F.col("members").isNull(), "members", "required for kind view"),
+        ((kind != "view") & F.col("members").isNotNull(), "members", "allowed on view only"),
+        (F.coalesce(_bad_items("members"), F.lit(False)), "members",
+         "items must be non-empty strings"),
+        (F.col("time").isNotNull() & (F.isnan("time") | (F.abs("time") == float("inf"))),
+         "time", "must be a finite number"),
+        (F.col("seq") < 0, "seq", "must be >= 0"),
+    ]
+    out = F.lit(None).cast("struct<field:string,message:string>")
+    for cond, field, message in reversed(rules):
+        f = F.lit(field) if isinstance(field, str) else field
+        m = F.lit(message) if isinstance(message, str) else message
+        out = F.when(F.coalesce(cond, F.lit(False)),
+                     F.struct(f.alias("field"), m.alias("message"))).otherwise(out)
+    return out
+
+
+def _split(df: DataFrame, fmt: str) -> Events:
+    df = df.withColumn("_problem", problem())
+    good = df.filter(F.col("_problem").isNull()).drop("_problem", "_corrupt", "_unknown_key")
+    bad = df.filter(F.col("_problem").isNotNull()).select(
+        "src",
+        (F.col("pos") if fmt == "jsonl" else F.lit(None)).cast("long").alias("line"),
+        (F.col("pos") if fmt == "parquet" else F.lit(None)).cast("long").alias("row"),
+        "_problem.field", "_problem.message")
+    return Events(good, bad, fmt)

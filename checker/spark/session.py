@@ -1,0 +1,73 @@
+"""A SparkSession for the scan: local mode by default, settings for a small machine.
+
+On a cluster, ``spark-submit`` decides master and resources and :func:`get_session`
+only adds the SQL settings the scan relies on (they are per session, so they do not
+affect other jobs): partition columns stay strings (``config=8`` is a name, not a
+number), and co-partitioned joins reuse the one repartition by trace instead of
+shuffling again.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+#: SQL settings the scan sets on any session it runs in
+SCAN_CONF = {
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    # joins keyed (trace, msg) may reuse a partitioning by trace alone
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
+    "spark.sql.adaptive.enabled": "true",
+}
+
+
+def _cores(master: str) -> int:
+    inner = master[master.find("[") + 1:master.find("]")] if "[" in master else "1"
+    if inner in ("*", ""):
+        return os.cpu_count() or 1
+    try:
+        return max(1, int(inner.split(",")[0]))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
+def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
+                driver_memory: str | None = None,
+                shuffle_partitions: int | None = None) -> SparkSession:
+    """The active session, or a new one. With a ``local`` master: UI off, quiet logs,
+    shuffle partitions 4 per core (Spark's 200 is meant for clusters), driver memory
+    ``driver_memory`` (default $TOMKIT_SPARK_MEMORY or 4g; it is also the executor's
+    memory in local mode). ``master=None`` leaves the master to spark-submit."""
+    if master is not None and master.startswith("local"):
+        # python workers must run this interpreter (which has tomkit), not "python3"
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        apply_conf(active)
+        return active
+    b = SparkSession.builder.appName(app_name)
+    if master is not None:
+        b = b.master(master)
+    if master is not None and master.startswith("local"):
+        cores = _cores(master)
+        b = (b.config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory",
+                     driver_memory or os.environ.get("TOMKIT_SPARK_MEMORY", "4g"))
+             .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4 * cores))
+             .config("spark.default.parallelism", str(2 * cores))
+             .config("spark.driver.extraJavaOptions",
+                     "-Dlog4j2.level=ERROR -Dlog4j.rootLogger=ERROR"))
+    elif shuffle_partitions:
+        b = b.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    apply_conf(spark)
+    return spark
+
+
+def apply_conf(spark: SparkSession) -> None:
+    for k, v in SCAN_CONF.items():
+        spark.conf.set(k, v)
