@@ -2,7 +2,9 @@
 
 Each mutant is a rule over the vocabulary (``model/vocab.py``), written like the rules of
 ``model/rules.py`` and run unchanged by the simulator (``model/sim.py``). They break the
-ToTo family's safety argument in two documented ways:
+ToTo family's safety argument. All of them are in :data:`RULE_MUTANTS`, which ``tomkit
+prove`` and ``tomkit fuzz`` use (``fuzz/mutants.py`` describes each); the data set
+generator simulates two of them, :data:`MUTANTS`:
 
 * ``toto-low-delta``: ToTo_delta (000 section 4.2, criterion (DEL)) with delta below n/2.
   000 section 4.1 requires n/2 <= delta < n: two sources that each collect more than
@@ -31,34 +33,113 @@ and pass it to ``Process`` instead of the name.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 
 from tomkit.model import rules as _rules
-from tomkit.model.rules import Params, Rule, toto_external_stability_a, toto_internal_stability
-from tomkit.model.vocab import Delivery, RuleView, sources
+from tomkit.model.rules import (
+    Params,
+    Rule,
+    _g_toto,
+    _minus_marked,
+    toto_external_stability_a,
+    toto_internal_stability,
+)
+from tomkit.model.vocab import (
+    Delivery,
+    RuleView,
+    future_is_one,
+    generalized_sources,
+    sources,
+)
 
-__all__ = ["MUTANTS", "Runaway", "majority", "registered", "simulate_mutant",
+__all__ = ["MUTANTS", "RULE_MUTANTS", "Runaway", "g_toto_no_ntail", "majority", "registered",
+           "s_toto_low_delta", "s_toto_no_internal", "simulate_mutant",
            "toto_low_delta"]
 
 
+def _need_delta(params: Params, name: str) -> int:
+    if params.delta is None:
+        raise ValueError(f"{name} needs Params(delta=...)")
+    return params.delta
+
+
 def toto_low_delta(v: RuleView, params: Params) -> Delivery | None:
-    """ToTo_delta (000 section 4.2) for any 1 <= delta < n, without the n/2 lower bound."""
-    d = params.delta
-    if d is None or not 1 <= d < v.n:
-        raise ValueError(f"toto-low-delta: delta must be in [1, n), got {d}")
+    """ToTo's body (``model.rules.toto``) with delta in [1, n/2) instead of [n/2, n)."""
+    d = _need_delta(params, "toto-low-delta")
+    if not 1 <= d < math.ceil(v.n / 2):
+        raise ValueError(f"toto-low-delta: delta must be in [1, n/2), got {d} with n = {v.n}")
     s = sources(v, d)
     internal = v.and_(v.nonempty(s), toto_internal_stability(v, s, d))
-    out = v.subset(lambda m: v.not_(v.marked(m)), within=s)
+    out = _minus_marked(v, s)
     return v.first(
         (v.and_(internal, toto_external_stability_a(v, s, d)), v.deliver(out, "early")),
         (v.and_(internal, v.ntail_g == v.n), v.deliver(out, "default")),
     )
 
 
-def majority(v: RuleView, params: Params) -> Delivery | None:
-    """Deliver every candidate with more than n/2 votes, no stability test (broken)."""
-    won = v.subset(lambda m: v.and_(v.nvt(m) > v.n // 2, v.not_(v.marked(m))))
+def s_toto_no_internal(v: RuleView, params: Params) -> Delivery | None:
+    """S-ToTo (``model.rules.s_toto``) without rule 1a (internal stability)."""
+    d = _need_delta(params, "s-toto-no-internal")
+    if not (v.n <= 2 * d and d < v.n):
+        raise ValueError(f"s-toto-no-internal: delta must be in [n/2, n), got {d}")
+    s = sources(v, d)
+    external = v.exists(lambda x: v.nvt(x) > d, within=s)
+    return v.first(
+        (external, v.deliver(_minus_marked(v, s), "early")),
+        (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
+         v.deliver(_minus_marked(v, v.candidates), "default")),
+    )
+
+
+def s_toto_low_delta(v: RuleView, params: Params) -> Delivery | None:
+    """S-ToTo's body (``model.rules.s_toto``) with delta in [1, n/2)."""
+    d = _need_delta(params, "s-toto-low-delta")
+    if not 1 <= d < math.ceil(v.n / 2):
+        raise ValueError(f"s-toto-low-delta: delta must be in [1, n/2), got {d} with n = {v.n}")
+    s = sources(v, d)
+    internal = v.forall(lambda m: v.or_(
+        v.member(m, s),
+        v.exists(lambda m2: future_is_one(v, m2, m, d), within=s)))
+    external = v.exists(lambda x: v.nvt(x) > d, within=s)
+    return v.first(
+        (v.and_(internal, external), v.deliver(_minus_marked(v, s), "early")),
+        (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
+         v.deliver(_minus_marked(v, v.candidates), "default")),
+    )
+
+
+def g_toto_no_ntail(v: RuleView, params: Params) -> Delivery | None:
+    """G-ToTo (``model.rules.g_toto``) without "Ntail(G) > n - delta" in rule 1b."""
+    d = _need_delta(params, "g-toto-no-ntail")
+    if not 1 <= d < v.n:
+        raise ValueError(f"g-toto-no-ntail: delta must be in [1, n), got {d}")
+    s = generalized_sources(v, d)
+    internal = v.forall(lambda i: v.or_(
+        v.member(i, s),
+        v.and_(v.nvt(i) + v.u <= d,
+               v.exists(lambda j: future_is_one(v, j, i, d), within=s))))
+    external = v.exists(lambda x: v.nvt(x) > d, within=s)
+    default = _g_toto(v, d, s)[1]
+    return v.first((v.and_(internal, external), v.deliver(_minus_marked(v, s), "early")),
+                   default)
+
+
+def majority(v: RuleView, params: Params = Params()) -> Delivery | None:
+    """Deliver the candidates more than half of the processors voted for, as soon as
+    there is one (delta is ignored)."""
+    won = v.subset(lambda m: v.nvt(m) > v.n // 2)
     return v.first((v.nonempty(won), v.deliver(won, "majority")))
+
+
+#: every mutant rule by name (``tomkit prove`` and ``tomkit fuzz`` accept the names)
+RULE_MUTANTS: dict[str, Rule] = {
+    "toto-low-delta": toto_low_delta,
+    "s-toto-no-internal": s_toto_no_internal,
+    "s-toto-low-delta": s_toto_low_delta,
+    "g-toto-no-ntail": g_toto_no_ntail,
+    "majority": majority,
+}
 
 
 #: mutant name -> (rule, delta for n processes, the properties it is expected to break)
