@@ -208,24 +208,11 @@ def _write(spark: SparkSession, out: str, verdicts: DataFrame, rejected: DataFra
 
 
 def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentParser:
+    from tomkit.checker.spark.scan_cli import add_arguments
+
     ap = argparse.ArgumentParser(prog=prog, description="Scan a trace data set with Spark.")
     add_arguments(ap)
     return ap
-
-
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("inputs", nargs="+", metavar="DIR",
-                    help="data set directories or files (Parquet or JSON Lines; local, "
-                         "hdfs://, s3a://, ...)")
-    ap.add_argument("--out", metavar="DIR", help="write verdicts, rejected records and the "
-                    "report here (replaced atomically)")
-    ap.add_argument("--master", default=None,
-                    help="Spark master (default: local[*], or spark-submit's)")
-    ap.add_argument("--format", dest="fmt", choices=["parquet", "jsonl"],
-                    help="input format (default: from the file names)")
-    ap.add_argument("--json", action="store_true", help="print report.json instead of text")
-    ap.add_argument("--shuffle-partitions", type=int, default=None,
-                    help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
 
 
 def run_args(args: argparse.Namespace) -> int:

@@ -9,9 +9,22 @@ from __future__ import annotations
 
 import argparse
 
-from tomkit.checker.spark.job import add_arguments, run_args
+__all__ = ["add_arguments", "add_parser", "run"]
 
-__all__ = ["add_parser", "run"]
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("inputs", nargs="+", metavar="DIR",
+                    help="data set directories or files (Parquet or JSON Lines; local, "
+                         "hdfs://, s3a://, ...)")
+    ap.add_argument("--out", metavar="DIR", help="write verdicts, rejected records and the "
+                    "report here (replaced atomically)")
+    ap.add_argument("--master", default=None,
+                    help="Spark master (default: local[*], or spark-submit's)")
+    ap.add_argument("--format", dest="fmt", choices=["parquet", "jsonl"],
+                    help="input format (default: from the file names)")
+    ap.add_argument("--json", action="store_true", help="print report.json instead of text")
+    ap.add_argument("--shuffle-partitions", type=int, default=None,
+                    help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -27,4 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    # pyspark is imported only when a scan runs, so that `tomkit` starts quickly
+    from tomkit.checker.spark.job import run_args
+
     return run_args(args)
