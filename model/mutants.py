@@ -22,21 +22,15 @@ generator simulates two of them, :data:`MUTANTS`:
   (weak, strong, global); 10 of 40 never end (a candidate short of a majority waits
   forever), which :func:`simulate_mutant` turns into :class:`Runaway`.
 
-The simulator looks a protocol up by name in ``model.rules.RULES``; the mutants are not
-protocols, so they are not in it. :func:`registered` adds them for the duration of a
-``with`` block (the dataset generator runs it inside its worker processes) and restores
-``RULES`` afterwards, so nothing else ever sees a mutant. The minimal change to
-``model/sim.py`` that would make this unnecessary: accept ``SimConfig.rule: Rule | None``
-and pass it to ``Process`` instead of the name.
+The simulator runs a mutant through ``SimConfig.rule`` (``protocol`` then only names it),
+so a mutant is never a protocol of ``model.rules.RULES``.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import math
-from collections.abc import Iterator
 
-from tomkit.model import rules as _rules
 from tomkit.model.rules import (
     Params,
     Rule,
@@ -53,7 +47,7 @@ from tomkit.model.vocab import (
     sources,
 )
 
-__all__ = ["MUTANTS", "RULE_MUTANTS", "Runaway", "g_toto_no_ntail", "majority", "registered",
+__all__ = ["MUTANTS", "RULE_MUTANTS", "Runaway", "g_toto_no_ntail", "majority",
            "s_toto_low_delta", "s_toto_no_internal", "simulate_mutant",
            "toto_low_delta"]
 
@@ -151,22 +145,6 @@ MUTANTS: dict[str, tuple[Rule, object, tuple[str, ...]]] = {
 }
 
 
-@contextlib.contextmanager
-def registered(names: list[str] | None = None) -> Iterator[None]:
-    """Make the mutants (or the named ones) simulatable by name inside the block."""
-    added = []
-    try:
-        for name in names or list(MUTANTS):
-            if name in _rules.RULES:
-                raise ValueError(f"{name!r} is already a rule name")
-            _rules.RULES[name] = MUTANTS[name][0]
-            added.append(name)
-        yield
-    finally:
-        for name in added:
-            _rules.RULES.pop(name, None)
-
-
 class Runaway(RuntimeError):
     """A mutant simulation exceeded its rule-evaluation budget (it would never end)."""
 
@@ -195,17 +173,13 @@ def simulate_mutant(config, max_evaluations: int = 200_000, max_seconds: float =
             raise Runaway(f"{config.protocol}: over {max_evaluations} rule evaluations")
         return rule(v, params)
 
-    if config.protocol in _rules.RULES:
-        raise ValueError(f"{config.protocol!r} is already a rule name")
     def alarm(signum, frame):
         raise Runaway(f"{config.protocol}: still running after {max_seconds} s")
 
-    _rules.RULES[config.protocol] = counted
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, max_seconds)
     try:
-        return simulate(config)
+        return simulate(dataclasses.replace(config, rule=counted))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        _rules.RULES.pop(config.protocol, None)

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tomkit.model.process import Process, Step
-from tomkit.model.rules import RULES, Params
+from tomkit.model.rules import RULES, Params, Rule
 
 __all__ = ["DELAYS", "SOURCES", "Delay", "SimConfig", "SimResult", "simulate"]
 
@@ -122,6 +122,9 @@ class SimConfig:
     links and crashes name processes by index or by name."""
 
     protocol: str = "toto"
+    #: a rule function to run instead of ``RULES[protocol]`` (a user's rule or a mutant);
+    #: ``protocol`` then only names it
+    rule: Rule | None = None
     n: int = 8
     #: ToTo's delta; default ceil(n / 2), the least ToTo allows (000 section 6: 4 for n = 8)
     delta: int | None = None
@@ -179,7 +182,7 @@ def simulate(config: SimConfig,
 
 class _Sim:
     def __init__(self, cfg: SimConfig, progress: Callable[[int], None] | None) -> None:
-        if cfg.protocol not in RULES:
+        if cfg.rule is None and cfg.protocol not in RULES:
             raise ValueError(f"protocol must be one of {sorted(RULES)}, not {cfg.protocol!r}")
         if cfg.n < 2:
             raise ValueError("a simulation needs at least 2 processes")
@@ -194,7 +197,8 @@ class _Sim:
         self.names = cfg.names()
         delta = cfg.delta if cfg.delta is not None else (n + 1) // 2
         self.params = Params(delta=delta)
-        self.procs = [Process(p, self.names, cfg.protocol, self.params) for p in self.names]
+        rule = cfg.rule if cfg.rule is not None else cfg.protocol
+        self.procs = [Process(p, self.names, rule, self.params) for p in self.names]
         # Three independent streams: sources, application-message delays, ACK-only-message
         # delays. How many ACK-only messages a run sends depends on the protocol, so with one
         # stream two protocols given the same seed would not see the same inputs; with three

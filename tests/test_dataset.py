@@ -94,7 +94,7 @@ def test_reorder_swaps_two_deliveries_of_one_process():
     assert [r["msg"] for r in out if r["process"] != what["process"]] == ["x", "y", "z"]
 
 
-def test_mutant_is_registered_only_while_it_runs():
+def test_mutant_runs_through_simconfig_rule_and_runaways_stop():
     cfg = SimConfig(protocol="majority", n=8, delta=4, rate=300, messages=6,
                     delay=Delay("exponential", 0.01), seed=3, trace_id="m")
     try:
