@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tomkit.model.abcast import AbcastProcess, Data, Final, Send, Step
-from tomkit.model.sim import SOURCES, Delay, SimResult
+from tomkit.model.sim import SOURCES, Delay, SimResult, first_send, source_gap
 from tomkit.model.tomp import TompProcess
 
 __all__ = ["PROTOCOLS", "AckSimConfig", "simulate_ack"]
@@ -184,20 +184,13 @@ class _AckSim:
         heapq.heappush(self.heap, (t, self.counter, kind, proc, data))
 
     def gap(self) -> float:
-        src = self.cfg.source
-        if src == "periodic":
-            return self.period
-        if src == "poisson":
-            return float(self.rng.exponential(self.period))
-        g = self.period * (1.0 + self.cfg.jitter * float(self.rng.standard_normal()))
-        return max(g, 0.01 * self.period)
+        return source_gap(self.cfg.source, self.period, self.cfg.jitter, self.rng)
 
     def run(self) -> SimResult:
         wall = _time.perf_counter()
         for i in range(self.n):
-            first = (float(self.rng.uniform(0, self.period)) if self.cfg.source == "periodic"
-                     else self.gap())
-            self.push(first, _SOURCE, i)
+            self.push(first_send(self.cfg.source, self.period, self.cfg.jitter, self.rng),
+                      _SOURCE, i)
         heap = self.heap
         while heap:
             t, _, kind, i, data = heapq.heappop(heap)

@@ -66,7 +66,8 @@ import numpy as np
 from tomkit.model.process import Process, Step
 from tomkit.model.rules import RULES, Params, Rule
 
-__all__ = ["DELAYS", "SOURCES", "Delay", "SimConfig", "SimResult", "simulate"]
+__all__ = ["DELAYS", "SOURCES", "Delay", "SimConfig", "SimResult", "first_send", "simulate",
+           "source_gap"]
 
 DELAYS = ("constant", "exponential", "gamma")
 SOURCES = ("periodic", "quasi-periodic", "poisson")
@@ -114,6 +115,25 @@ class Delay:
         g_mean = self.mean - shift
         var = self.cv2 * self.mean ** 2
         return shift + rng.gamma(g_mean ** 2 / var, var / g_mean, size)
+
+
+def source_gap(source: str, period: float, jitter: float, rng: np.random.Generator) -> float:
+    """The time from one application message of a source to its next (module docstring:
+    periodic, quasi-periodic or Poisson, ``period`` = 1 / rate)."""
+    if source == "periodic":
+        return period
+    if source == "poisson":
+        return float(rng.exponential(period))
+    # quasi-periodic: a narrow normal around the period, kept positive
+    return max(period * (1.0 + jitter * float(rng.standard_normal())), 0.01 * period)
+
+
+def first_send(source: str, period: float, jitter: float, rng: np.random.Generator) -> float:
+    """When a source sends first: a periodic one at a random phase (else all processes
+    would send in lockstep), the others after one gap."""
+    if source == "periodic":
+        return float(rng.uniform(0, period))
+    return source_gap(source, period, jitter, rng)
 
 
 @dataclass(frozen=True)
@@ -260,21 +280,13 @@ class _Sim:
         heapq.heappush(self.heap, (t, self.counter, kind, proc, data))
 
     def gap(self) -> float:
-        src = self.cfg.source
-        if src == "periodic":
-            return self.period
-        if src == "poisson":
-            return float(self.rng.exponential(self.period))
-        # quasi-periodic: a narrow normal around the period, kept positive
-        g = self.period * (1.0 + self.cfg.jitter * float(self.rng.standard_normal()))
-        return max(g, 0.01 * self.period)
+        return source_gap(self.cfg.source, self.period, self.cfg.jitter, self.rng)
 
     def run(self) -> SimResult:
         wall = _time.perf_counter()
         for i in range(self.n):
-            first = (float(self.rng.uniform(0, self.period)) if self.cfg.source == "periodic"
-                     else self.gap())
-            self.push(first, _SOURCE, i)
+            self.push(first_send(self.cfg.source, self.period, self.cfg.jitter, self.rng),
+                      _SOURCE, i)
         for i, t in sorted(self.crash_at.items()):
             self.push(t, _CRASH, i)
         heap = self.heap
