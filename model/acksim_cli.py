@@ -19,15 +19,12 @@ written, 2 bad arguments or output file.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from tomkit.model.acksim import PROTOCOLS, AckSimConfig, simulate_ack
 from tomkit.model.sim import DELAYS, SOURCES, Delay
 
 __all__ = ["PROTOCOLS", "add_parser", "config_from_args", "run", "run_ack"]
 
-#: runs with at least this many messages get a progress bar (when stderr is a tty)
-PROGRESS_FROM = 2000
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -84,34 +81,12 @@ def run(args: argparse.Namespace) -> int:
 
 def run_ack(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
-    from tomkit.traces.writer import output_format, write_records
+    from tomkit.model.simulate_cli import simulate_and_write
 
-    try:
-        output_format(args.out)
-        cfg = config_from_args(args)
-    except ValueError as e:
-        print(f"tomkit simulate: {e}", file=sys.stderr)
-        return 2
-    bar = None
-    if (not getattr(args, "quiet", False) and cfg.messages >= PROGRESS_FROM
-            and sys.stderr.isatty()):
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.messages, unit="msg", desc="simulate", file=sys.stderr)
-    print(f"seed {cfg.seed}")
-    try:
-        result = simulate_ack(cfg, progress=bar.update if bar is not None else None)
-    except ValueError as e:
-        print(f"tomkit simulate: {e}", file=sys.stderr)
-        return 2
-    finally:
-        if bar is not None:
-            bar.close()
-    try:
-        count = write_records(args.out, result.records, grouped=True)
-    except OSError as e:
-        print(f"tomkit simulate: cannot write {args.out}: {e}", file=sys.stderr)
-        return 2
+    done = simulate_and_write(args, config_from_args, simulate_ack)
+    if isinstance(done, int):
+        return done
+    cfg, result, count = done
     st = result.stats
     counter = "" if cfg.raise_counter else " counter=literal (not a total order)"
     print(f"{cfg.protocol} n={cfg.n} source={cfg.source} rate={cfg.rate:g}/s "

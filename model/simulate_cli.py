@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from tomkit.model.acksim import PROTOCOLS as ACK_PROTOCOLS
 from tomkit.model.rules import RULES
 from tomkit.model.sim import DELAYS, SOURCES, Delay, SimConfig, simulate
 
-__all__ = ["add_parser", "config_from_args", "run"]
+__all__ = ["add_parser", "config_from_args", "run", "simulate_and_write"]
 
 #: runs with at least this many messages get a progress bar (when stderr is a tty)
 PROGRESS_FROM = 2000
@@ -83,17 +85,16 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         ack_timeout=args.ack_timeout, seed=args.seed, trace_id=args.trace_id)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Simulate, write the trace, print the seed and a summary; the exit code."""
-    if args.protocol in ACK_PROTOCOLS:
-        from tomkit.model.acksim_cli import run_ack
-
-        return run_ack(args)
+def simulate_and_write(args: argparse.Namespace, make_config: Callable, sim: Callable
+                       ) -> tuple[Any, Any, int] | int:
+    """What both simulators' commands do: build the config, print the seed, simulate with
+    a progress bar on long runs (on a terminal), write the trace. Returns (config, result,
+    records written), or exit code 2 with the error printed."""
     from tomkit.traces.writer import output_format, write_records
 
     try:
         output_format(args.out)
-        cfg = config_from_args(args)
+        cfg = make_config(args)
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         bar = tqdm(total=cfg.messages, unit="msg", desc="simulate", file=sys.stderr)
     print(f"seed {cfg.seed}")
     try:
-        result = simulate(cfg, progress=bar.update if bar is not None else None)
+        result = sim(cfg, progress=bar.update if bar is not None else None)
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2
@@ -117,6 +118,19 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"tomkit simulate: cannot write {args.out}: {e}", file=sys.stderr)
         return 2
+    return cfg, result, count
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate, write the trace, print the seed and a summary; the exit code."""
+    if args.protocol in ACK_PROTOCOLS:
+        from tomkit.model.acksim_cli import run_ack
+
+        return run_ack(args)
+    done = simulate_and_write(args, config_from_args, simulate)
+    if isinstance(done, int):
+        return done
+    cfg, result, count = done
     st = result.stats
     delta = cfg.delta if cfg.delta is not None else (cfg.n + 1) // 2
     print(f"{cfg.protocol} n={cfg.n} delta={delta} source={cfg.source} rate={cfg.rate:g}/s "
