@@ -26,7 +26,6 @@ from tomkit.model.sim import DELAYS, SOURCES, Delay
 __all__ = ["PROTOCOLS", "add_parser", "config_from_args", "run", "run_ack"]
 
 
-
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``simulate-ack`` subcommand to ``subparsers``."""
     s = subparsers.add_parser(
