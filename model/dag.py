@@ -138,6 +138,8 @@ class DagView:
         self._yes: dict[str, int] = {}
         self._tailm: dict[str, int] = {}
         self._seen: int = 0
+        #: processors with a message in G (000 section 6's index of latency counts them)
+        self._heard: int = 0
         #: bumped on every change of the view
         self.version: int = 0
         #: bumped only when the vocabulary of the current activation changes (candidates,
@@ -218,6 +220,7 @@ class DagView:
         if seq == self._front[r] + 1:
             changed = True
             self._seen |= bit
+            self._heard |= bit
             for c in self._cands:
                 if vct[self._cand_rank[c]] >= self._seq[c]:
                     self._yes[c] |= bit
@@ -242,7 +245,7 @@ class DagView:
             s = seqs[c]
             self._yes[c] = sum(bit for bit, vc in first if vc[r] >= s)
             self._tailm[c] = sum(bit for bit, vc in latest if vc[r] >= s)
-        self._seen = sum(bit for bit, _ in first)
+        self._seen = self._heard = sum(bit for bit, _ in first)
         for q in self._defunc:
             self._seen |= 1 << self._rank[q]
         self.vocab_version += 1
@@ -272,7 +275,7 @@ class DagView:
         defunc_bits = 0
         for q in self._defunc:
             defunc_bits |= 1 << rank[q]
-        seen = self._seen
+        seen, heard = self._seen, self._heard
         for r in moved:
             bit = 1 << r
             chain = chains[r]
@@ -281,9 +284,11 @@ class DagView:
                 for c in kept:
                     if vc[cand_rank[c]] >= seqs[c]:
                         yes[c] |= bit
-            elif not defunc_bits & bit:
-                seen &= ~bit
-        self._seen = seen
+            else:
+                heard &= ~bit
+                if not defunc_bits & bit:
+                    seen &= ~bit
+        self._seen, self._heard = seen, heard
         # new candidates: voters (not candidates already) following no undelivered message
         # of another processor
         new = []
@@ -422,7 +427,7 @@ class DagView:
     def index_of_latency(self) -> int:
         """000 section 6: the number of processors heard from in the current activation
         (with a message in G; Defunc processors were not heard from)."""
-        return sum(1 for c, f in zip(self._chain, self._front) if len(c) > f)
+        return self._heard.bit_count()
 
     def vv(self, mid: str) -> tuple[int | None, ...]:
         """002 section 3: the vote vector VV(m): per processor 1 (votes for m), 0 (votes,

@@ -272,6 +272,8 @@ def assert_state_matches_definitions(g: DagView, reach: dict[str, set[str]]) -> 
         assert st_.ranks[c] == g.rank(g.message(c).sender)
     seen = {g.message(m).sender for m in undelivered} | g.defunc
     assert st_.seen == sum(1 << g.rank(q) for q in seen)
+    # 000 section 6: the index of latency counts the processors heard from in G
+    assert g.index_of_latency() == len({g.message(m).sender for m in undelivered})
     assert g.ntail_g() == len(seen) and g.tail_g() == seen
 
 
