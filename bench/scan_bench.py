@@ -14,7 +14,12 @@ with the ratios scan / bare and scan / single. Targets (issue 5): scan at most 3
 bare scan; cost linear in the number of traces (the last column: seconds per million
 events, which should stay flat).
 
+The scan runs once per engine of ``--engine`` (``sql``: DataFrame windows and joins,
+``arrow``: the numpy engine in ``mapInArrow``; a comma list measures each), and the engines'
+verdict counts must agree.
+
     .venv/bin/python bench/scan_bench.py [--sizes 10000,100000,1000000] [--master local[2]]
+        [--engine sql,arrow]
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import time
 
 from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
-from tomkit.checker.spark.job import scan
+from tomkit.checker.spark.job import ENGINES, scan
 from tomkit.checker.spark.session import get_session
 from tomkit.model.dataset import part_files, write_bulk
 
@@ -46,14 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--engine", default="sql",
+                    help="comma list of scan engines to measure: sql, arrow (default sql)")
     ap.add_argument("--no-single", action="store_true", help="skip the single-machine run")
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
+    engines = [x.strip() for x in args.engine.split(",") if x.strip()]
+    bad = [x for x in engines if x not in ENGINES]
+    if bad or not engines:
+        ap.error(f"--engine: unknown {', '.join(bad)} (known: {', '.join(ENGINES)})")
     work = args.workdir or tempfile.mkdtemp(prefix="scan-bench-")
     spark = get_session(args.master)
     print(f"seed {args.seed}, master {args.master}, work dir {work}")
-    print(f"{'traces':>9} {'events':>11} {'scan s':>8} {'ev/s':>10} {'bare s':>7} "
+    print(f"{'engine':>6} {'traces':>9} {'events':>11} {'scan s':>8} {'ev/s':>10} {'bare s':>7} "
           f"{'scan/bare':>9} {'single s':>8} {'scan/single':>11} {'s per 1M ev':>11}")
     try:
         for n in sizes:
@@ -62,18 +73,23 @@ def main(argv: list[str] | None = None) -> int:
             events = summary["records"]
             bare(spark, data)  # warm up the JVM and the file cache
             tb = bare(spark, data)
-            t = time.perf_counter()
-            res = scan(spark, data, os.path.join(work, f"out{n}"))
-            ts = time.perf_counter() - t
-            assert res.doc["summary"]["events"] == events
             single = float("nan")
             if not args.no_single:
                 t = time.perf_counter()
                 check_paths(list(part_files(data)), select(None, Options()), Options())
                 single = time.perf_counter() - t
-            print(f"{n:>9,} {events:>11,} {ts:>8.1f} {events / ts:>10,.0f} {tb:>7.1f} "
-                  f"{ts / tb:>9.1f} {single:>8.1f} {ts / single:>11.1f} "
-                  f"{ts / events * 1e6:>11.1f}", flush=True)
+            counts = {}
+            for engine in engines:
+                t = time.perf_counter()
+                res = scan(spark, data, os.path.join(work, f"out{n}-{engine}"), engine=engine)
+                ts = time.perf_counter() - t
+                assert res.doc["summary"]["events"] == events
+                counts[engine] = [g["counts"] for g in res.doc["groups"]]
+                print(f"{engine:>6} {n:>9,} {events:>11,} {ts:>8.1f} {events / ts:>10,.0f} "
+                      f"{tb:>7.1f} {ts / tb:>9.1f} {single:>8.1f} {ts / single:>11.1f} "
+                      f"{ts / events * 1e6:>11.1f}", flush=True)
+            if len({repr(c) for c in counts.values()}) > 1:
+                raise SystemExit(f"the engines' verdict counts differ at {n} traces")
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

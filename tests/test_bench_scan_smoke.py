@@ -15,10 +15,12 @@ def test_scan_bench_smoke(capsys, tmp_path):
     spec = importlib.util.spec_from_file_location("scan_bench", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert mod.main(["--sizes", "300", "--workdir", str(tmp_path)]) == 0
+    assert mod.main(["--sizes", "300", "--engine", "sql,arrow", "--workdir",
+                     str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    row = [ln for ln in out.splitlines() if ln.strip().startswith("300")]
-    assert row, out
-    cols = row[0].split()
-    assert int(cols[1].replace(",", "")) > 30000  # ~100 events a trace, plus planted ones
-    assert float(cols[5]) > 0 and float(cols[7]) > 0  # both ratios measured
+    rows = {ln.split()[0]: ln.split() for ln in out.splitlines()
+            if len(ln.split()) > 2 and ln.split()[1] == "300"}
+    assert set(rows) == {"sql", "arrow"}, out
+    for cols in rows.values():
+        assert int(cols[2].replace(",", "")) > 30000  # ~100 events a trace, plus planted
+        assert float(cols[6]) > 0 and float(cols[8]) > 0  # both ratios measured

@@ -64,6 +64,15 @@ def _records() -> dict[tuple[str, str], list[dict]]:
         cyc += [{"trace": "nosend-cycle", "process": p, "kind": "deliver", "msg": m}
                 for m in seq]
     parts[("clean", "nosends")] = cyc
+    # rejected for seq (the whole trace): a repeated seq, and seq on some events only
+    bad = []
+    for tid, seqs in (("badseq-repeat", [0, 1, 1]), ("badseq-mixed", [None, 3, None])):
+        for m, sq in zip("abc", seqs):
+            rec = {"trace": tid, "process": "p", "kind": "send", "msg": m}
+            if sq is not None:
+                rec["seq"] = sq
+            bad += [rec, {"trace": tid, "process": "q", "kind": "deliver", "msg": m}]
+    parts[("clean", "badseq")] = bad
     return parts
 
 
@@ -82,13 +91,14 @@ def dataset(tmp_path_factory):
     return pq_dir, js_dir, files
 
 
-def _reference(files: list[str]) -> dict[str, dict[str, tuple[str, str]]]:
+def _reference(files: list[str]) -> tuple[dict[str, dict[str, tuple[str, str]]], set]:
     rep = check_paths(files, select(None, Options()), Options(), keep_going=True)
+    rejected = {(e.location.source, e.location.row, e.message) for e in rep.rejected}
     out = {}
     for o in rep.outcomes:
         out[o.trace] = {n: (str(v), o.results[n].explanation if n in o.results and
                             str(v) == "unknown" else "") for n, v in o.verdicts.items()}
-    return out
+    return out, rejected
 
 
 def _scanned(spark, out: str) -> dict[str, dict[str, tuple[str, str]]]:
@@ -100,19 +110,29 @@ def _scanned(spark, out: str) -> dict[str, dict[str, tuple[str, str]]]:
     return got
 
 
-def test_scan_agrees_with_check_trace_by_trace(spark, dataset, tmp_path):
+@pytest.mark.parametrize("engine", ["sql", "arrow"])
+def test_scan_agrees_with_check_trace_by_trace(spark, dataset, tmp_path, engine):
     pq_dir, js_dir, files = dataset
-    ref = _reference(files)
+    ref, ref_rejected = _reference(files)
+    assert {m.split(" seq")[0] for _, _, m in ref_rejected} == {"process p repeats",
+                                                                "process p gives"}
     assert set(NAMES) == {p.name for p in select(None, Options())}
     # every kind of verdict occurs, so agreement is not vacuous
     seen = {v for t in ref.values() for v, _ in t.values()}
     assert seen == {"holds", "violated", "unknown"}
     for fmt_dir in (pq_dir, js_dir):
         out = tmp_path / f"out-{fmt_dir.name}"
-        res = scan(spark, str(fmt_dir), str(out))
+        res = scan(spark, str(fmt_dir), str(out), engine=engine)
         got = _scanned(spark, str(out))
         assert got == ref, fmt_dir.name
         assert res.exit_code == 1 and res.doc["verdict"] == "violated"
+        # the traces rejected for seq, each with the record and reason of check
+        seq_rej = [r for r in res.doc["rejected"] if r["field"] == "seq"]
+        if fmt_dir == pq_dir:
+            assert {(r["source"], r["row"], r["message"]) for r in seq_rej} == ref_rejected
+        else:
+            assert sorted(r["message"] for r in seq_rej) == sorted(m for *_, m in ref_rejected)
+        assert res.doc["summary"]["rejected"] == 12  # every record of both traces
         # witnesses point into the files, with lines for JSON Lines and rows for Parquet
         w = spark.read.parquet(str(out / "verdicts")).filter("verdict = 'violated'").first()
         ev = json.loads(w["witness"])[0]
@@ -161,12 +181,13 @@ def test_output_is_atomic(spark, dataset, tmp_path):
     out = tmp_path / "out"
     clean = str(pq_dir / "protocol=clean" / "config=plain")
     planted = str(pq_dir / "protocol=planted" / "config=plain")
-    scan(spark, clean, str(out))
+    # the commit does not depend on the engine: the faster one keeps this test short
+    scan(spark, clean, str(out), engine="arrow")
     before = (out / "report.json").read_text()
     with pytest.raises(RuntimeError, match="on purpose"):
-        scan(spark, planted, str(out), fail_after_write=True)
+        scan(spark, planted, str(out), fail_after_write=True, engine="arrow")
     assert (out / "report.json").read_text() == before  # the old result, whole
     assert sorted(os.listdir(tmp_path)) == ["out"]  # no temporary left behind
-    scan(spark, planted, str(out))  # a re-run replaces it
+    scan(spark, planted, str(out), engine="arrow")  # a re-run replaces it
     assert json.loads((out / "report.json").read_text())["verdict"] == "violated"
     assert sorted(os.listdir(tmp_path)) == ["out"]

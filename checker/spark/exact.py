@@ -60,7 +60,12 @@ def check_trace(key: tuple, rows: Iterable[tuple], wanted: dict[str, int],
                           tuple(deps) if deps is not None and kind == "send" else None,
                           view, tuple(members) if members is not None else None, time, loc))
         events[p] = evs
-    trace = Trace(key[2], events)
+    return check_wanted(key, Trace(key[2], events), wanted)
+
+
+def check_wanted(key: tuple, trace, wanted: dict[str, int]) -> list[tuple]:
+    """Run the reference check of every wanted property on one trace: RESULT_SCHEMA rows,
+    with a disagreement when the detection said violated and the check does not."""
     props = properties()
     out = []
     for name, code in wanted.items():

@@ -76,23 +76,39 @@ def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
                     expl.alias("explanation"), "witness", "events")
 
 
+ENGINES = ("sql", "arrow")
+
+
 def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
-         fmt: str | None = None, fail_after_write: bool = False) -> ScanResult:
+         fmt: str | None = None, fail_after_write: bool = False,
+         engine: str = "sql") -> ScanResult:
     """Scan ``inputs`` (module docstring); ``out=None`` computes the report only.
     ``fail_after_write`` raises after the outputs are written but before the commit (a
-    test of atomicity)."""
+    test of atomicity). ``engine``: "sql" decides the properties with DataFrame windows
+    and joins (``properties.py``), "arrow" with the numpy engine in ``mapInArrow``
+    (``arrow.py``, needs pandas); the verdicts are the same."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     from tomkit.checker.spark.session import apply_conf
 
     apply_conf(spark)
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
     ev = read_events(spark, paths, fmt)
-    decided = decide(ev.events)
+    if engine == "arrow":
+        from tomkit.checker.spark.arrow import decide_arrow
+
+        decided = decide_arrow(ev.events, ev.fmt)
+    else:
+        decided = decide(ev.events)
     codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
+    exact = decided.exact
     try:
-        flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
-            .select(*KEY, *NAMES).collect()
-        flagged = {tuple(r[k] for k in KEY): wanted_codes(r, NAMES) for r in flagged_rows}
-        exact = run_exact(spark, decided.events, flagged, ev.fmt).persist()
+        if exact is None:
+            flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
+                .select(*KEY, *NAMES).collect()
+            flagged = {tuple(r[k] for k in KEY): wanted_codes(r, NAMES) for r in flagged_rows}
+            exact = run_exact(spark, decided.events, flagged, ev.fmt)
+        exact = exact.persist()
         disagree = exact.filter(F.col("disagreement").isNotNull()).limit(5).collect()
         if disagree:
             d = disagree[0]
@@ -106,7 +122,10 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
         if ev.fmt == "jsonl":
             rejected = rejected.withColumn(
                 "line", F.when(F.col("field") == "seq", F.lit(None)).otherwise(F.col("line")))
-        doc = _document(spark, paths, ev.fmt, codes, verdicts, firsts, decided.events,
+        deliveries = decided.deliveries
+        if deliveries is None:
+            deliveries = decided.events.filter(F.col("kind") == "deliver")
+        doc = _document(spark, paths, ev.fmt, codes, verdicts, firsts, deliveries,
                         rejected, decided.bad_seq)
         text = R.to_text(doc)
         if out is not None:
@@ -118,13 +137,13 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
         decided.events.unpersist()
 
 
-def _document(spark, paths, fmt, codes, verdicts, firsts, events, rejected,
+def _document(spark, paths, fmt, codes, verdicts, firsts, deliveries, rejected,
               bad_seq) -> dict[str, Any]:
     counts = verdicts.groupBy("protocol", "config", "property", "verdict").count().collect()
     sizes = codes.groupBy("protocol", "config").agg(
         F.count(F.lit(1)).alias("traces"), F.sum("events").alias("events")).collect()
     lat = R.latency(firsts)
-    iol = R.index_of_latency(events.filter(F.col("kind") == "deliver"))
+    iol = R.index_of_latency(deliveries)
     groups = []
     for s in sorted(sizes, key=lambda r: (r["protocol"], r["config"])):
         key = (s["protocol"], s["config"])
@@ -225,7 +244,7 @@ def run_args(args: argparse.Namespace) -> int:
         master = "local[*]"
     spark = get_session(master, shuffle_partitions=args.shuffle_partitions)
     try:
-        res = scan(spark, args.inputs, args.out, args.fmt)
+        res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine)
     except (SchemaMismatch, FileNotFoundError) as e:
         print(f"tomkit scan: {e}", file=sys.stderr)
         return 2

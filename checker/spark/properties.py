@@ -66,6 +66,11 @@ class Decided:
     firsts: DataFrame  # first deliveries with send info, for the report
     bad_seq: DataFrame  # src pos field message of traces rejected for seq
     events: DataFrame  # the good traces' events with their per-process features
+    # set by arrow.decide_arrow, which settles these in its one pass (else job.py derives
+    # them from ``events``): the reference-check results (exact.RESULT_SCHEMA) of the
+    # flagged traces, and protocol, config, iol of the good traces' deliveries
+    exact: DataFrame | None = None
+    deliveries: DataFrame | None = None
 
 
 def _w(*extra: str, order: list[str] | None = None) -> Window:

@@ -23,6 +23,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--format", dest="fmt", choices=["parquet", "jsonl"],
                     help="input format (default: from the file names)")
     ap.add_argument("--json", action="store_true", help="print report.json instead of text")
+    ap.add_argument("--engine", choices=["sql", "arrow"], default="sql",
+                    help="how properties are decided: sql (DataFrame windows and joins) or "
+                         "arrow (the single-machine numpy engine per partition, in "
+                         "mapInArrow; needs pandas on driver and executors); default sql")
     ap.add_argument("--shuffle-partitions", type=int, default=None,
                     help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
 
