@@ -21,7 +21,12 @@ from __future__ import annotations
 import argparse
 
 from tomkit.model.acksim import PROTOCOLS, AckSimConfig, simulate_ack
-from tomkit.model.sim import DELAYS, SOURCES, Delay
+from tomkit.model.sim import Delay
+from tomkit.model.simulate_cli import (
+    add_network_arguments,
+    add_output_arguments,
+    simulate_and_write,
+)
 
 __all__ = ["PROTOCOLS", "add_parser", "config_from_args", "run", "run_ack"]
 
@@ -34,27 +39,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "links with random delays (001); writes a v1 trace that 'tomkit check' reads. "
         "Deliveries carry 004's latency split x_t1, x_t2 and the final timestamp.")
     s.add_argument("--protocol", choices=sorted(PROTOCOLS), default="tomp")
-    s.add_argument("--n", type=int, default=8, help="number of processes (default 8)")
-    s.add_argument("--source", choices=SOURCES, default="poisson")
-    s.add_argument("--rate", type=float, default=100.0,
-                   help="application messages per second, per process (default 100)")
-    s.add_argument("--jitter", type=float, default=0.05,
-                   help="quasi-periodic jitter, std. dev. as a fraction of the period")
-    s.add_argument("--messages", type=int, default=4000,
-                   help="total application messages (default 4000)")
-    s.add_argument("--delay", choices=DELAYS, default="exponential",
-                   help="link delay distribution (gamma: 001's shifted gamma)")
-    s.add_argument("--mean-delay", type=float, default=0.001, metavar="SECONDS")
-    s.add_argument("--gamma-cv2", type=float, default=0.05,
-                   help="gamma delay: variance / mean^2 (default 0.05, 001's LAN)")
+    add_network_arguments(s)
     s.add_argument("--literal-counter", dest="raise_counter", action="store_false",
                    help="004's literal text: the counter only counts receptions and never "
                    "moves past a final timestamp (NOT a total order; for checker demos)")
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--trace-id", default="sim")
-    s.add_argument("--out", required=True, metavar="FILE",
-                   help=".jsonl, .jsonl.gz or .parquet")
-    s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_output_arguments(s)
     s.set_defaults(func=run)
     return s
 
@@ -80,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
 
 def run_ack(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
-    from tomkit.model.simulate_cli import simulate_and_write
-
     done = simulate_and_write(args, config_from_args, simulate_ack)
     if isinstance(done, int):
         return done

@@ -174,30 +174,26 @@ class _TraceView:
             f"((({unseen.code} & -{unseen.code}).bit_length() - 1) if {unseen.code} "
             f"else {n})")
 
-    # connectives, folding constants so a conjunction over a constant set stays small
     def and_(self, *xs: Any) -> bool | _E:
-        parts = []
-        for x in map(_truth, xs):
-            if x is False:
-                return False
-            if x is not True:
-                parts.append(x.code)
-        if not parts:
-            return True
-        return self.b.let("(" + " and ".join(parts) + ")") if len(parts) > 1 \
-            else _E(self.b, parts[0])
+        return self._connective("and", False, xs)
 
     def or_(self, *xs: Any) -> bool | _E:
+        return self._connective("or", True, xs)
+
+    def _connective(self, op: str, absorbing: bool, xs: tuple) -> bool | _E:
+        """``op`` over xs, folding constants: the absorbing constant decides at once,
+        the other one drops out (so a quantifier over a constant set stays small)."""
         parts = []
         for x in map(_truth, xs):
-            if x is True:
-                return True
-            if x is not False:
+            if x is absorbing:
+                return absorbing
+            if not isinstance(x, bool):
                 parts.append(x.code)
         if not parts:
-            return False
-        return self.b.let("(" + " or ".join(parts) + ")") if len(parts) > 1 \
-            else _E(self.b, parts[0])
+            return not absorbing
+        if len(parts) == 1:
+            return _E(self.b, parts[0])
+        return self.b.let("(" + f" {op} ".join(parts) + ")")
 
     def not_(self, x: Any) -> bool | _E:
         x = _truth(x)

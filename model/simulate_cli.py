@@ -35,19 +35,9 @@ def _crash(text: str) -> tuple[str, float]:
     return proc, t
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the ``simulate`` subcommand to ``subparsers``."""
-    s = subparsers.add_parser(
-        "simulate", help="simulate a ToTo-family protocol on a network and write its trace",
-        description="Discrete-event simulation of all-ack, ToTo, S-ToTo, G-ToTo or GL-ToTo "
-        "(papers 000, 002) over FIFO links with random delays (001); writes a v1 trace "
-        "that 'tomkit check' reads.")
-    s.add_argument("--protocol", choices=sorted(RULES) + sorted(ACK_PROTOCOLS),
-                   default="toto",
-                   help="a ToTo-family rule (000, 002), or abcast / tomp (004, model/acksim.py)")
+def add_network_arguments(s: argparse.ArgumentParser) -> None:
+    """The options every simulator shares: processes, sources and link delays."""
     s.add_argument("--n", type=int, default=8, help="number of processes (default 8)")
-    s.add_argument("--delta", type=int, default=None,
-                   help="the rule's delta (default ceil(n/2), i.e. 4 for n = 8)")
     s.add_argument("--source", choices=SOURCES, default="poisson")
     s.add_argument("--rate", type=float, default=100.0,
                    help="application messages per second, per process (default 100)")
@@ -60,17 +50,37 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--mean-delay", type=float, default=0.001, metavar="SECONDS")
     s.add_argument("--gamma-cv2", type=float, default=0.05,
                    help="gamma delay: variance / mean^2 (default 0.05, 001's LAN)")
+
+
+def add_output_arguments(s: argparse.ArgumentParser) -> None:
+    """Seed, trace id, output file and progress, as every simulator takes them."""
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--trace-id", default="sim")
+    s.add_argument("--out", required=True, metavar="FILE",
+                   help=".jsonl, .jsonl.gz or .parquet")
+    s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``simulate`` subcommand to ``subparsers``."""
+    s = subparsers.add_parser(
+        "simulate", help="simulate a ToTo-family protocol on a network and write its trace",
+        description="Discrete-event simulation of all-ack, ToTo, S-ToTo, G-ToTo or GL-ToTo "
+        "(papers 000, 002) over FIFO links with random delays (001); writes a v1 trace "
+        "that 'tomkit check' reads.")
+    s.add_argument("--protocol", choices=sorted(RULES) + sorted(ACK_PROTOCOLS),
+                   default="toto",
+                   help="a ToTo-family rule (000, 002), or abcast / tomp (004, model/acksim.py)")
+    add_network_arguments(s)
+    s.add_argument("--delta", type=int, default=None,
+                   help="the rule's delta (default ceil(n/2), i.e. 4 for n = 8)")
     s.add_argument("--crash", action="append", type=_crash, default=[], metavar="P@TIME",
                    help="process P (p0 .. p{n-1}) crashes at TIME seconds; repeatable")
     s.add_argument("--detection-delay", type=float, default=0.05, metavar="SECONDS",
                    help="from a crash to the Crash(q) event at the others (default 0.05)")
     s.add_argument("--ack-timeout", type=float, default=None, metavar="SECONDS",
                    help="idle time before an ACK-only message (default 5 / rate)")
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--trace-id", default="sim")
-    s.add_argument("--out", required=True, metavar="FILE",
-                   help=".jsonl, .jsonl.gz or .parquet")
-    s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_output_arguments(s)
     s.set_defaults(func=run)
     return s
 
