@@ -110,7 +110,7 @@ def _scanned(spark, out: str) -> dict[str, dict[str, tuple[str, str]]]:
     return got
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow"])
+@pytest.mark.parametrize("engine", ["files", "arrow", "sql"])
 def test_scan_agrees_with_check_trace_by_trace(spark, dataset, tmp_path, engine):
     pq_dir, js_dir, files = dataset
     ref, ref_rejected = _reference(files)

@@ -40,7 +40,7 @@ from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED
 from tomkit.checker.spark import report as R
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
 from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
-from tomkit.checker.spark.read import KEY, read_events
+from tomkit.checker.spark.read import KEY, check_parquet_schema, detect_format, read_events
 from tomkit.traces.schema import FORMAT_VERSION
 
 REJECTED_LISTED = 1000  # rejected records copied into report.json (all are in rejected/)
@@ -76,30 +76,45 @@ def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
                     expl.alias("explanation"), "witness", "events")
 
 
-ENGINES = ("sql", "arrow")
+ENGINES = ("auto", "files", "arrow", "sql")
 
 
 def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
          fmt: str | None = None, fail_after_write: bool = False,
-         engine: str = "sql") -> ScanResult:
+         engine: str = "auto") -> ScanResult:
     """Scan ``inputs`` (module docstring); ``out=None`` computes the report only.
     ``fail_after_write`` raises after the outputs are written but before the commit (a
-    test of atomicity). ``engine``: "sql" decides the properties with DataFrame windows
-    and joins (``properties.py``), "arrow" with the numpy engine in ``mapInArrow``
-    (``arrow.py``, needs pandas); the verdicts are the same."""
+    test of atomicity). ``engine``: "files" has Spark run tomkit's own engine on the files
+    (``files.py``; local paths only), "arrow" the numpy engine on Spark's rows in
+    ``mapInArrow`` (``arrow.py``, needs pandas), "sql" decides the properties with
+    DataFrame windows and joins (``properties.py``); "auto" is files for local paths, else
+    arrow. The verdicts are the same."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     from tomkit.checker.spark.session import apply_conf
 
     apply_conf(spark)
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
-    ev = read_events(spark, paths, fmt)
-    if engine == "arrow":
-        from tomkit.checker.spark.arrow import decide_arrow
+    if engine == "auto":
+        from tomkit.checker.spark.files import is_local
 
-        decided = decide_arrow(ev.events, ev.fmt)
+        engine = "files" if is_local(spark, paths) else "arrow"
+    if engine == "files":
+        from tomkit.checker.spark.files import decide_files
+
+        fmt = fmt or detect_format(spark, paths)
+        if fmt == "parquet":
+            check_parquet_schema(spark, paths)
+        decided, rejected_records = decide_files(spark, paths)
     else:
-        decided = decide(ev.events)
+        ev = read_events(spark, paths, fmt)
+        fmt, rejected_records = ev.fmt, ev.rejected
+        if engine == "arrow":
+            from tomkit.checker.spark.arrow import decide_arrow
+
+            decided = decide_arrow(ev.events, fmt)
+        else:
+            decided = decide(ev.events)
     codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
     exact = decided.exact
     try:
@@ -107,25 +122,25 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
             flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
                 .select(*KEY, *NAMES).collect()
             flagged = {tuple(r[k] for k in KEY): wanted_codes(r, NAMES) for r in flagged_rows}
-            exact = run_exact(spark, decided.events, flagged, ev.fmt)
+            exact = run_exact(spark, decided.events, flagged, fmt)
         exact = exact.persist()
         disagree = exact.filter(F.col("disagreement").isNotNull()).limit(5).collect()
         if disagree:
             d = disagree[0]
             raise EngineDisagreement(f"{d['property']} on trace {d['trace']}: {d['disagreement']}")
         verdicts = verdict_rows(codes, exact)
-        rejected = ev.rejected.unionByName(
+        rejected = rejected_records.unionByName(
             decided.bad_seq.select("src", F.lit(None).cast("long").alias("line"),
-                                   F.col("pos").alias("row") if ev.fmt == "parquet"
+                                   F.col("pos").alias("row") if fmt == "parquet"
                                    else F.lit(None).cast("long").alias("row"),
                                    F.lit("seq").alias("field"), "message"))
-        if ev.fmt == "jsonl":
+        if fmt == "jsonl":
             rejected = rejected.withColumn(
                 "line", F.when(F.col("field") == "seq", F.lit(None)).otherwise(F.col("line")))
         deliveries = decided.deliveries
         if deliveries is None:
             deliveries = decided.events.filter(F.col("kind") == "deliver")
-        doc = _document(spark, paths, ev.fmt, codes, verdicts, firsts, deliveries,
+        doc = _document(spark, paths, fmt, verdicts, firsts, deliveries,
                         rejected, decided.bad_seq)
         text = R.to_text(doc)
         if out is not None:
@@ -134,26 +149,30 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     finally:
         codes.unpersist()
         firsts.unpersist()
-        decided.events.unpersist()
+        if decided.events is not None:
+            decided.events.unpersist()
 
 
-def _document(spark, paths, fmt, codes, verdicts, firsts, deliveries, rejected,
+def _document(spark, paths, fmt, verdicts, firsts, deliveries, rejected,
               bad_seq) -> dict[str, Any]:
-    counts = verdicts.groupBy("protocol", "config", "property", "verdict").count().collect()
-    sizes = codes.groupBy("protocol", "config").agg(
-        F.count(F.lit(1)).alias("traces"), F.sum("events").alias("events")).collect()
+    # one aggregation gives both the verdict counts and, from any one property's rows,
+    # the traces and events of each group
+    counts = verdicts.groupBy("protocol", "config", "property", "verdict").agg(
+        F.count(F.lit(1)).alias("count"), F.sum("events").alias("events")).collect()
     lat = R.latency(firsts)
     iol = R.index_of_latency(deliveries)
-    groups = []
-    for s in sorted(sizes, key=lambda r: (r["protocol"], r["config"])):
-        key = (s["protocol"], s["config"])
-        c = {p: {"holds": 0, "violated": 0, "unknown": 0} for p in NAMES}
-        for r in counts:
-            if (r["protocol"], r["config"]) == key:
-                c[r["property"]][r["verdict"]] += r["count"]
-        groups.append({"protocol": key[0], "config": key[1], "traces": s["traces"],
-                       "events": int(s["events"]), "counts": c, "latency": lat.get(key),
-                       "index_of_latency": iol.get(key)})
+    by_group: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in counts:
+        g = by_group.setdefault((r["protocol"], r["config"]), {
+            "traces": 0, "events": 0,
+            "counts": {p: {"holds": 0, "violated": 0, "unknown": 0} for p in NAMES}})
+        g["counts"][r["property"]][r["verdict"]] += r["count"]
+        if r["property"] == NAMES[0]:
+            g["traces"] += r["count"]
+            g["events"] += int(r["events"])
+    groups = [{"protocol": key[0], "config": key[1], "traces": g["traces"],
+               "events": g["events"], "counts": g["counts"], "latency": lat.get(key),
+               "index_of_latency": iol.get(key)} for key, g in sorted(by_group.items())]
     n_rejected_records = rejected.filter(F.col("field") != "seq").count()
     seq_stats = bad_seq.agg(F.count(F.lit(1)), F.sum("records")).first()
     n_bad_seq_traces, n_bad_seq_records = seq_stats[0], int(seq_stats[1] or 0)
@@ -235,6 +254,7 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 
 
 def run_args(args: argparse.Namespace) -> int:
+    from tomkit.checker.spark.files import NotLocal
     from tomkit.checker.spark.read import SchemaMismatch
     from tomkit.checker.spark.session import get_session
 
@@ -245,7 +265,7 @@ def run_args(args: argparse.Namespace) -> int:
     spark = get_session(master, shuffle_partitions=args.shuffle_partitions)
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine)
-    except (SchemaMismatch, FileNotFoundError) as e:
+    except (SchemaMismatch, FileNotFoundError, NotLocal) as e:
         print(f"tomkit scan: {e}", file=sys.stderr)
         return 2
     print(json.dumps(res.doc, indent=1) if args.json else res.text, end="")

@@ -65,7 +65,8 @@ class Decided:
     codes: DataFrame  # KEY, events, one int code column per property, bad (seq) info
     firsts: DataFrame  # first deliveries with send info, for the report
     bad_seq: DataFrame  # src pos field message of traces rejected for seq
-    events: DataFrame  # the good traces' events with their per-process features
+    # the good traces' events with their per-process features (None: the files engine)
+    events: DataFrame | None
     # set by arrow.decide_arrow, which settles these in its one pass (else job.py derives
     # them from ``events``): the reference-check results (exact.RESULT_SCHEMA) of the
     # flagged traces, and protocol, config, iol of the good traces' deliveries

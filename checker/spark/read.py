@@ -129,7 +129,8 @@ def _check_parquet_schema(schema: T.StructType, where: str) -> None:
                                  f"expected {want} (trace format v1)")
 
 
-def _parquet(spark: SparkSession, paths: list[str]) -> Events:
+def check_parquet_schema(spark: SparkSession, paths: list[str]) -> DataFrame:
+    """The data set as Spark reads it, its merged schema checked (:class:`SchemaMismatch`)."""
     from pyspark.errors import PySparkException
 
     try:
@@ -139,6 +140,11 @@ def _parquet(spark: SparkSession, paths: list[str]) -> Events:
         msg = str(e).splitlines()[0]
         raise SchemaMismatch(f"{', '.join(paths)}: the Parquet files' schemas do not fit "
                              f"together or do not fit trace format v1: {msg}") from e
+    return raw
+
+
+def _parquet(spark: SparkSession, paths: list[str]) -> Events:
+    raw = check_parquet_schema(spark, paths)
     cols = set(raw.columns)
 
     def col(name: str, dt: str) -> Column:

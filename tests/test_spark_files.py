@@ -1,0 +1,144 @@
+"""The files engine of ``tomkit scan`` where its data set is not tomkit's own layout.
+
+Traces spread over files (one log per process, so the second pass must merge them), a
+file that declares its traces grouped and interleaves them, and files that cannot be read
+at all; the verdicts must be those of ``tomkit check`` over the merged files. Also the
+latency histogram of the report (``checker/spark/report.py``) against exact quantiles.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+
+import numpy as np
+import pytest
+
+from tomkit.checker.engine import check_paths, select
+from tomkit.checker.properties import Options
+from tomkit.checker.spark.report import ALPHA, QUANTILES, summarize
+from tomkit.traces.generate import FAULTS, clean_trace, faulty_trace
+from tomkit.traces.writer import write_records
+
+
+def _hist(values: list[float]) -> list[tuple]:
+    b: dict[tuple, list[float]] = {}
+    for x in values:
+        s = (x > 0) - (x < 0)
+        k = None if s == 0 else math.floor(math.log(abs(x)) / math.log1p(ALPHA))
+        b.setdefault((s, k), []).append(x)
+    return [(s, k, len(v), sum(v), min(v), max(v)) for (s, k), v in b.items()]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_histogram_quantiles_within_half_a_bucket(seed):
+    rng = random.Random(seed)
+    values = [rng.lognormvariate(-4, 1.5) for _ in range(2000)]
+    values += [-rng.expovariate(100) for _ in range(100)] + [0.0] * 50  # skewed clocks
+    got = summarize(_hist(values))
+    assert got["deliveries"] == len(values)
+    assert got["max"] == max(values)
+    assert got["mean"] == pytest.approx(np.mean(values))
+    for q in QUANTILES:
+        want = float(np.quantile(values, q, method="inverted_cdf"))
+        assert abs(got[f"p{round(q * 100)}"] - want) <= abs(want) * ALPHA / 2 + 1e-15, q
+
+
+def test_histogram_is_exact_on_equal_values():
+    got = summarize(_hist([0.25] * 7 + [0.5] * 3))
+    assert (got["p50"], got["p90"], got["p99"]) == (0.25, 0.5, 0.5)
+
+
+pyspark = pytest.importorskip("pyspark")
+
+from tomkit.checker.spark.job import scan  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from tomkit.checker.spark.session import get_session
+
+    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
+
+
+def _traces() -> list[list[dict]]:
+    out = []
+    for k, fault in enumerate(FAULTS):
+        recs, _ = faulty_trace(f"f{k}", fault, seed=k, n_processes=3, n_messages=6,
+                               views=fault in ("view-mismatch", "wrong-view"), recv=False)
+        out.append(recs)
+    for j in range(4):
+        out.append(clean_trace(f"c{j}", n_processes=3, n_messages=6, seed=j, recv=False))
+    return out
+
+
+def _write_jsonl(path, records, grouped: bool) -> None:
+    head = {"format": "tomkit-trace", "version": 1, "grouped": grouped}
+    with open(path, "w") as f:
+        f.write("\n".join(json.dumps(r) for r in [head, *records]) + "\n")
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "parquet"])
+def test_split_traces_and_broken_files(spark, tmp_path, ext):
+    d = tmp_path / "in" / "protocol=mixed" / "config=c"
+    d.mkdir(parents=True)
+    traces = _traces()
+    # one log per process: every trace of the first half is spread over three files
+    per_proc: dict[str, list[dict]] = {}
+    for recs in traces[: len(traces) // 2]:
+        for r in recs:
+            per_proc.setdefault(r["process"], []).append(r)
+    good = []
+    for p, recs in per_proc.items():
+        good.append(str(d / f"log-{p}.{ext}"))
+        write_records(good[-1], recs, grouped=True)
+    # the second half: interleaved records under a header that promises grouped traces
+    rest = [r for recs in traces[len(traces) // 2:] for r in recs]
+    random.Random(1).shuffle(rest)
+    good.append(str(d / "interleaved.jsonl"))
+    _write_jsonl(good[-1], rest, grouped=True)
+    (d / "empty.jsonl").write_text("")
+    (d / "future.jsonl").write_text('{"format": "tomkit-trace", "version": 7}\n')
+
+    ref = check_paths(good, select(None, Options()), Options(), merge=True)
+    want = {o.trace: {n: str(v) for n, v in o.verdicts.items()} for o in ref.outcomes}
+    assert {v for t in want.values() for v in t.values()} >= {"holds", "violated"}
+
+    out = tmp_path / "out"
+    res = scan(spark, str(tmp_path / "in"), str(out), engine="files")
+    got: dict[str, dict[str, str]] = {}
+    for r in spark.read.parquet(str(out / "verdicts")).collect():
+        assert (r["protocol"], r["config"]) == ("mixed", "c")
+        got.setdefault(r["trace"], {})[r["property"]] = r["verdict"]
+    assert got == want
+    # the unreadable files are reported, each once, and the rest is checked
+    rej = {os.path.basename(r["source"]): (r["line"], r["row"], r["message"])
+           for r in res.doc["rejected"]}
+    assert set(rej) == {"empty.jsonl", "future.jsonl"}
+    assert rej["empty.jsonl"][:2] == (None, None) and "no records" in rej["empty.jsonl"][2]
+    assert "version" in rej["future.jsonl"][2]
+    assert res.doc["summary"]["traces"] == len(traces)
+    assert res.doc["summary"]["events"] == sum(map(len, traces))
+    assert res.exit_code == 1
+
+    # latencies: first delivery per (trace, process, message) minus the first send
+    lat = []
+    for recs in traces:
+        sent: dict[str, float] = {}
+        seen = set()
+        for r in recs:
+            if r["kind"] == "send" and r.get("time") is not None:
+                sent.setdefault(r["msg"], r["time"])
+        for r in recs:
+            key = (r["process"], r.get("msg"))
+            if r["kind"] == "deliver" and key not in seen:
+                seen.add(key)
+                if r["msg"] in sent and r.get("time") is not None:
+                    lat.append(r["time"] - sent[r["msg"]])
+    (group,) = res.doc["groups"]
+    assert group["latency"]["deliveries"] == len(lat)
+    assert group["latency"]["max"] == pytest.approx(max(lat))
+    want_p50 = float(np.quantile(lat, 0.5, method="inverted_cdf"))
+    assert group["latency"]["p50"] == pytest.approx(want_p50, rel=ALPHA)
