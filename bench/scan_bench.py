@@ -17,11 +17,13 @@ events, which should stay flat).
 The scan runs once per engine of ``--engine`` (``files``: Spark schedules the files and
 tomkit's engine checks them, ``arrow``: the numpy engine in ``mapInArrow``, ``sql``:
 DataFrame windows and joins; a comma list measures each), and the engines' verdict counts
-must agree. Each engine first scans a small data set once, so that the JVM's warm-up and
-the Python workers' start are not charged to the first size.
+must agree. With ``--jsonl`` each engine also scans a JSON Lines copy of the data set
+(columns ``jsonl s`` and ``jsonl/parquet``). Each engine first scans a small data set
+once, so that the JVM's warm-up and the Python workers' start are not charged to the first
+size.
 
     .venv/bin/python bench/scan_bench.py [--sizes 10000,100000,1000000] [--master local[2]]
-        [--engine files,arrow,sql] [--no-warmup]
+        [--engine files,arrow,sql] [--no-warmup] [--jsonl]
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from tomkit.checker.properties import Options
 from tomkit.checker.spark.job import ENGINES, scan
 from tomkit.checker.spark.session import get_session
 from tomkit.model.dataset import part_files, write_bulk
+from tomkit.traces.reader import read_table
+from tomkit.traces.writer import write_table
 
 
 def bare(spark, path: str) -> float:
@@ -46,6 +50,14 @@ def bare(spark, path: str) -> float:
                                          "_metadata.row_index")
     df.write.format("noop").mode("overwrite").save()
     return time.perf_counter() - t
+
+
+def to_jsonl(src: str, dst: str) -> None:
+    """The same data set as JSON Lines, file for file."""
+    for f in part_files(src):
+        out = os.path.join(dst, os.path.relpath(f, src))[: -len(".parquet")] + ".jsonl"
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        write_table(out, read_table(f), grouped=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-single", action="store_true", help="skip the single-machine run")
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip the small warm-up scan per engine")
+    ap.add_argument("--jsonl", action="store_true",
+                    help="also scan a JSON Lines copy of each data set (column jsonl/parquet)")
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -69,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     spark = get_session(args.master)
     print(f"seed {args.seed}, master {args.master}, work dir {work}")
     print(f"{'engine':>6} {'traces':>9} {'events':>11} {'scan s':>8} {'ev/s':>10} {'bare s':>7} "
-          f"{'scan/bare':>9} {'single s':>8} {'scan/single':>11} {'s per 1M ev':>11}")
+          f"{'scan/bare':>9} {'single s':>8} {'scan/single':>11} {'s per 1M ev':>11}"
+          + (f" {'jsonl s':>8} {'jsonl/parquet':>13}" if args.jsonl else ""))
     try:
         # one small scan per engine first: the JVM's JIT and the Python workers' imports are
         # paid once per session, not per data set
@@ -90,15 +105,26 @@ def main(argv: list[str] | None = None) -> int:
                 check_paths(list(part_files(data)), select(None, Options()), Options())
                 single = time.perf_counter() - t
             counts = {}
+            if args.jsonl:
+                to_jsonl(data, data + "-jsonl")
             for engine in engines:
                 t = time.perf_counter()
                 res = scan(spark, data, os.path.join(work, f"out{n}-{engine}"), engine=engine)
                 ts = time.perf_counter() - t
                 assert res.doc["summary"]["events"] == events
                 counts[engine] = [g["counts"] for g in res.doc["groups"]]
+                extra = ""
+                if args.jsonl:
+                    t = time.perf_counter()
+                    rj = scan(spark, data + "-jsonl", os.path.join(work, f"outj{n}-{engine}"),
+                              engine=engine)
+                    tj = time.perf_counter() - t
+                    if [g["counts"] for g in rj.doc["groups"]] != counts[engine]:
+                        raise SystemExit(f"{engine}: JSON Lines and Parquet verdicts differ")
+                    extra = f" {tj:>8.1f} {tj / ts:>13.1f}"
                 print(f"{engine:>6} {n:>9,} {events:>11,} {ts:>8.1f} {events / ts:>10,.0f} "
                       f"{tb:>7.1f} {ts / tb:>9.1f} {single:>8.1f} {ts / single:>11.1f} "
-                      f"{ts / events * 1e6:>11.1f}", flush=True)
+                      f"{ts / events * 1e6:>11.1f}{extra}", flush=True)
             if len({repr(c) for c in counts.values()}) > 1:
                 raise SystemExit(f"the engines' verdict counts differ at {n} traces")
     finally:

@@ -142,3 +142,17 @@ def test_split_traces_and_broken_files(spark, tmp_path, ext):
     assert group["latency"]["max"] == pytest.approx(max(lat))
     want_p50 = float(np.quantile(lat, 0.5, method="inverted_cdf"))
     assert group["latency"]["p50"] == pytest.approx(want_p50, rel=ALPHA)
+
+
+def test_json_number_for_a_string_field_is_rejected(spark, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    recs = clean_trace("t", n_processes=2, n_messages=2, recv=False)
+    lines = [json.dumps(r) for r in recs] + [
+        json.dumps({"trace": 5, "process": "p0", "kind": "send", "msg": "x"})]
+    (d / "part-0.jsonl").write_text("\n".join(lines) + "\n")
+    res = scan(spark, str(d), None, engine="files")
+    (rej,) = res.doc["rejected"]
+    assert (rej["line"], rej["field"]) == (len(lines), "trace")
+    assert "expected string" in rej["message"]
+    assert res.doc["summary"]["events"] == len(recs) and res.exit_code == 2
