@@ -53,7 +53,8 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
     if master is not None and master.startswith("local"):
         cores = _cores(master)
         b = (b.config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
+             # Spark's own progress bar (stage, tasks done), when someone watches
+             .config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
              .config("spark.driver.memory",
                      driver_memory or os.environ.get("TOMKIT_SPARK_MEMORY", "4g"))
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4 * cores))
