@@ -35,11 +35,15 @@ from typing import Any
 
 from tomkit.model.vocab import Delivery
 
-__all__ = ["CompiledRule", "compiled"]
+__all__ = ["Compiled", "CompiledRule", "Decision", "compiled"]
 
 #: compiled(yes, tail, marked, ranks, seen) -> (option index, delivered slot mask) or None
 CompiledRule = Callable[[Sequence[int], Sequence[int], Sequence[bool], Sequence[int], int],
                         "tuple[int, int] | None"]
+
+
+#: a decision as a plain tuple: (messages, clause, ends_activation), Delivery's fields
+Decision = tuple[tuple[str, ...], str, bool]
 
 
 class _Untraceable(TypeError):
@@ -325,10 +329,45 @@ def _live(lines: list[str]) -> list[str]:
     return out[::-1]
 
 
-_cache: dict[tuple, Any] = {}
+class Compiled:
+    """A rule compiled for n processors and k candidates: called with ``(cands, yes, tail,
+    marked, ranks, seen)`` it returns the rule's :class:`Delivery` or None, exactly as
+    the rule on ConcreteRuleView would (see :func:`compiled`)."""
+
+    __slots__ = ("fn", "options", "full", "source")
+
+    def __init__(self, fn: CompiledRule, options: Sequence[_Delivery], k: int) -> None:
+        self.fn = fn
+        #: per option of the rule's ``v.first``: its clause and whether it ends the
+        #: activation
+        self.options = [(d.clause, d.ends) for d in options]
+        #: the slot mask that delivers every candidate
+        self.full = (1 << k) - 1
+        self.source: str = fn.source  # type: ignore[attr-defined]
+
+    def __call__(self, cands: Sequence[str], yes: Sequence[int], tail: Sequence[int],
+                 mk: Sequence[bool], rk: Sequence[int], seen: int) -> Delivery | None:
+        r = self.decide(cands, yes, tail, mk, rk, seen)
+        return None if r is None else Delivery(*r)
+
+    def decide(self, cands: Sequence[str], yes: Sequence[int], tail: Sequence[int],
+               mk: Sequence[bool], rk: Sequence[int], seen: int) -> Decision | None:
+        """The Delivery's fields (messages, clause, ends_activation), or None: the
+        simulator's inner loop does not need the Delivery object."""
+        r = self.fn(yes, tail, mk, rk, seen)
+        if r is None:
+            return None
+        i, mask = r
+        clause, ends = self.options[i]
+        if mask == self.full:
+            return tuple(cands), clause, ends
+        return tuple([c for j, c in enumerate(cands) if mask >> j & 1]), clause, ends
 
 
-def compiled(rule: Callable, params: Any, n: int, k: int) -> Callable[..., Delivery | None] | None:
+_cache: dict[tuple, Compiled | None] = {}
+
+
+def compiled(rule: Callable, params: Any, n: int, k: int) -> Compiled | None:
     """The rule compiled for n processors and k candidates, or None when the rule cannot
     be traced (then evaluate it with ConcreteRuleView).
 
@@ -345,21 +384,5 @@ def compiled(rule: Callable, params: Any, n: int, k: int) -> Callable[..., Deliv
     except TypeError:  # unhashable params: no caching, no compiling
         return None
     gen = _generate(rule, params, n, k)
-    if gen is None:
-        _cache[key] = None
-        return None
-    fn, options = gen
-
-    def run(cands: Sequence[str], yes: Sequence[int], tail: Sequence[int],
-            mk: Sequence[bool], rk: Sequence[int], seen: int) -> Delivery | None:
-        r = fn(yes, tail, mk, rk, seen)
-        if r is None:
-            return None
-        i, mask = r
-        d = options[i]
-        return Delivery(tuple(c for j, c in enumerate(cands) if mask >> j & 1), d.clause,
-                        d.ends)
-
-    run.source = fn.source  # type: ignore[attr-defined]
-    _cache[key] = run
-    return run
+    _cache[key] = None if gen is None else Compiled(gen[0], gen[1], k)
+    return _cache[key]

@@ -49,6 +49,7 @@ The rules (``model/rules.py``) do not read a ``DagView``; they read the vocabula
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -131,15 +132,29 @@ class DagView:
         self._defunc: set[str] = set()
         self.activation: int = 0
         # The current activation's vocabulary, kept incrementally (see _add): candidates
-        # in rank order, and per candidate the bitmasks (bit = processor rank) of the
-        # processors voting for it and of Tail(m); the bitmask of Tail(G).
+        # in rank order and, in lists aligned with them (what a compiled rule reads, see
+        # rule_inputs), their senders' ranks, the bitmasks (bit = processor rank) of the
+        # processors voting for them and of their Tail(m), and whether they are marked;
+        # the bitmask of Tail(G).
         self._cands: list[str] = []
-        self._cand_rank: dict[str, int] = {}
-        self._yes: dict[str, int] = {}
-        self._tailm: dict[str, int] = {}
+        self._cand_rank: list[int] = []
+        self._yes: list[int] = []
+        self._tailm: list[int] = []
+        self._cand_marked: list[bool] = []
         self._seen: int = 0
         #: processors with a message in G (000 section 6's index of latency counts them)
         self._heard: int = 0
+        # Per processor rank, the vc of its latest visible message and of its voter (all
+        # zeros when it has none: it then follows nothing), and, for each voter that is
+        # not a candidate, how many other processors it follows an undelivered message
+        # of (see _advance).
+        self._bits: list[int] = [1 << i for i in range(self.n)]
+        self._zero_vc: tuple[int, ...] = (0,) * self.n
+        self._latest_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
+        self._voter_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
+        self._blocked: dict[int, int] = {}
+        #: ranks of the processors whose latest message is a head (see heads())
+        self._head_ranks: list[int] = []
         #: bumped on every change of the view
         self.version: int = 0
         #: bumped only when the vocabulary of the current activation changes (candidates,
@@ -159,7 +174,8 @@ class DagView:
         message that does not follow its sender's previous message (a fork); in the
         last case the messages released before it in this call stay visible.
         """
-        known = self._msgs.get(msg.id) or self._buffer.get(msg.id)
+        msgs = self._msgs
+        known = msgs.get(msg.id) or self._buffer.get(msg.id)
         if known is not None:
             if known != msg:
                 raise ValueError(f"{msg.id}: conflicts with known {known!r}")
@@ -170,18 +186,23 @@ class DagView:
             raise ValueError(f"{msg.id}: sender {msg.sender} is defunct (Crash received)")
         if msg.id in msg.deps:
             raise ValueError(f"{msg.id}: a message cannot ACK itself")
-        missing = {d for d in msg.deps if d not in self._msgs}
-        if missing:
-            self._buffer[msg.id] = msg
-            self._n_missing[msg.id] = len(missing)
-            for d in missing:
-                self._waiting_on.setdefault(d, []).append(msg.id)
-            return []
+        for d in msg.deps:
+            if d not in msgs:
+                missing = {d for d in msg.deps if d not in msgs}
+                self._buffer[msg.id] = msg
+                self._n_missing[msg.id] = len(missing)
+                for d in missing:
+                    self._waiting_on.setdefault(d, []).append(msg.id)
+                return []
+        self._add(msg)
+        if not self._waiting_on:  # nothing buffered waits for it (the common case)
+            return [msg]
         released: list[Message] = []
         ready = deque([msg])
         while ready:
             m = ready.popleft()
-            self._add(m)
+            if m is not msg:
+                self._add(m)
             released.append(m)
             for w in self._waiting_on.pop(m.id, ()):
                 self._n_missing[w] -= 1
@@ -193,10 +214,14 @@ class DagView:
     def _add(self, m: Message) -> None:
         r = self._rank[m.sender]
         chain = self._chain[r]
-        if m.deps:
-            vc = [max(col) for col in zip(*(self._vc[d] for d in m.deps))]
-        else:
+        vcs = self._vc
+        deps = m.deps
+        if not deps:
             vc = [0] * self.n
+        elif len(deps) == 1:
+            vc = list(vcs[deps[0]])
+        else:
+            vc = list(map(max, *map(vcs.__getitem__, deps)))
         if vc[r] != len(chain):
             raise ValueError(
                 f"{m.id}: does not follow {m.sender}'s previous message "
@@ -204,53 +229,88 @@ class DagView:
         seq = len(chain) + 1
         vc[r] = seq
         self._msgs[m.id] = m
-        self._seq[m.id] = seq
-        self._vc[m.id] = vct = tuple(vc)
+        seqs = self._seq
+        seqs[m.id] = seq
+        vcs[m.id] = vct = tuple(vc)
         chain.append(m.id)
+        self._latest_vc[r] = vct
+        # the new message is a head (nothing visible follows it yet) and the heads it
+        # follows no longer are; no other message's status changes
+        if sum(vct) == len(self._msgs):  # it follows every visible message (a vc sums
+            self._head_ranks = [r]       # the messages followed, itself included)
+        else:
+            chains = self._chain
+            self._head_ranks = [h for h in self._head_ranks if vct[h] < len(chains[h])]
+            self._head_ranks.append(r)
         self.version += 1
         # Only the new message can change the vocabulary: it may be its sender's first in
         # G (a new voter, maybe a new candidate) and may extend candidates' tails. No
         # visible message can follow it yet, so a new candidate has only its own vote.
         bit = 1 << r
-        changed = False
-        for c in self._cands:
-            if vct[self._cand_rank[c]] >= self._seq[c] and not self._tailm[c] & bit:
-                self._tailm[c] |= bit
-                changed = True
-        if seq == self._front[r] + 1:
-            changed = True
+        front = self._front
+        voter = seq == front[r] + 1
+        changed = voter
+        tailm, yes = self._tailm, self._yes
+        # a candidate is its sender's first message in G: m follows it iff m follows an
+        # undelivered message of that sender
+        for i, cr in enumerate(self._cand_rank):
+            if vct[cr] > front[cr]:
+                if not tailm[i] & bit:
+                    tailm[i] |= bit
+                    changed = True
+                if voter:
+                    yes[i] |= bit
+        if voter:
             self._seen |= bit
             self._heard |= bit
-            for c in self._cands:
-                if vct[self._cand_rank[c]] >= self._seq[c]:
-                    self._yes[c] |= bit
-            if sum(map(gt, vct, self._front)) == 1:
-                self._cand_rank[m.id] = r
-                self._yes[m.id] = self._tailm[m.id] = bit
-                self._cands.append(m.id)
-                self._cands.sort(key=self._cand_rank.__getitem__)
+            self._voter_vc[r] = vct
+            # the other processors whose undelivered messages it follows
+            blocked = sum(map(gt, vct, front)) - 1
+            if blocked:
+                self._blocked[r] = blocked
+            else:
+                self._add_candidate(m.id, r, bit, bit)
         if changed:
             self.vocab_version += 1
+
+    def _add_candidate(self, c: str, r: int, yes: int, tail: int) -> None:
+        """Insert candidate c of sender rank r, in rank order."""
+        if not self._cands:
+            self._cands, self._cand_rank, self._yes, self._tailm = [c], [r], [yes], [tail]
+            self._cand_marked = [False]
+            return
+        i = bisect_left(self._cand_rank, r)
+        self._cands.insert(i, c)
+        self._cand_rank.insert(i, r)
+        self._yes.insert(i, yes)
+        self._tailm.insert(i, tail)
+        self._cand_marked.insert(i, False)
 
     def _recompute_activation(self) -> None:
         front, vcs, seqs = self._front, self._vc, self._seq
         voters = self.voters()
         self._cands = [v for v in voters
                        if v is not None and sum(map(gt, vcs[v], front)) == 1]
-        self._cand_rank = {c: self._rank[self._msgs[c].sender] for c in self._cands}
-        self._yes, self._tailm = {}, {}
+        self._cand_rank = [self._rank[self._msgs[c].sender] for c in self._cands]
+        self._yes, self._tailm = [], []
+        self._cand_marked = [c in self._marked for c in self._cands]
         latest = [(1 << i, vcs[c[-1]]) for i, c in enumerate(self._chain) if c]
         first = [(1 << i, vcs[v]) for i, v in enumerate(voters) if v is not None]
-        for c, r in self._cand_rank.items():
+        for c, r in zip(self._cands, self._cand_rank):
             s = seqs[c]
-            self._yes[c] = sum(bit for bit, vc in first if vc[r] >= s)
-            self._tailm[c] = sum(bit for bit, vc in latest if vc[r] >= s)
+            self._yes.append(sum(bit for bit, vc in first if vc[r] >= s))
+            self._tailm.append(sum(bit for bit, vc in latest if vc[r] >= s))
         self._seen = self._heard = sum(bit for bit, _ in first)
         for q in self._defunc:
             self._seen |= 1 << self._rank[q]
+        self._latest_vc = [vcs[c[-1]] if c else self._zero_vc for c in self._chain]
+        self._voter_vc = [self._zero_vc if v is None else vcs[v] for v in voters]
+        self._blocked = {r: b for r, b in ((r, sum(map(gt, vcs[v], front)) - 1)
+                                           for r, v in enumerate(voters) if v is not None)
+                         if b}
         self.vocab_version += 1
 
-    def _advance(self, done: list[str]) -> None:
+    def _advance(self, done: Sequence[str]) -> None:
         """The next activation's vocabulary, from the current one, after ``done`` (all
         candidates) joined the delivered prefix. Same result as _recompute_activation
         (tested), in O(n * |done| + n * new candidates) instead of O(n^2 + n * k):
@@ -261,54 +321,83 @@ class DagView:
           if visible) votes for c iff it follows c;
         * a new candidate is a voter that followed only delivered messages: a moved
           sender's new voter, or a voter that was held back by a delivered message.
+          ``_blocked`` counts, per voter that is not a candidate, the other processors
+          it follows an undelivered message of; q's front moving past m_{q,f} unblocks
+          q for exactly the voters whose vc[q] is f. Those follow m_{q,f}, so they are
+          among the voters that voted for it (its yes mask): only these are looked at.
+          A voter becomes a candidate when its count reaches 0.
         """
-        rank, msgs, vcs, seqs = self._rank, self._msgs, self._vc, self._seq
+        vcs, seqs = self._vc, self._seq
         front, chains = self._front, self._chain
-        cand_rank, yes, tailm = self._cand_rank, self._yes, self._tailm
-        moved = []
+        voter_vc, blocked = self._voter_vc, self._blocked
+        moved = []  # per delivered candidate: its sender's rank and its voters
         for m in done:
-            r = rank[msgs[m].sender]
+            i = self._cands.index(m)
+            r = self._cand_rank[i]
             front[r] += 1
-            moved.append(r)
-            del cand_rank[m], yes[m], tailm[m]
-        kept = self._cands = [c for c in self._cands if c in cand_rank]
-        defunc_bits = 0
-        for q in self._defunc:
-            defunc_bits |= 1 << rank[q]
+            moved.append((r, self._yes[i]))
+        if len(done) == len(self._cands):  # the usual case: every candidate delivered
+            self._cands, self._cand_rank, self._yes, self._tailm = [], [], [], []
+            self._cand_marked = []
+        else:
+            keep = [i for i, c in enumerate(self._cands) if c not in done]
+            self._cands = [self._cands[i] for i in keep]
+            self._cand_rank = [self._cand_rank[i] for i in keep]
+            self._yes = [self._yes[i] for i in keep]
+            self._tailm = [self._tailm[i] for i in keep]
+            self._cand_marked = [self._cand_marked[i] for i in keep]
+        cand_rank, yes = self._cand_rank, self._yes
         seen, heard = self._seen, self._heard
-        for r in moved:
+        for r, _ in moved:
             bit = 1 << r
             chain = chains[r]
             if len(chain) > front[r]:
-                vc = vcs[chain[front[r]]]
-                for c in kept:
-                    if vc[cand_rank[c]] >= seqs[c]:
-                        yes[c] |= bit
+                vc = voter_vc[r] = vcs[chain[front[r]]]
+                for i, cr in enumerate(cand_rank):  # (a candidate is its sender's first
+                    if vc[cr] > front[cr]:          # message in G: see _add)
+                        yes[i] |= bit
             else:
+                voter_vc[r] = self._zero_vc
                 heard &= ~bit
-                if not defunc_bits & bit:
+                if not (self._defunc and self.processors[r] in self._defunc):
                     seen &= ~bit
         self._seen, self._heard = seen, heard
-        # new candidates: voters (not candidates already) following no undelivered message
-        # of another processor
+        # new candidates: held-back voters that no longer follow an undelivered message
+        # of another processor, then the moved senders' new voters
         new = []
-        for r, chain in enumerate(chains):
-            f = front[r]
-            if len(chain) > f:
-                v = chain[f]
-                if v not in cand_rank and sum(map(gt, vcs[v], front)) == 1:
-                    new.append((r, v))
-        if new:
-            first = [(1 << i, vcs[c[f]]) for i, (c, f) in enumerate(zip(chains, front))
-                     if len(c) > f]
-            latest = [(1 << i, vcs[c[-1]]) for i, c in enumerate(chains) if c]
-            for r, c in new:
-                s = seqs[c]
-                cand_rank[c] = r
-                yes[c] = sum(bit for bit, vc in first if vc[r] >= s)
-                tailm[c] = sum(bit for bit, vc in latest if vc[r] >= s)
-            kept.extend(c for _, c in new)
-            kept.sort(key=cand_rank.__getitem__)
+        for q, voters in moved:
+            f = front[q]
+            voters &= ~(1 << q)  # the other voters following m_{q,f}: all held back by it
+            while voters:
+                low = voters & -voters
+                voters ^= low
+                r = low.bit_length() - 1
+                if voter_vc[r][q] == f:  # and by no later message of q
+                    if blocked[r] == 1:
+                        del blocked[r]
+                        new.append(r)
+                    else:
+                        blocked[r] -= 1
+        for q, _ in moved:
+            if len(chains[q]) > front[q]:
+                b = sum(map(gt, voter_vc[q], front)) - 1
+                if b:
+                    blocked[q] = b
+                else:
+                    new.append(q)
+        bits, latest_vc = self._bits, self._latest_vc
+        for r in new:
+            c = chains[r][front[r]]
+            s = seqs[c]
+            # Tail(c) and the voters following c (a voter that follows c is in Tail(c):
+            # its processor's latest message follows the voter)
+            y = t = 0
+            for bit, lvc, vvc in zip(bits, latest_vc, voter_vc):
+                if lvc[r] >= s:
+                    t |= bit
+                    if vvc[r] >= s:
+                        y |= bit
+            self._add_candidate(c, r, y, t)
         self.vocab_version += 1
 
     def __contains__(self, mid: object) -> bool:
@@ -341,6 +430,14 @@ class DagView:
     def rank(self, q: str) -> int:
         """Position of processor ``q`` in the configuration order."""
         return self._rank[q]
+
+    def heads(self) -> tuple[str, ...]:
+        """The latest visible message of each processor that no other processor's latest
+        message follows, in configuration order (what a new message ACKs, see
+        model/process.py)."""
+        # kept by _add: a new message is a head and removes the heads it follows
+        chains = self._chain
+        return tuple([chains[r][-1] for r in sorted(self._head_ranks)])
 
     @property
     def visible(self) -> frozenset[str]:
@@ -459,18 +556,20 @@ class DagView:
     def activation_state(self) -> ActivationState:
         """A snapshot of the current activation's vocabulary, as bitmasks (bit i =
         the i'th processor of the configuration); kept incrementally, so O(candidates)."""
-        return ActivationState(tuple(self._cands), dict(self._cand_rank), dict(self._yes),
-                               dict(self._tailm), self._seen, frozenset(self._marked))
+        cands = self._cands
+        return ActivationState(tuple(cands), dict(zip(cands, self._cand_rank)),
+                               dict(zip(cands, self._yes)), dict(zip(cands, self._tailm)),
+                               self._seen, frozenset(self._marked))
 
     def rule_inputs(self) -> tuple[list[str], list[int], list[int], list[bool], list[int],
                                    int]:
-        """What a compiled rule reads (model/compiled.py), without copying dicts:
-        candidates in lexicographic order and, per candidate, its vote and tail bitmasks,
-        whether it is marked and its sender's rank; then the Tail(G) bitmask."""
-        cands = self._cands
-        yes, tail, rank, marked = self._yes, self._tailm, self._cand_rank, self._marked
-        return (cands, [yes[c] for c in cands], [tail[c] for c in cands],
-                [c in marked for c in cands], [rank[c] for c in cands], self._seen)
+        """What a compiled rule reads (model/compiled.py): candidates in lexicographic
+        order and, per candidate, its vote and tail bitmasks, whether it is marked and its
+        sender's rank; then the Tail(G) bitmask. The lists are the view's own, not copies
+        (this runs for every rule evaluation): read them before the view changes, and do
+        not modify them."""
+        return (self._cands, self._yes, self._tailm, self._cand_marked, self._cand_rank,
+                self._seen)
 
     # ---------------------------------------------------------------------- events
 
@@ -494,21 +593,21 @@ class DagView:
         ``mids``) joins the delivered prefix and a new activation starts (000 Figure 3:
         "Update M_p ... Set Nact = Nact + 1"); otherwise ``mids`` are marked (GL-ToTo).
         """
-        cands = self._cand_rank
-        seen: set[str] = set()
-        for m in mids:
+        cands, marked = self._cands, self._marked
+        for i, m in enumerate(mids):
             if m not in cands:
                 raise ValueError(f"deliver {m}: not a candidate of activation {self.activation}")
-            if m in self._marked or m in seen:
+            if m in marked or (i and m in mids[:i]):
                 raise ValueError(f"deliver {m}: already delivered")
-            seen.add(m)
         self._delivered.extend(mids)
         if end_activation:
-            done = list(self._marked) + list(mids)
+            done = [*self._marked, *mids] if self._marked else mids
             self._marked.clear()
             self.activation += 1
             self._advance(done)
         else:
             self._marked.update(dict.fromkeys(mids))
+            for m in mids:
+                self._cand_marked[cands.index(m)] = True
             self.vocab_version += 1
         self.version += 1

@@ -40,15 +40,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import NamedTuple
 
 from tomkit.model.dag import DagView, Message
-from tomkit.model.rules import RULES, Params, Rule, step
+from tomkit.model.rules import RULES, Decider, Params, Rule, apply
 
 __all__ = ["Delivered", "Process", "Step"]
 
+_ID = attrgetter("id")
 
-@dataclass(frozen=True)
-class Delivered:
+
+class Delivered(NamedTuple):
     """One message delivered to the application.
 
     ``index_of_latency`` is 000 section 6's measure: the processors heard from in the
@@ -62,7 +65,7 @@ class Delivered:
     clause: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     """What one input did: messages that became visible (reached the ordering layer),
     in causal order, and the deliveries, in delivery order."""
@@ -107,16 +110,16 @@ class Process:
         # vocab_version at which the rule last delivered nothing: a rule is a pure
         # function of the vocabulary, so re-evaluating it then is wasted work
         self._quiet_at = -1
+        self._decide = Decider(self.rule, self.params, self.dag.n)
+        # (last_sent, how many visible messages it follows): a vc never changes
+        self._covers: tuple[str | None, int] = (None, 0)
 
     # ------------------------------------------------------------------------ inputs
 
     def heads(self) -> tuple[str, ...]:
         """The latest visible message of each processor that no other processor's latest
         message follows, in configuration order: what a new message ACKs."""
-        dag = self.dag
-        latest = [c[-1] for c in (dag.messages_of(p) for p in dag.processors) if c]
-        return tuple(m for m in latest
-                     if not any(o != m and dag.follows(o, m) for o in latest))
+        return self.dag.heads()
 
     def send(self, mid: str | None = None) -> tuple[Message, Step]:
         """Create the next message (ACKing :meth:`heads`) and receive it at once.
@@ -140,10 +143,11 @@ class Process:
                 self._buffered[msg.id] = msg.sender
                 self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
             return out
-        for m in released:
-            out.released.append(m.id)
-            if self._buffered.pop(m.id, None) is not None:
-                self._buffered_from[m.sender] -= 1
+        out.released = list(map(_ID, released))
+        if self._buffered:
+            for m in released:
+                if self._buffered.pop(m.id, None) is not None:
+                    self._buffered_from[m.sender] -= 1
         if self._pending_crashes:
             self._apply_crashes(out)
         self._drain(out)
@@ -172,7 +176,11 @@ class Process:
         message would ACK nothing new)."""
         if self.last_sent is None:
             return len(self.dag) == 0
-        return sum(self.dag.vc(self.last_sent)) == len(self.dag)
+        mid, follows = self._covers
+        if mid != self.last_sent:
+            follows = sum(self.dag.vc(self.last_sent))
+            self._covers = (self.last_sent, follows)
+        return follows == len(self.dag)
 
     # ----------------------------------------------------------------------- internal
 
@@ -187,13 +195,13 @@ class Process:
         self._pending_crashes = still
 
     def _drain(self, out: Step) -> None:
-        dag = self.dag
+        dag, decision = self.dag, self._decide.decision
         while dag.vocab_version != self._quiet_at:
             width = len(dag.candidates())
-            applied = step(dag, self.rule, self.params)
-            if applied is None:
+            d = decision(dag)
+            if d is None:
                 self._quiet_at = dag.vocab_version
                 break
-            d = applied.delivery
-            out.delivered.extend(Delivered(m, applied.index_of_latency, width, d.clause)
-                                 for m in d.messages)
+            msgs, clause, ends = d
+            iol = apply(dag, msgs, ends, self.rule)
+            out.delivered += [Delivered(m, iol, width, clause) for m in msgs]

@@ -78,7 +78,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from tomkit.model.compiled import compiled
+from tomkit.model.compiled import Compiled, Decision, compiled
 from tomkit.model.dag import DagView
 from tomkit.model.vocab import (
     CandSet,
@@ -92,11 +92,13 @@ from tomkit.model.vocab import (
 
 __all__ = [
     "Applied",
+    "Decider",
     "Delivery",
     "Params",
     "RULES",
     "Rule",
     "all_ack",
+    "apply",
     "decide",
     "drain",
     "evaluate",
@@ -304,28 +306,59 @@ def evaluate(dag: DagView, rule: Rule, params: Params = Params()) -> Delivery | 
     return rule(ConcreteRuleView(dag), params)
 
 
+class Decider:
+    """A rule with its parameters, deciding on DagViews of ``n`` processors through the
+    rule compiled for the number of candidates (model/compiled.py) when it can be, else
+    through ConcreteRuleView; both give the same result (tested). The compiled rules are
+    looked up once per number of candidates: a process keeps one Decider."""
+
+    __slots__ = ("rule", "params", "n", "_by_k")
+
+    def __init__(self, rule: Rule, params: Params, n: int) -> None:
+        self.rule, self.params, self.n = rule, params, n
+        self._by_k: dict[int, Compiled | None] = {}
+
+    def __call__(self, dag: DagView) -> Delivery | None:
+        """The rule's decision on ``dag``'s current state (nothing is applied)."""
+        r = self.decision(dag)
+        return None if r is None else Delivery(*r)
+
+    def decision(self, dag: DagView) -> Decision | None:
+        """The same, as a plain tuple (messages, clause, ends_activation): what the
+        simulator's inner loop reads, without building a Delivery."""
+        cands, yes, tail, mk, rk, seen = dag.rule_inputs()
+        k = len(cands)
+        try:
+            fn = self._by_k[k]
+        except KeyError:
+            fn = self._by_k[k] = compiled(self.rule, self.params, self.n, k)
+        if fn is None:
+            d = self.rule(ConcreteRuleView(dag), self.params)
+            return None if d is None else (d.messages, d.clause, d.ends_activation)
+        return fn.decide(cands, yes, tail, mk, rk, seen)
+
+
 def decide(dag: DagView, rule: Rule, params: Params = Params()) -> Delivery | None:
-    """The rule's decision on ``dag``'s current state, through the rule compiled for this
-    number of candidates (model/compiled.py) when it can be, else ConcreteRuleView; both
-    give the same result (tested)."""
-    cands, yes, tail, mk, rk, seen = dag.rule_inputs()
-    fn = compiled(rule, params, dag.n, len(cands))
-    if fn is None:
-        return rule(ConcreteRuleView(dag), params)
-    return fn(cands, yes, tail, mk, rk, seen)
+    """The rule's decision on ``dag``'s current state (see :class:`Decider`)."""
+    return Decider(rule, params, dag.n)(dag)
+
+
+def apply(dag: DagView, messages: tuple[str, ...], ends_activation: bool, rule: Rule) -> int:
+    """Apply the delivery (``messages``, ``ends_activation``) that ``rule`` decided on
+    ``dag``; return the index of latency of its messages (taken before the activation
+    ends)."""
+    if not messages and not (ends_activation and dag.marked):
+        # nothing would change, and drain would loop
+        raise ValueError(f"{getattr(rule, '__name__', rule)} returned an empty delivery")
+    iol = dag.index_of_latency()
+    dag.deliver(messages, end_activation=ends_activation)
+    return iol
 
 
 def step(dag: DagView, rule: Rule, params: Params = Params()) -> Applied | None:
     """Evaluate the rule once and apply its delivery to ``dag``."""
     d = decide(dag, rule, params)
-    if d is None:
-        return None
-    if not d.messages and not (d.ends_activation and dag.marked):
-        # nothing would change, and drain would loop
-        raise ValueError(f"{getattr(rule, '__name__', rule)} returned an empty delivery")
-    applied = Applied(d, dag.index_of_latency())
-    dag.deliver(d.messages, end_activation=d.ends_activation)
-    return applied
+    return None if d is None else Applied(d, apply(dag, d.messages, d.ends_activation, rule))
 
 
 # Per DagView, the (rule, params, vocab_version) at which the rule last delivered nothing.

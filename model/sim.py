@@ -57,7 +57,6 @@ from __future__ import annotations
 import heapq
 import math
 import time as _time
-from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -66,8 +65,8 @@ import numpy as np
 from tomkit.model.process import Process, Step
 from tomkit.model.rules import RULES, Params, Rule
 
-__all__ = ["DELAYS", "SOURCES", "Delay", "SimConfig", "SimResult", "first_send", "simulate",
-           "source_gap"]
+__all__ = ["DELAYS", "SOURCES", "Delay", "DelayDraws", "SimConfig", "SimResult", "first_send",
+           "simulate", "source_gap"]
 
 DELAYS = ("constant", "exponential", "gamma")
 SOURCES = ("periodic", "quasi-periodic", "poisson")
@@ -115,6 +114,30 @@ class Delay:
         g_mean = self.mean - shift
         var = self.cv2 * self.mean ** 2
         return shift + rng.gamma(g_mean ** 2 / var, var / g_mean, size)
+
+
+class DelayDraws:
+    """The values of successive ``delay.sample(rng, k)`` calls, drawn ``block`` at a time
+    (one numpy call per block instead of per message). numpy fills a block element by
+    element from the same stream, so the values are exactly those of the calls one by
+    one (tested)."""
+
+    __slots__ = ("delay", "rng", "block", "buf", "pos")
+
+    def __init__(self, delay: Delay, rng: np.random.Generator, block: int) -> None:
+        self.delay, self.rng, self.block = delay, rng, max(block, 1)
+        self.buf: list[float] = []
+        self.pos = 0
+
+    def take(self, k: int) -> list[float]:
+        """The next ``k`` delays."""
+        if self.pos + k > len(self.buf):
+            self.buf = (self.buf[self.pos:]
+                        + self.delay.sample(self.rng, max(self.block, k)).tolist())
+            self.pos = 0
+        out = self.buf[self.pos:self.pos + k]
+        self.pos += k
+        return out
 
 
 def source_gap(source: str, period: float, jitter: float, rng: np.random.Generator) -> float:
@@ -165,6 +188,11 @@ class SimConfig:
     ack_timeout: float | None = None
     seed: int = 1
     trace_id: str = "sim"
+    #: stop with :class:`Runaway` after this many events (arrivals, sends, timers); None:
+    #: no limit. A run whose rule never delivers again sends idle ACKs forever, so those
+    #: who run broken rules (model/mutants.py) set one; it cuts at the same point on
+    #: every machine, unlike a clock
+    max_events: int | None = None
 
     def names(self) -> list[str]:
         return [f"p{i}" for i in range(self.n)]
@@ -175,6 +203,10 @@ class SimConfig:
         if not 0 <= i < self.n:
             raise ValueError(f"unknown process {p!r} (processes are p0 .. p{self.n - 1})")
         return i
+
+
+class Runaway(RuntimeError):
+    """A simulation exceeded ``SimConfig.max_events`` (a stalled run never ends)."""
 
 
 @dataclass
@@ -241,6 +273,10 @@ class _Sim:
                 raise ValueError(f"no link from {self.names[i]} to itself")
             self.delays[i][j] = d
         self.uniform = not cfg.link_delays
+        # With one delay for every link, an application (ACK-only) message's n - 1 delays
+        # are the next n - 1 values of its stream, taken from blocks drawn ahead
+        self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
+        self.ack_delays = DelayDraws(cfg.delay, self.ack_rng, 16 * (n - 1))
         self.crash_at: dict[int, float] = {}
         for p, t in cfg.crashes:
             i = cfg.index(p)
@@ -257,10 +293,10 @@ class _Sim:
         self.budget = cfg.messages
         self.app_sent = [0] * n
         self.ack_sent = [0] * n
-        # per sender: seqs (in its chain) of its application messages and their ids, to
-        # project an application message's deps onto application messages
-        self.app_seqs: list[list[int]] = [[] for _ in range(n)]
-        self.app_ids: list[list[str]] = [[] for _ in range(n)]
+        # per sender, indexed by the seq of its messages (their position in its chain,
+        # from 1): the latest of its application messages up to that one (None before
+        # the first), to project an application message's deps onto application messages
+        self.app_upto: list[list[str | None]] = [[None] for _ in range(n)]
         self.sent_at: dict[str, float] = {}
         self.is_app: set[str] = set()
         # per process: application messages visible and delivered
@@ -289,13 +325,19 @@ class _Sim:
                       _SOURCE, i)
         for i, t in sorted(self.crash_at.items()):
             self.push(t, _CRASH, i)
-        heap = self.heap
+        heap, pop, arrive = self.heap, heapq.heappop, _ARRIVE
+        alive, procs, handle = self.alive, self.procs, self.handle
+        left = -1 if self.cfg.max_events is None else self.cfg.max_events  # -1: no limit
         while heap:
-            t, _, kind, i, data = heapq.heappop(heap)
+            if left == 0:
+                raise Runaway(f"{self.cfg.protocol}: more than {self.cfg.max_events} events "
+                              f"(simulated time {self.now:.3f} s)")
+            left -= 1
+            t, _, kind, i, data = pop(heap)
             self.now = t
-            if kind == _ARRIVE:
-                if self.alive[i]:
-                    self.handle(i, self.procs[i].receive(data))  # type: ignore[arg-type]
+            if kind == arrive:
+                if alive[i]:
+                    handle(i, procs[i].receive(data))  # type: ignore[arg-type]
             elif kind == _SOURCE:
                 if self.alive[i] and self.budget > 0:
                     self.budget -= 1
@@ -325,15 +367,16 @@ class _Sim:
         t = self.now
         msg, st = p.send(mid)
         self.last_send_time[i] = t
+        upto = self.app_upto[i]
         if app:
             self.is_app.add(mid)
             self.sent_at[mid] = t
-            seq = p.dag.seq(mid)
             self.records.append({"trace": self.cfg.trace_id, "process": name, "kind": "send",
-                                 "msg": mid, "deps": self.app_deps(p, mid), "time": t,
+                                 "msg": mid, "deps": self.app_deps(i, mid), "time": t,
                                  "x_dag_deps": list(msg.deps)})
-            self.app_seqs[i].append(seq)
-            self.app_ids[i].append(mid)
+            upto.append(mid)
+        else:
+            upto.append(upto[-1])
             if self.progress is not None and sum(self.app_sent) - self.reported >= 500:
                 self.progress(sum(self.app_sent) - self.reported)
                 self.reported = sum(self.app_sent)
@@ -341,38 +384,40 @@ class _Sim:
         n = self.n
         rng = self.app_rng if app else self.ack_rng
         if self.uniform:
-            ds = self.cfg.delay.sample(rng, n - 1)
-            delays = [float(x) for x in ds[:i]] + [0.0] + [float(x) for x in ds[i:]]
+            ds = (self.app_delays if app else self.ack_delays).take(n - 1)
+            delays = ds[:i] + [0.0] + ds[i:]
         else:
             delays = [0.0 if j == i else float(self.delays[i][j].sample(rng, 1)[0])  # type: ignore[union-attr]
                       for j in range(n)]
         last = self.last_arrival[i]
+        heap, counter = self.heap, self.counter
         for j in range(n):
             if j == i:
                 continue
             arrive = max(t + delays[j], last[j])
             last[j] = arrive
-            self.push(arrive, _ARRIVE, j, msg)
+            counter += 1
+            heapq.heappush(heap, (arrive, counter, _ARRIVE, j, msg))
+        self.counter = counter
 
-    def app_deps(self, p: Process, mid: str) -> list[str]:
-        """Per processor, the latest application message that ``mid`` follows, besides
-        itself: the causal relation among application messages, ACK-only ones elided."""
-        vc = p.dag.vc(mid)
-        own = p.dag.rank(p.name)
+    def app_deps(self, i: int, mid: str) -> list[str]:
+        """Per processor, the latest application message that ``mid`` (just sent by
+        process i) follows, besides itself: the causal relation among application
+        messages, ACK-only ones elided."""
+        vc = self.procs[i].dag.vc(mid)
         out = []
-        for r in range(self.n):
-            k = vc[r] - 1 if r == own else vc[r]
-            pos = bisect_right(self.app_seqs[r], k) - 1
-            if pos >= 0:
-                out.append(self.app_ids[r][pos])
+        for r, (k, upto) in enumerate(zip(vc, self.app_upto)):
+            m = upto[k - 1 if r == i else k]
+            if m is not None:
+                out.append(m)
         return out
 
     def handle(self, i: int, st: Step) -> None:
         """Log what a process did and arm its ACK timer if it now needs one."""
         name, t, tid = self.names[i], self.now, self.cfg.trace_id
-        recs = self.records
+        recs, is_app = self.records, self.is_app
         for m in st.released:
-            if m in self.is_app:
+            if m in is_app:
                 self.app_visible[i] += 1
                 recs.append({"trace": tid, "process": name, "kind": "recv", "msg": m,
                              "time": t})
@@ -381,16 +426,16 @@ class _Sim:
                 recs.append({"trace": tid, "process": name, "kind": "recv", "msg": m,
                              "time": t, "x_ack_only": True, "x_sender": msg.sender,
                              "x_dag_deps": list(msg.deps)})
-        for d in st.delivered:
-            if d.msg not in self.is_app:
+        for m, iol, width, _ in st.delivered:
+            if m not in is_app:
                 continue
             self.app_delivered[i] += 1
-            recs.append({"trace": tid, "process": name, "kind": "deliver", "msg": d.msg,
-                         "time": t, "x_index_of_latency": d.index_of_latency})
+            recs.append({"trace": tid, "process": name, "kind": "deliver", "msg": m,
+                         "time": t, "x_index_of_latency": iol})
             self.deliveries += 1
-            self.sum_iol += d.index_of_latency
-            self.sum_width += d.width
-            self.sum_latency += t - self.sent_at[d.msg]
+            self.sum_iol += iol
+            self.sum_width += width
+            self.sum_latency += t - self.sent_at[m]
         if not self.timer_set[i] and self.needs_ack(i):
             self.timer_set[i] = True
             self.push(max(t, self.last_send_time[i]) + self.ack_timeout, _ACK_TIMER, i)
