@@ -115,7 +115,7 @@ def _mutant_records(trace_id: str, seed: int) -> list[dict]:
                         messages=s.messages, delay=Delay("exponential", s.mean_delay),
                         seed=_seed(seed, attempt), trace_id=trace_id)
         try:
-            return simulate_mutant(cfg, max_evaluations=20_000, max_seconds=2.0).records
+            return simulate_mutant(cfg).records
         except Runaway:
             continue
     raise RuntimeError(f"{trace_id}: every mutant run ran away")

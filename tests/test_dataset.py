@@ -4,6 +4,7 @@ atomic commit, and the CLI module."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 
@@ -95,16 +96,25 @@ def test_reorder_swaps_two_deliveries_of_one_process():
 
 
 def test_mutant_runs_through_simconfig_rule_and_runaways_stop():
-    cfg = SimConfig(protocol="majority", n=8, delta=4, rate=300, messages=6,
-                    delay=Delay("exponential", 0.01), seed=3, trace_id="m")
-    try:
-        res = simulate_mutant(cfg, max_evaluations=20_000, max_seconds=1)
-        assert any(r["kind"] == "deliver" for r in res.records)
-    except Runaway:
-        pass
+    base = SimConfig(protocol="majority", n=8, delta=4, rate=300, messages=6,
+                     delay=Delay("exponential", 0.01), trace_id="m")
+    ended, cut = [], {}
+    for seed in range(12):
+        try:
+            res = simulate_mutant(dataclasses.replace(base, seed=seed))
+            assert any(r["kind"] == "deliver" for r in res.records)
+            ended.append(seed)
+        except Runaway as e:
+            assert "more than 19200 events" in str(e)  # 50 * messages * n^2
+            cut[seed] = str(e)
+    assert ended and cut  # both kinds occur, so the budget decides something
+    for seed, message in cut.items():  # deterministic: cut again at the same point
+        with pytest.raises(Runaway) as e:
+            simulate_mutant(dataclasses.replace(base, seed=seed))
+        assert str(e.value) == message
     assert "majority" not in RULES and set(MUTANTS) & set(RULES) == set()
-    with pytest.raises(Runaway):
-        simulate_mutant(cfg, max_evaluations=1)
+    with pytest.raises(Runaway):  # a run that ends, cut by a small budget
+        simulate_mutant(dataclasses.replace(base, seed=ended[0]), max_events=5)
 
 
 def test_bulk_and_cli(tmp_path, capsys):
