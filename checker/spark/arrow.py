@@ -264,16 +264,10 @@ def _decide_table(table: pa.Table, fmt: str) -> pa.RecordBatch:
 
 
 def _latencies(chunk) -> list[list[float]]:
-    """Per chunk trace: time of each first delivery minus the time of the message's first
-    send, where both are known (``report.latency``)."""
-    f = chunk.f_rows
-    sr = chunk.send_row[chunk.f_tm] if len(f) else np.zeros(0, np.int64)
-    ok = sr >= 0
-    f, sr = f[ok], sr[ok]
-    lat = chunk.time[f] - chunk.time[sr]
-    ok = ~np.isnan(lat)
-    lat, ft = lat[ok], chunk.t[f[ok]]
-    bounds = np.searchsorted(ft, np.arange(chunk.ntr + 1))
+    """Per chunk trace: its send-to-first-delivery latencies (``files.latencies``)."""
+    from tomkit.checker.spark.files import latencies
+
+    lat, bounds = latencies(chunk)
     return [lat[bounds[i]:bounds[i + 1]].tolist() for i in range(chunk.ntr)]
 
 
