@@ -203,12 +203,13 @@ def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece
         codes = enc.indices.to_numpy()
         starts = group_starts(codes)
         run_ids = [ids[codes[s]] for s in starts[:-1]]
-        for k, tid in enumerate(run_ids):
-            again = tid in done or (k > 0 and tid == open_id)
-            if again or (k > 0 and len(run_ids) != len(ids) and tid in run_ids[:k]):
+        here: set[str] = set()  # ids of the runs before k in this piece (a set: a piece has
+        for k, tid in enumerate(run_ids):  # thousands of runs, a list scan is quadratic)
+            if tid in done or (k > 0 and tid == open_id) or tid in here:
                 raise TraceFormatError(_loc(piece, int(starts[k])),
                                        f"trace {tid!r} appears again after other traces, "
                                        "but the file declares its traces grouped", "trace")
+            here.add(tid)
         # the first run may continue the open trace; the last run stays open
         first_new = 1 if run_ids[0] == open_id else 0
         if first_new:

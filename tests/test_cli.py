@@ -247,3 +247,18 @@ def test_merge_across_formats(capsys, tmp_path):
     assert sorted(doc["traces"][0]["sources"]) == sorted([str(a), str(b)])
     res = next(r for r in doc["traces"][0]["results"] if r["property"] == "total-order-weak")
     assert {w["msg"] for w in res["witness"]} == set(truth["messages"])
+
+
+@pytest.mark.parametrize("batch", [1 << 18, 2])
+def test_broken_grouped_promise_names_the_record(capsys, tmp_path, monkeypatch, batch):
+    # a trace that comes back after another started, in the same batch or a later one
+    from tomkit.checker import engine
+
+    monkeypatch.setattr(engine, "READ_ROWS", batch)
+    head = {"format": "tomkit-trace", "version": 1, "grouped": True}
+    recs = [{"trace": t, "process": "p", "kind": "deliver", "msg": m}
+            for t, m in (("a", "x"), ("b", "x"), ("c", "x"), ("a", "y"))]
+    path = tmp_path / "liar.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [head, *recs]))
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 2 and "trace 'a' appears again" in err and f"{path}:5" in err
