@@ -266,12 +266,14 @@ def _key(cols: dict[str, list], f: DataFile, trace: str | None) -> None:
 
 
 def _batch(cols: dict[str, list], arrays: dict[str, pa.Array] | None = None) -> pa.RecordBatch:
+    """A batch of ARROW_SCHEMA from ready ``arrays`` and Python lists ``cols`` (the
+    ``rtype`` list gives the number of rows); any other column is null."""
     n = len(cols["rtype"])
     data = []
     for field in ARROW_SCHEMA:
         if arrays and field.name in arrays:
             data.append(arrays[field.name])
-        elif len(cols[field.name]) == n:
+        elif field.name in cols and len(cols[field.name]) == n:
             data.append(pa.array(cols[field.name], field.type))
         else:  # a column this kind of row leaves empty
             data.append(pa.nulls(n, field.type))
@@ -305,26 +307,25 @@ def _decided_rows(pieces, f: DataFile, index: int) -> pa.RecordBatch:
         cols["message"].append(e.message)
     seq_rows = _batch(cols) if bad else None
 
-    cols = _empty_cols()
-    for ti in good.tolist():
-        _key(cols, f, chunk.trace_names[ti])
     n = len(good)
-    cols["rtype"] = [TRACE] * n
-    exact = []
+    # per-trace Python work only for the few traces flagged for the reference check
+    exact: list = [None] * n
     names_x = [x.name for x in _EXACT_STRUCT][1:]
-    for ti in good.tolist():
-        wanted = {name: int(codes[ti, k]) for k, name in enumerate(NAMES)
-                  if int(codes[ti, k]) in (VIOLATED, EXACT)}
-        if not wanted:
-            exact.append(None)
-            continue
+    flagged = (codes[good] == VIOLATED) | (codes[good] == EXACT)
+    for j in np.flatnonzero(flagged.any(axis=1)).tolist():
+        ti = int(good[j])
+        wanted = {name: int(codes[ti, k]) for k, name in enumerate(NAMES) if flagged[j, k]}
         key = (f.protocol, f.config, chunk.trace_names[ti])
         res = check_wanted(key, chunk.trace(ti), wanted)
-        exact.append([{"property": r[len(KEY)], **dict(zip(names_x, r[len(KEY) + 1:]))}
-                      for r in res])
+        exact[j] = [{"property": r[len(KEY)], **dict(zip(names_x, r[len(KEY) + 1:]))}
+                    for r in res]
     lat_v, lat_b = latencies(chunk)
     iol_v, iol_b = _iols(pieces, chunk)
     arrays = {
+        "protocol": pa.repeat(pa.scalar(f.protocol), n),
+        "config": pa.repeat(pa.scalar(f.config), n),
+        "trace": pa.array(chunk.trace_names, pa.string()).take(pa.array(good)),
+        "rtype": pa.repeat(pa.scalar(TRACE), n),
         "file": pa.array(np.full(n, index, np.int32)),
         "events": pa.array(sizes[good].astype(np.int64)),
         "has_send": pa.array(chunk.trace_has["send"][good]),
@@ -333,7 +334,7 @@ def _decided_rows(pieces, f: DataFile, index: int) -> pa.RecordBatch:
         "iol": _lists(iol_v, iol_b, good),
         "exact": pa.array(exact, ARROW_SCHEMA.field("exact").type),
     }
-    rows = _batch(cols, arrays)
+    rows = _batch({"rtype": [None] * n}, arrays)
     if seq_rows is None:
         return rows
     return pa.Table.from_batches([seq_rows, rows]).combine_chunks().to_batches()[0]
