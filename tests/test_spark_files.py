@@ -156,3 +156,13 @@ def test_json_number_for_a_string_field_is_rejected(spark, tmp_path):
     assert (rej["line"], rej["field"]) == (len(lines), "trace")
     assert "expected string" in rej["message"]
     assert res.doc["summary"]["events"] == len(recs) and res.exit_code == 2
+
+
+def test_a_single_file_is_a_data_set(spark, tmp_path):
+    path = tmp_path / "one.parquet"
+    recs = clean_trace("t", n_processes=2, n_messages=2, recv=False)
+    write_records(str(path), recs, grouped=True)
+    for engine in ("files", "arrow"):
+        res = scan(spark, str(path), None, engine=engine)
+        assert res.doc["format"] == "parquet", engine
+        assert res.doc["summary"]["events"] == len(recs) and res.exit_code == 0, engine

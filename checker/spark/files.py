@@ -45,9 +45,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from tomkit.checker.properties import EXACT, VIOLATED, Options
+from tomkit.checker.chunk import Piece, _ranges
+from tomkit.checker.engine import READ_ROWS, _batches, _decide, _grouped_chunks, _split_by_trace
+from tomkit.checker.properties import EXACT, VIOLATED, Options, properties
+from tomkit.checker.spark.exact import check_wanted
 from tomkit.checker.spark.properties import NAMES, Decided
-from tomkit.checker.spark.read import INDEX_OF_LATENCY, KEY, PARTITIONS
+from tomkit.checker.spark.read import INDEX_OF_LATENCY, KEY, PARTITIONS, data_files
+from tomkit.traces.errors import TraceFormatError
+from tomkit.traces.reader import TraceReader
 
 TRACE, SEQ, RECORD = "trace", "seq", "record"  # the kinds of output row
 
@@ -106,34 +111,19 @@ def list_files(spark: SparkSession, paths: list[str]) -> list[DataFile]:
     """Every data file below ``paths``, skipping names that start with ``_`` or ``.`` (as
     Spark does), with its partition values (``protocol=P/config=C`` below the given root,
     unescaped as Spark does; "" when absent)."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
     out = []
-    for p in paths:
-        path = jvm.org.apache.hadoop.fs.Path(p)
-        fs = path.getFileSystem(conf)
-        if not fs.exists(path):
-            raise FileNotFoundError(f"{p}: no such file or directory")
-        root = fs.makeQualified(path)
-        if root.toUri().getScheme() != "file":
-            raise NotLocal(f"{p}: the files engine reads local paths only (scheme "
-                           f"{root.toUri().getScheme()}); use --engine arrow")
-        root_s = root.toUri().getPath().rstrip("/")
-        it = fs.listFiles(path, True)
-        while it.hasNext():
-            st = it.next()
-            local = st.getPath().toUri().getPath()
-            below = [x for x in local[len(root_s):].split("/") if x] \
-                if local.startswith(root_s) else [local.rsplit("/", 1)[-1]]
-            if any(x.startswith(("_", ".")) for x in below):
-                continue
-            part = {}
-            for x in below[:-1]:
-                k, eq, v = x.partition("=")
-                if eq and k in PARTITIONS:
-                    part[k] = urllib.parse.unquote(v)
-            out.append(DataFile(local, part.get("protocol", ""), part.get("config", ""),
-                                int(st.getLen())))
+    for root, st, below in data_files(spark, paths):
+        scheme = root.toUri().getScheme()
+        if scheme != "file":
+            raise NotLocal(f"{root.toString()}: the files engine reads local paths only "
+                           f"(scheme {scheme}); use --engine arrow")
+        part = {}
+        for x in below[:-1]:
+            k, eq, v = x.partition("=")
+            if eq and k in PARTITIONS:
+                part[k] = urllib.parse.unquote(v)
+        out.append(DataFile(st.getPath().toUri().getPath(), part.get("protocol", ""),
+                            part.get("config", ""), int(st.getLen())))
     if not out:
         raise FileNotFoundError(f"{', '.join(paths)}: no data file found")
     return sorted(out, key=lambda f: f.path)
@@ -163,8 +153,6 @@ def check_group(files: list[tuple[int, DataFile]],
     """Output rows for a group of (index, file): each file on its own (first pass,
     ``only=None``), or the traces ``only`` of all files together (second pass, whose rows
     carry file -1)."""
-    from tomkit.checker.engine import _split_by_trace
-
     if only is None:
         for i, f in files:
             yield from _check_file(f, i)
@@ -189,11 +177,6 @@ def _only(table: pa.Table, f: DataFile, keys: set[tuple[str, str, str]]) -> np.n
 
 def _read(f: DataFile, keep=None):
     """The file's pieces (optionally filtered rows), the reader, and a file-level error."""
-    from tomkit.checker.chunk import Piece
-    from tomkit.checker.engine import READ_ROWS, _batches
-    from tomkit.traces.errors import TraceFormatError
-    from tomkit.traces.reader import TraceReader
-
     try:
         reader = TraceReader(f.path, keep_going=True, batch_rows=READ_ROWS, dictionary=True)
         pieces = []
@@ -211,10 +194,6 @@ def _read(f: DataFile, keep=None):
 
 
 def _check_file(f: DataFile, index: int) -> Iterator[pa.RecordBatch]:
-    from tomkit.checker.engine import READ_ROWS, _batches, _grouped_chunks, _split_by_trace
-    from tomkit.traces.errors import TraceFormatError
-    from tomkit.traces.reader import TraceReader
-
     out: list[pa.RecordBatch] = []
     reader = None
     try:
@@ -282,10 +261,6 @@ def _batch(cols: dict[str, list], arrays: dict[str, pa.Array] | None = None) -> 
 
 def _decided_rows(pieces, f: DataFile, index: int) -> pa.RecordBatch:
     """One row per trace of a chunk of whole traces: rejected for seq, or its codes."""
-    from tomkit.checker.engine import _decide
-    from tomkit.checker.properties import properties
-    from tomkit.checker.spark.exact import check_wanted
-
     props = properties()
     chunk, codes = _decide(pieces, [props[n] for n in NAMES], Options())
     ntr = chunk.ntr
@@ -388,8 +363,6 @@ def _lists(values: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> pa.Array
     lo, hi = bounds[rows], bounds[rows + 1]
     lens = hi - lo
     offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int32)
-    from tomkit.checker.chunk import _ranges
-
     flat = values[_ranges(lo.astype(np.int64), lens.astype(np.int64))]
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat, pa.float64()))
 

@@ -26,7 +26,9 @@ names the column, the type found and the type expected.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -63,8 +65,10 @@ class Events:
     fmt: str
 
 
-def detect_format(spark: SparkSession, paths: list[str]) -> str:
-    """'parquet' or 'jsonl', from the first data file's name."""
+def data_files(spark: SparkSession, paths: list[str]) -> Iterator[tuple[Any, Any, list[str]]]:
+    """(qualified root, Hadoop FileStatus, path components below the root) of every data
+    file below ``paths``, skipping names that start with ``_`` or ``.`` as Spark does
+    (_SUCCESS, _ground_truth.jsonl, .crc). A missing path is a FileNotFoundError."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     for p in paths:
@@ -72,19 +76,28 @@ def detect_format(spark: SparkSession, paths: list[str]) -> str:
         fs = path.getFileSystem(conf)
         if not fs.exists(path):
             raise FileNotFoundError(f"{p}: no such file or directory")
-        root = fs.makeQualified(path).toString().rstrip("/")
+        root = fs.makeQualified(path)
+        prefix = root.toUri().getPath().rstrip("/")
         it = fs.listFiles(path, True)
         while it.hasNext():
-            name = it.next().getPath().toString()
-            below = name[len(root):].split("/") if name.startswith(root) else [name]
-            if any(x.startswith(("_", ".")) for x in below if x):
-                continue  # Spark skips these too (_SUCCESS, _ground_truth.jsonl, .crc)
-            low = below[-1].lower()
-            if low.endswith((".parquet", ".pq")):
-                return "parquet"
-            if low.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz",
-                             ".ndjson.gz")):
-                return "jsonl"
+            st = it.next()
+            name = st.getPath().toUri().getPath()
+            below = [x for x in name[len(prefix):].split("/") if x] \
+                if name.startswith(prefix) else []
+            below = below or [name.rsplit("/", 1)[-1]]  # the path is the file itself
+            if not any(x.startswith(("_", ".")) for x in below):
+                yield root, st, below
+
+
+def detect_format(spark: SparkSession, paths: list[str]) -> str:
+    """'parquet' or 'jsonl', from the first data file's name."""
+    for _, _, below in data_files(spark, paths):
+        low = below[-1].lower()
+        if low.endswith((".parquet", ".pq")):
+            return "parquet"
+        if low.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz",
+                         ".ndjson.gz")):
+            return "jsonl"
     raise FileNotFoundError(f"{', '.join(paths)}: no .parquet or .jsonl file found")
 
 
