@@ -40,3 +40,8 @@ class TraceFormatError(ValueError):
             "field": self.field,
             "message": self.message,
         }
+
+
+class ColumnError(TraceFormatError):
+    """A Parquet file whose columns do not fit the format (missing, unknown, of a wrong
+    type): the whole file is unusable, so a data-set scan stops on it (``tomkit scan``)."""

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.errors import ColumnError, Location, TraceFormatError
 from tomkit.traces.jsonl import prefetch
 from tomkit.traces.schema import (
     ARROW_SCHEMA,
@@ -115,23 +115,23 @@ def check_columns(schema: pa.Schema, source: str) -> None:
     seen: set[str] = set()
     for name in schema.names:
         if name in seen:
-            raise TraceFormatError(loc, "the column appears more than once", name)
+            raise ColumnError(loc, "the column appears more than once", name)
         seen.add(name)
         if name in _CORE:
             t = schema.field(name).type
             target = _CORE[name].type
             if not _compatible(t, target):
-                raise TraceFormatError(
+                raise ColumnError(
                     loc, f"column has type {t}; expected {_expected(target)}", name
                 )
         elif not name.startswith(EXTENSION_PREFIX):
-            raise TraceFormatError(
+            raise ColumnError(
                 loc, f"unknown column (extension columns must start with '{EXTENSION_PREFIX}')",
                 name,
             )
     for name in REQUIRED:
         if name not in seen:
-            raise TraceFormatError(loc, "missing required column", name)
+            raise ColumnError(loc, "missing required column", name)
 
 
 # string columns a reader may hand out dictionary-encoded (TraceReader(dictionary=True))

@@ -89,15 +89,24 @@ def data_files(spark: SparkSession, paths: list[str]) -> Iterator[tuple[Any, Any
                 yield root, st, below
 
 
-def detect_format(spark: SparkSession, paths: list[str]) -> str:
-    """'parquet' or 'jsonl', from the first data file's name."""
-    for _, _, below in data_files(spark, paths):
-        low = below[-1].lower()
-        if low.endswith((".parquet", ".pq")):
-            return "parquet"
-        if low.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz",
-                         ".ndjson.gz")):
-            return "jsonl"
+def format_of(name: str) -> str | None:
+    """'parquet' or 'jsonl' by a file's name, or None."""
+    low = name.lower()
+    if low.endswith((".parquet", ".pq")):
+        return "parquet"
+    if low.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz")):
+        return "jsonl"
+    return None
+
+
+def detect_format(spark: SparkSession, paths: list[str], names=None) -> str:
+    """'parquet' or 'jsonl', from the first data file's name (of ``names`` if given)."""
+    if names is None:
+        names = (below[-1] for _, _, below in data_files(spark, paths))
+    for name in names:
+        fmt = format_of(name)
+        if fmt is not None:
+            return fmt
     raise FileNotFoundError(f"{', '.join(paths)}: no .parquet or .jsonl file found")
 
 
@@ -144,13 +153,17 @@ def _check_parquet_schema(schema: T.StructType, where: str) -> None:
 
 def check_parquet_schema(spark: SparkSession, paths: list[str]) -> DataFrame:
     """The data set as Spark reads it, its merged schema checked (:class:`SchemaMismatch`)."""
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
     try:
         raw = spark.read.option("mergeSchema", "true").parquet(*paths)
         _check_parquet_schema(raw.schema, ", ".join(paths))
-    except PySparkException as e:
-        msg = str(e).splitlines()[0]
+    except (PySparkException, Py4JJavaError) as e:
+        # a failed merge of two files' schemas comes as a bare Py4JJavaError
+        msg = (str(e.java_exception.getMessage()) if isinstance(e, Py4JJavaError)
+               else str(e)).strip().splitlines()
+        msg = "\n".join(msg[:6])
         raise SchemaMismatch(f"{', '.join(paths)}: the Parquet files' schemas do not fit "
                              f"together or do not fit trace format v1: {msg}") from e
     return raw
