@@ -46,6 +46,41 @@ def test_histogram_quantiles_within_half_a_bucket(seed):
         assert abs(got[f"p{round(q * 100)}"] - want) <= abs(want) * ALPHA / 2 + 1e-15, q
 
 
+@pytest.mark.parametrize("spread", [False, True])
+def test_task_histogram_matches_the_definition(spread):
+    """summary.Group.add_latencies (dense bucket arrays, or sparse ones when the values lie
+    too far apart) against a plain per-value loop over the same bucket definition."""
+    from tomkit.checker.spark.summary import Group, bucket_of
+
+    rng = np.random.default_rng(3)
+    v = np.concatenate([rng.lognormal(-4, 2, 5000), -rng.exponential(0.01, 100),
+                        np.zeros(7)] + ([np.array([1e-300, 1e300])] if spread else []))
+    want: dict[tuple[int, int], list] = {}
+    for x, s, k in zip(v.tolist(), *(a.tolist() for a in bucket_of(v))):
+        b = want.setdefault((s, k), [0, 0.0, math.inf, -math.inf])
+        b[0] += 1
+        b[1] += x
+        b[2], b[3] = min(b[2], x), max(b[3], x)
+    g = Group()
+    g.add_latencies(v[:3000])
+    g.add_latencies(v[3000:])  # two batches merge into the same buckets
+    assert g.latency.keys() == want.keys() and (0, 0) in want
+    for key, (n, total, lo, hi) in want.items():
+        got = g.latency[key]
+        assert (got[0], got[2], got[3]) == (n, lo, hi)
+        assert got[1] == pytest.approx(total, rel=1e-12, abs=1e-300)
+
+
+def test_files_sharing_a_trace_form_connected_sets():
+    from tomkit.checker.spark.files import shared
+
+    h = {0: np.array([1, 2, 3], np.uint64), 1: np.array([4, 5], np.uint64),
+         2: np.array([3, 6], np.uint64), 3: np.array([6, 7], np.uint64),
+         4: np.array([5], np.uint64), 5: np.array([8, 8 + 2**63], np.uint64)}
+    assert shared(h) == [[0, 2, 3], [1, 4]]
+    assert shared({0: np.array([1], np.uint64), 1: np.array([2], np.uint64)}) == []
+
+
 def test_histogram_is_exact_on_equal_values():
     got = summarize(_hist([0.25] * 7 + [0.5] * 3))
     assert (got["p50"], got["p90"], got["p99"]) == (0.25, 0.5, 0.5)
@@ -54,6 +89,7 @@ def test_histogram_is_exact_on_equal_values():
 pyspark = pytest.importorskip("pyspark")
 
 from tomkit.checker.spark.job import scan  # noqa: E402
+from tomkit.checker.spark.properties import NAMES  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -109,10 +145,14 @@ def test_split_traces_and_broken_files(spark, tmp_path, ext):
     out = tmp_path / "out"
     res = scan(spark, str(tmp_path / "in"), str(out), engine="files")
     got: dict[str, dict[str, str]] = {}
-    for r in spark.read.parquet(str(out / "verdicts")).collect():
+    rows = spark.read.parquet(str(out / "verdicts")).collect()
+    for r in rows:
         assert (r["protocol"], r["config"]) == ("mixed", "c")
         got.setdefault(r["trace"], {})[r["property"]] = r["verdict"]
     assert got == want
+    # one row per trace and property: the first pass's rows of the merged files are gone,
+    # and so are those the broken grouped promise had written
+    assert len(rows) == len(want) * len(NAMES)
     # the unreadable files are reported, each once, and the rest is checked
     rej = {os.path.basename(r["source"]): (r["line"], r["row"], r["message"])
            for r in res.doc["rejected"]}
@@ -166,3 +206,52 @@ def test_a_single_file_is_a_data_set(spark, tmp_path):
         res = scan(spark, str(path), None, engine=engine)
         assert res.doc["format"] == "parquet", engine
         assert res.doc["summary"]["events"] == len(recs) and res.exit_code == 0, engine
+
+
+def test_report_from_task_summaries_equals_the_spark_aggregations(spark, tmp_path):
+    """The files engine's report comes from its tasks' summaries (the second pass's for
+    files that share traces); the arrow engine's from Spark aggregations. Same data set,
+    same report: whole files and per-process logs side by side, index-of-latency values,
+    a bad record and a trace rejected for its seq."""
+    rng = random.Random(7)
+    traces = _traces()
+    for recs in traces:
+        for r in recs:
+            if r["kind"] == "deliver" and rng.random() < 0.7:
+                r["x_index_of_latency"] = rng.choice([2, 3, 3, 4])
+    whole = tmp_path / "in" / "protocol=p" / "config=whole"
+    split = tmp_path / "in" / "protocol=p" / "config=split"
+    whole.mkdir(parents=True)
+    split.mkdir(parents=True)
+    half = len(traces) // 2
+    for i in range(2):  # two files of whole traces
+        write_records(whole / f"part-{i}.jsonl",
+                      [r for recs in traces[i * half // 2:(i + 1) * half // 2] for r in recs],
+                      grouped=True)
+    per_proc: dict[str, list[dict]] = {}
+    for recs in traces[half:]:
+        for r in recs:
+            per_proc.setdefault(r["process"], []).append(dict(r, trace="s-" + r["trace"]))
+    for p, recs in per_proc.items():
+        write_records(split / f"log-{p}.jsonl", recs, grouped=True)
+    bad = [{"trace": "badseq", "process": "p", "kind": "send", "msg": m, "seq": 1}
+           for m in "ab"]
+    bad.append({"trace": "x", "process": "p", "kind": "nonsense", "msg": "m"})
+    _write_jsonl(whole / "part-bad.jsonl", bad, grouped=False)
+
+    docs = {e: scan(spark, str(tmp_path / "in"), None, engine=e).doc
+            for e in ("files", "arrow")}
+    a, b = docs["files"], docs["arrow"]
+    assert a["summary"] == b["summary"] and a["summary"]["rejected"] == 3
+    assert a["examples"] == b["examples"] and a["examples"]
+    # the same records, by place and field (the arrow engine validates in Spark SQL, whose
+    # messages are worded differently)
+    assert [(r["source"], r["line"], r["field"]) for r in a["rejected"]] == \
+        [(r["source"], r["line"], r["field"]) for r in b["rejected"]]
+    assert a["exit_code"] == b["exit_code"] == 1
+    assert [g["config"] for g in a["groups"]] == ["split", "whole"]
+    for ga, gb in zip(a["groups"], b["groups"]):
+        assert ga["counts"] == gb["counts"] and ga["traces"] == gb["traces"]
+        assert ga["index_of_latency"] == gb["index_of_latency"]
+        assert ga["index_of_latency"]["deliveries"] > 0
+        assert ga["latency"] == pytest.approx(gb["latency"], rel=1e-12)

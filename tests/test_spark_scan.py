@@ -167,27 +167,42 @@ def test_bad_records_reported_with_file_and_line(spark, tmp_path):
     assert "part-0.jsonl:4: field 'kind'" in res.text
 
 
-def test_schema_mismatch_is_a_clear_error(spark, tmp_path):
+@pytest.mark.parametrize("engine", ["files", "arrow"])
+def test_schema_mismatch_is_a_clear_error(spark, tmp_path, engine):
     d = tmp_path / "bad"
     d.mkdir()
     pq.write_table(pa.table({"trace": ["t"], "process": ["p"], "kind": ["send"],
-                             "time": ["noon"]}), d / "part-0.parquet")
-    with pytest.raises(SchemaMismatch, match="column 'time' has type string, expected double"):
-        scan(spark, str(d), None)
+                             "time": ["noon"]}), d / "part-1.parquet")
+    if engine == "files":  # which checks file by file: the good one does not hide it
+        write_records(d / "part-0.parquet", clean_trace("t0", n_processes=2, n_messages=2),
+                      grouped=True)
+    want = {"files": r"part-1.parquet: field 'time': column has type string; expected a "
+                     r"numeric column: the Parquet file's columns do not fit",
+            "arrow": "column 'time' has type string, expected double"}[engine]
+    with pytest.raises(SchemaMismatch, match=want):
+        scan(spark, str(d), None, engine=engine)
+    if engine == "arrow":  # two files whose schemas Spark cannot merge
+        write_records(d / "part-0.parquet", clean_trace("t0", n_processes=2, n_messages=2),
+                      grouped=True)
+        with pytest.raises(SchemaMismatch, match="do not fit together.*CANNOT_MERGE"):
+            scan(spark, str(d), None, engine=engine)
 
 
-def test_output_is_atomic(spark, dataset, tmp_path):
+@pytest.mark.parametrize("engine", ["files", "arrow"])  # tasks write, or Spark does
+def test_output_is_atomic(spark, dataset, tmp_path, engine):
     pq_dir, _, _ = dataset
     out = tmp_path / "out"
     clean = str(pq_dir / "protocol=clean" / "config=plain")
     planted = str(pq_dir / "protocol=planted" / "config=plain")
-    # the commit does not depend on the engine: the faster one keeps this test short
-    scan(spark, clean, str(out), engine="arrow")
+    scan(spark, clean, str(out), engine=engine)
     before = (out / "report.json").read_text()
     with pytest.raises(RuntimeError, match="on purpose"):
-        scan(spark, planted, str(out), fail_after_write=True, engine="arrow")
+        scan(spark, planted, str(out), fail_after_write=True, engine=engine)
     assert (out / "report.json").read_text() == before  # the old result, whole
     assert sorted(os.listdir(tmp_path)) == ["out"]  # no temporary left behind
-    scan(spark, planted, str(out), engine="arrow")  # a re-run replaces it
+    scan(spark, planted, str(out), engine=engine)  # a re-run replaces it
     assert json.loads((out / "report.json").read_text())["verdict"] == "violated"
     assert sorted(os.listdir(tmp_path)) == ["out"]
+    # both tables are there and readable, the empty one too
+    assert spark.read.parquet(str(out / "verdicts")).count() > 0
+    assert spark.read.parquet(str(out / "rejected")).count() == 0

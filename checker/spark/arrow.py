@@ -264,8 +264,8 @@ def _decide_table(table: pa.Table, fmt: str) -> pa.RecordBatch:
 
 
 def _latencies(chunk) -> list[list[float]]:
-    """Per chunk trace: its send-to-first-delivery latencies (``files.latencies``)."""
-    from tomkit.checker.spark.files import latencies
+    """Per chunk trace: its send-to-first-delivery latencies (``files_task.latencies``)."""
+    from tomkit.checker.spark.files_task import latencies
 
     lat, bounds = latencies(chunk)
     return [lat[bounds[i]:bounds[i + 1]].tolist() for i in range(chunk.ntr)]

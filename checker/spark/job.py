@@ -31,19 +31,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from tomkit import __version__
 from tomkit.checker.engine import EngineDisagreement
 from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED
 from tomkit.checker.spark import report as R
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
 from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
-from tomkit.checker.spark.read import KEY, check_parquet_schema, detect_format, read_events
-from tomkit.traces.schema import FORMAT_VERSION
-
-REJECTED_LISTED = 1000  # rejected records copied into report.json (all are in rejected/)
+from tomkit.checker.spark.read import KEY, detect_format, read_events
+from tomkit.checker.spark.summary import LISTED, Summary
 
 
 @dataclass
@@ -98,26 +96,20 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     if engine == "auto":
         from tomkit.checker.spark.files import is_local
 
-        engine = "files" if is_local(spark, paths) else "arrow"
+        engine = "files" if is_local(spark, paths + ([out] if out else [])) else "arrow"
     if engine == "files":
-        from tomkit.checker.spark.files import decide_files
+        return _scan_files(spark, paths, out, fmt, fail_after_write)
+    ev = read_events(spark, paths, fmt)
+    fmt, rejected_records = ev.fmt, ev.rejected
+    if engine == "arrow":
+        from tomkit.checker.spark.arrow import decide_arrow
 
-        fmt = fmt or detect_format(spark, paths)
-        if fmt == "parquet":
-            check_parquet_schema(spark, paths)
-        decided, rejected_records = decide_files(spark, paths)
+        decided = decide_arrow(ev.events, fmt)
     else:
-        ev = read_events(spark, paths, fmt)
-        fmt, rejected_records = ev.fmt, ev.rejected
-        if engine == "arrow":
-            from tomkit.checker.spark.arrow import decide_arrow
-
-            decided = decide_arrow(ev.events, fmt)
-        else:
-            decided = decide(ev.events)
+        decided = decide(ev.events)
     codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
-    exact = decided.exact
     try:
+        exact = decided.exact
         if exact is None:
             flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
                 .select(*KEY, *NAMES).collect()
@@ -129,19 +121,21 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
             d = disagree[0]
             raise EngineDisagreement(f"{d['property']} on trace {d['trace']}: {d['disagreement']}")
         verdicts = verdict_rows(codes, exact)
-        rejected = rejected_records.unionByName(
-            decided.bad_seq.select("src", F.lit(None).cast("long").alias("line"),
-                                   F.col("pos").alias("row") if fmt == "parquet"
-                                   else F.lit(None).cast("long").alias("row"),
-                                   F.lit("seq").alias("field"), "message"))
-        if fmt == "jsonl":
-            rejected = rejected.withColumn(
-                "line", F.when(F.col("field") == "seq", F.lit(None)).otherwise(F.col("line")))
+        bad_seq = decided.bad_seq.select(
+            "src", F.lit(None).cast("long").alias("line"),
+            F.col("pos").alias("row") if fmt == "parquet" else F.lit(None).cast("long")
+            .alias("row"), F.lit("seq").alias("field"), "message")
+        rejected = rejected_records.unionByName(bad_seq)
         deliveries = decided.deliveries
         if deliveries is None:
             deliveries = decided.events.filter(F.col("kind") == "deliver")
-        doc = _document(spark, paths, fmt, verdicts, firsts, deliveries,
-                        rejected, decided.bad_seq)
+        summary = _summary(verdicts, firsts, deliveries, rejected_records, decided.bad_seq)
+        listed = []
+        if summary.rejected or summary.seq_traces:
+            listed = [{"source": local_path(r["src"]), "line": r["line"], "row": r["row"],
+                       "field": r["field"], "message": r["message"]}
+                      for r in rejected.orderBy("src", "line", "row").limit(LISTED).collect()]
+        doc = R.document(summary, paths, fmt, listed)
         text = R.to_text(doc)
         if out is not None:
             _write(spark, out, verdicts, rejected, doc, text, fail_after_write)
@@ -153,50 +147,31 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
             decided.events.unpersist()
 
 
-def _document(spark, paths, fmt, verdicts, firsts, deliveries, rejected,
-              bad_seq) -> dict[str, Any]:
+def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
+             rejected_records: DataFrame, bad_seq: DataFrame) -> Summary:
+    """The report's aggregates, by Spark aggregations over the per-trace rows."""
+    summary = Summary()
     # one aggregation gives both the verdict counts and, from any one property's rows,
     # the traces and events of each group
-    counts = verdicts.groupBy("protocol", "config", "property", "verdict").agg(
-        F.count(F.lit(1)).alias("count"), F.sum("events").alias("events")).collect()
-    lat = R.latency(firsts)
-    iol = R.index_of_latency(deliveries)
-    by_group: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in counts:
-        g = by_group.setdefault((r["protocol"], r["config"]), {
-            "traces": 0, "events": 0,
-            "counts": {p: {"holds": 0, "violated": 0, "unknown": 0} for p in NAMES}})
-        g["counts"][r["property"]][r["verdict"]] += r["count"]
+    for r in verdicts.groupBy("protocol", "config", "property", "verdict").agg(
+            F.count(F.lit(1)).alias("count"), F.sum("events").alias("events")).collect():
+        g = summary.group(r["protocol"], r["config"])
+        g.counts[r["property"]][r["verdict"]] += r["count"]
         if r["property"] == NAMES[0]:
-            g["traces"] += r["count"]
-            g["events"] += int(r["events"])
-    groups = [{"protocol": key[0], "config": key[1], "traces": g["traces"],
-               "events": g["events"], "counts": g["counts"], "latency": lat.get(key),
-               "index_of_latency": iol.get(key)} for key, g in sorted(by_group.items())]
-    n_rejected_records = rejected.filter(F.col("field") != "seq").count()
+            g.traces += r["count"]
+            g.events += int(r["events"])
+    R.latency(summary, firsts)
+    R.index_of_latency(summary, deliveries)
+    summary.rejected = rejected_records.count()
     seq_stats = bad_seq.agg(F.count(F.lit(1)), F.sum("records")).first()
-    n_bad_seq_traces, n_bad_seq_records = seq_stats[0], int(seq_stats[1] or 0)
-    listed = [{"source": local_path(r["src"]), "line": r["line"], "row": r["row"],
-               "field": r["field"], "message": r["message"]}
-              for r in rejected.orderBy("src", "line", "row").limit(REJECTED_LISTED).collect()]
+    summary.seq_traces, summary.seq_records = seq_stats[0], int(seq_stats[1] or 0)
     first = (verdicts.filter(F.col("verdict") == "violated").groupBy("property")
-             .agg(F.min_by(F.struct("trace", "explanation"), F.struct(*KEY)).alias("x"))
+             .agg(F.min_by(F.struct(*KEY, "explanation"), F.struct(*KEY)).alias("x"))
              .collect())
-    by_prop = {r["property"]: r["x"] for r in first}
-    examples = [{"property": p, "trace": by_prop[p]["trace"],
-                 "explanation": by_prop[p]["explanation"]} for p in NAMES if p in by_prop]
-    total = {"traces": sum(g["traces"] for g in groups),
-             "events": sum(g["events"] for g in groups),
-             "rejected": n_rejected_records + n_bad_seq_records,
-             "rejected_listed_of": n_rejected_records + n_bad_seq_traces}
-    violated = any(g["counts"][p]["violated"] for g in groups for p in NAMES)
-    return {
-        "tomkit": __version__, "format_version": FORMAT_VERSION, "input": ", ".join(paths),
-        "format": fmt, "properties": NAMES,
-        "verdict": "violated" if violated else "holds",
-        "exit_code": 1 if violated else (2 if total["rejected"] else 0),
-        "summary": total, "groups": groups, "rejected": listed, "examples": examples,
-    }
+    for r in first:
+        x = r["x"]
+        summary.add_example(r["property"], tuple(x[k] for k in KEY), x["explanation"])
+    return summary
 
 
 def _fs(spark: SparkSession, path: str):
@@ -217,31 +192,81 @@ def _write_text(spark: SparkSession, path: str, text: str) -> None:
 def _write(spark: SparkSession, out: str, verdicts: DataFrame, rejected: DataFrame,
            doc: dict, text: str, fail_after_write: bool) -> None:
     """Write everything under OUT.tmp-<id>, then rename it to OUT (module docstring)."""
-    out = out.rstrip("/")
-    tmp = f"{out}.tmp-{uuid.uuid4().hex[:12]}"
-    fs, tmp_p = _fs(spark, tmp)
-    jvm = spark.sparkContext._jvm
+    tmp = _tmp_name(out)
     try:
         verdicts.write.mode("error").parquet(f"{tmp}/verdicts")
         rejected.write.mode("error").parquet(f"{tmp}/rejected")
-        _write_text(spark, f"{tmp}/report.json", json.dumps(doc, indent=1) + "\n")
-        _write_text(spark, f"{tmp}/report.txt", text)
-        if fail_after_write:
-            raise RuntimeError("failing on purpose before the commit")
-        out_p = jvm.org.apache.hadoop.fs.Path(out)
-        old_p = None
-        if fs.exists(out_p):
-            old_p = jvm.org.apache.hadoop.fs.Path(f"{out}.old-{uuid.uuid4().hex[:12]}")
-            if not fs.rename(out_p, old_p):
-                raise OSError(f"{out}: could not move the previous result aside")
-        if not fs.rename(tmp_p, out_p):
-            if old_p is not None:
-                fs.rename(old_p, out_p)
-            raise OSError(f"{out}: could not move the new result into place")
-        if old_p is not None:
-            fs.delete(old_p, True)
+        _commit(spark, out, tmp, doc, text, fail_after_write)
     except BaseException:
-        fs.delete(tmp_p, True)
+        _delete(spark, tmp)
+        raise
+
+
+def _tmp_name(out: str) -> str:
+    return f"{out.rstrip('/')}.tmp-{uuid.uuid4().hex[:12]}"
+
+
+def _delete(spark: SparkSession, path: str) -> None:
+    fs, p = _fs(spark, path)
+    fs.delete(p, True)
+
+
+def _commit(spark: SparkSession, out: str, tmp: str, doc: dict, text: str,
+            fail_after_write: bool) -> None:
+    """Add the report to the temporary output ``tmp``, then rename it to ``out``, moving
+    an older ``out`` aside first and deleting it last."""
+    out = out.rstrip("/")
+    fs, tmp_p = _fs(spark, tmp)
+    jvm = spark.sparkContext._jvm
+    _write_text(spark, f"{tmp}/report.json", json.dumps(doc, indent=1) + "\n")
+    _write_text(spark, f"{tmp}/report.txt", text)
+    if fail_after_write:
+        raise RuntimeError("failing on purpose before the commit")
+    out_p = jvm.org.apache.hadoop.fs.Path(out)
+    old_p = None
+    if fs.exists(out_p):
+        old_p = jvm.org.apache.hadoop.fs.Path(f"{out}.old-{uuid.uuid4().hex[:12]}")
+        if not fs.rename(out_p, old_p):
+            raise OSError(f"{out}: could not move the previous result aside")
+    if not fs.rename(tmp_p, out_p):
+        if old_p is not None:
+            fs.rename(old_p, out_p)
+        raise OSError(f"{out}: could not move the new result into place")
+    if old_p is not None:
+        fs.delete(old_p, True)
+
+
+def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
+                fail_after_write: bool) -> ScanResult:
+    """The files engine's scan: its tasks write the verdict and rejected parts straight
+    into the temporary output, and their summaries make the report (``files.py``)."""
+    from tomkit.checker.spark.files import NotLocal, is_local, list_files, run_files
+    from tomkit.checker.spark.files_task import REJECTED_SCHEMA, VERDICT_SCHEMA
+
+    if out is not None and not is_local(spark, [out]):
+        raise NotLocal(f"{out}: the files engine writes local paths only; use --engine arrow")
+    files = list_files(spark, paths)
+    fmt = fmt or detect_format(spark, paths, (f.path for f in files))
+    tmp = _tmp_name(out) if out is not None else None
+    root = os.path.abspath(local_path(tmp)) if tmp is not None else None
+    try:
+        summary = run_files(spark, files, root)
+        if summary.disagreements:
+            raise EngineDisagreement(summary.disagreements[0])
+        listed = [{"source": r["src"], "line": r["line"], "row": r["row"],
+                   "field": r["field"], "message": r["message"]}
+                  for r in summary.first_listed()]
+        doc = R.document(summary, paths, fmt, listed)
+        text = R.to_text(doc)
+        if tmp is not None:
+            for d, schema in (("verdicts", VERDICT_SCHEMA), ("rejected", REJECTED_SCHEMA)):
+                if not os.listdir(os.path.join(root, d)):  # readable as an empty table
+                    pq.write_table(schema.empty_table(), os.path.join(root, d, "part-0.parquet"))
+            _commit(spark, out, tmp, doc, text, fail_after_write)
+        return ScanResult(doc, text, doc["exit_code"], out)
+    except BaseException:
+        if tmp is not None:
+            _delete(spark, tmp)
         raise
 
 

@@ -5,7 +5,8 @@ Latency: time of a process's first delivery of m minus the time of m's first sen
 both carry a time (the definition of checker/properties/latency.py). Count, mean, minimum
 and maximum are exact. Quantiles come from a histogram with logarithmic buckets (bucket k
 of sign s holds the values x with s = sign(x) and (1 + ALPHA)^k <= |x| < (1 + ALPHA)^(k+1),
-one bucket holds the zeros), which Spark builds with one hash aggregation: the q quantile
+one bucket holds the zeros), which Spark builds with one hash aggregation (or the files
+engine's tasks as they check, ``summary.py``; histograms merge exactly): the q quantile
 is read in the bucket that holds the ceil(q * count)-th smallest value, as the bucket's
 middle clamped to the least and greatest value in it, so its relative error is below
 ALPHA / 2 (exact when the bucket's values are equal). Spark's ``percentile_approx`` gives
@@ -13,6 +14,9 @@ the same accuracy in rank only, at four times the cost (measured). Index of
 latency (000 section 6: the processors a process has heard from when it delivers m) is
 read from the deliveries' ``x_index_of_latency`` extension field, which the simulator
 writes; data sets without it have none.
+
+Both ways of computing the report (Spark aggregations here, the tasks' summaries of the
+files engine) fill a ``summary.Summary``, and :func:`document` turns it into the report.
 """
 
 from __future__ import annotations
@@ -23,29 +27,37 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from tomkit import __version__
+from tomkit.checker.spark.properties import NAMES
+from tomkit.checker.spark.summary import ALPHA, Summary
+from tomkit.traces.schema import FORMAT_VERSION
+
+__all__ = ["ALPHA", "QUANTILES", "document", "index_of_latency", "latency", "summarize",
+           "to_text"]
+
 QUANTILES = [0.5, 0.9, 0.99]
-ALPHA = 1e-3  # relative width of a latency bucket
 REJECTED_SHOWN = 20
 
 
-def latency(firsts: DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+def latency(summary: Summary, firsts: DataFrame) -> None:
+    """Add the latency histogram of ``firsts`` (first deliveries) to ``summary``."""
     if "lat" in firsts.columns:  # the arrow and files engines' latencies, from their pass
         sel = firsts.filter(F.col("lat").isNotNull()).select("protocol", "config", "lat")
     else:
         lat = (F.col("time") - F.col("send_time")).alias("lat")
         sel = firsts.filter(F.col("time").isNotNull() & F.col("send_time").isNotNull()) \
             .select("protocol", "config", lat)
+    # Spark's log is null at 0: the zeros' bucket is (0, 0), as summary.bucket_of has it
     rows = (sel
             .select("protocol", "config", "lat", F.signum("lat").cast("int").alias("s"),
-                    F.floor(F.log(F.abs("lat")) / math.log1p(ALPHA)).alias("k"))
+                    F.coalesce(F.floor(F.log(F.abs("lat")) / math.log1p(ALPHA)),
+                               F.lit(0)).alias("k"))
             .groupBy("protocol", "config", "s", "k")
             .agg(F.count(F.lit(1)).alias("n"), F.sum("lat").alias("total"),
                  F.min("lat").alias("lo"), F.max("lat").alias("hi")).collect())
-    groups: dict[tuple[str, str], list[tuple]] = {}
     for r in rows:
-        groups.setdefault((r["protocol"], r["config"]), []).append(
-            (r["s"], r["k"], r["n"], r["total"], r["lo"], r["hi"]))
-    return {key: summarize(b) for key, b in groups.items()}
+        summary.group(r["protocol"], r["config"]).add_bucket(
+            r["s"], int(r["k"]), r["n"], r["total"], r["lo"], r["hi"])
 
 
 def summarize(buckets: list[tuple]) -> dict[str, Any]:
@@ -66,21 +78,47 @@ def summarize(buckets: list[tuple]) -> dict[str, Any]:
     return out
 
 
-def index_of_latency(deliveries: DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+def index_of_latency(summary: Summary, deliveries: DataFrame) -> None:
+    """Add the index-of-latency histogram of ``deliveries`` to ``summary``."""
     rows = (deliveries.filter(F.col("iol").isNotNull())
             .groupBy("protocol", "config", "iol").count().collect())
-    out: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
-        d = out.setdefault((r["protocol"], r["config"]), {"histogram": {}})
-        d["histogram"][str(int(r["iol"]) if float(r["iol"]).is_integer() else r["iol"])] = \
-            r["count"]
-    for d in out.values():
-        h = d["histogram"]
-        n = sum(h.values())
-        d["deliveries"] = n
-        d["mean"] = sum(float(k) * v for k, v in h.items()) / n
-        d["histogram"] = dict(sorted(h.items(), key=lambda kv: float(kv[0])))
-    return out
+        g = summary.group(r["protocol"], r["config"])
+        v = float(r["iol"])
+        g.iol[v] = g.iol.get(v, 0) + r["count"]
+
+
+def _iol_doc(hist: dict[float, int]) -> dict[str, Any]:
+    n = sum(hist.values())
+    return {"histogram": {str(int(v) if v.is_integer() else v): c
+                          for v, c in sorted(hist.items())},
+            "deliveries": n, "mean": sum(v * c for v, c in hist.items()) / n}
+
+
+def document(summary: Summary, paths: list[str], fmt: str,
+             listed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report (``report.json``) of a summary; ``listed``: the rejected records to show
+    (the first of them by source and position)."""
+    groups = [{"protocol": key[0], "config": key[1], "traces": g.traces, "events": g.events,
+               "counts": g.counts,
+               "latency": summarize([(s, k, *b) for (s, k), b in g.latency.items()])
+               if g.latency else None,
+               "index_of_latency": _iol_doc(g.iol) if g.iol else None}
+              for key, g in sorted(summary.groups.items())]
+    examples = [{"property": p, "trace": summary.examples[p][0][2],
+                 "explanation": summary.examples[p][1]} for p in NAMES if p in summary.examples]
+    total = {"traces": sum(g["traces"] for g in groups),
+             "events": sum(g["events"] for g in groups),
+             "rejected": summary.rejected + summary.seq_records,
+             "rejected_listed_of": summary.rejected + summary.seq_traces}
+    violated = any(g["counts"][p]["violated"] for g in groups for p in NAMES)
+    return {
+        "tomkit": __version__, "format_version": FORMAT_VERSION, "input": ", ".join(paths),
+        "format": fmt, "properties": NAMES,
+        "verdict": "violated" if violated else "holds",
+        "exit_code": 1 if violated else (2 if total["rejected"] else 0),
+        "summary": total, "groups": groups, "rejected": listed, "examples": examples,
+    }
 
 
 def to_text(doc: dict[str, Any]) -> str:
