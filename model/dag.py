@@ -44,6 +44,12 @@ and is provided for reproducing 000 Table 1 (:meth:`DagView.vt`).
 
 The rules (``model/rules.py``) do not read a ``DagView``; they read the vocabulary of
 ``model/vocab.py``, whose concrete interpretation is computed from a ``DagView``.
+
+Speed (the simulator inserts every message into n views): the activation's vocabulary
+is kept incrementally (``_add``, ``_advance``), as per-candidate lists and processor
+bitmasks; a visible message is one dict entry (its :data:`Fact`: message, vc, vc sum),
+which the views of one simulation share (:class:`DagFacts`), so a vc is computed once
+per message, not once per view.
 """
 
 from __future__ import annotations
@@ -79,6 +85,30 @@ class Message:
     deps: tuple[str, ...] = ()
 
 
+#: What a visible message's deps fix, whatever the view: the message, its vc, and the sum
+#: of its vc (how many messages it follows, itself included).
+Fact = tuple[Message, tuple[int, ...], int]
+
+
+class DagFacts:
+    """Per message id, its :data:`Fact`, for views of one configuration to share.
+
+    A message's vc is fixed by its deps, so every view computes the same one as long as
+    an id names one message throughout the run. The simulator's processes, which receive
+    the very same Message objects, share one DagFacts so that each vc is computed once
+    rather than once per process (a third of the simulator's time went to inserts). A
+    view takes a shared fact only for the Message object it was computed from (``is``),
+    and still checks it against its own chain, so a conflicting or forked message is
+    refused as without sharing (tested).
+    """
+
+    __slots__ = ("processors", "by_id")
+
+    def __init__(self, processors: Sequence[str]) -> None:
+        self.processors: tuple[str, ...] = tuple(processors)
+        self.by_id: dict[str, Fact] = {}
+
+
 class ActivationState(NamedTuple):
     """The current activation's vocabulary at one moment (see DagView.activation_state)."""
 
@@ -92,6 +122,19 @@ class ActivationState(NamedTuple):
     #: bitmask of Tail(G): processors with a message in G, and Defunc
     seen: int
     marked: frozenset[str]
+
+
+_BYTE_RANKS: list[list[tuple[int, ...]]] = []
+
+
+def _byte_ranks(nbytes: int) -> list[list[tuple[int, ...]]]:
+    """Per byte k of a bitmask and per value b of that byte, the positions of its bits:
+    looping over them is faster than peeling bits one at a time (shared, built once)."""
+    while len(_BYTE_RANKS) < nbytes:
+        k = len(_BYTE_RANKS)
+        _BYTE_RANKS.append([tuple(8 * k + i for i in range(8) if b >> i & 1)
+                            for b in range(256)])
+    return _BYTE_RANKS
 
 
 class DagView:
@@ -110,7 +153,7 @@ class DagView:
     (True, ('a1',))
     """
 
-    def __init__(self, processors: Sequence[str]) -> None:
+    def __init__(self, processors: Sequence[str], facts: DagFacts | None = None) -> None:
         procs = tuple(processors)
         if not procs:
             raise ValueError("a configuration needs at least one processor")
@@ -119,9 +162,12 @@ class DagView:
         self.processors: tuple[str, ...] = procs
         self.n: int = len(procs)
         self._rank: dict[str, int] = {p: i for i, p in enumerate(procs)}
-        self._msgs: dict[str, Message] = {}
-        self._seq: dict[str, int] = {}
-        self._vc: dict[str, tuple[int, ...]] = {}
+        if facts is not None and facts.processors != procs:
+            raise ValueError(f"facts of configuration {facts.processors!r} shared with a "
+                             f"view of {procs!r}")
+        self._facts = facts.by_id if facts is not None else None
+        #: per visible message, its Fact (one dict, one store per insert: the hot path)
+        self._msgs: dict[str, Fact] = {}
         self._chain: list[list[str]] = [[] for _ in procs]
         self._buffer: dict[str, Message] = {}
         self._n_missing: dict[str, int] = {}
@@ -148,15 +194,13 @@ class DagView:
         # zeros when it has none: it then follows nothing), and, for each voter that is
         # not a candidate, how many other processors it follows an undelivered message
         # of (see _advance).
-        self._bits: list[int] = [1 << i for i in range(self.n)]
+        self._byte_ranks = _byte_ranks((self.n + 7) // 8)
         self._zero_vc: tuple[int, ...] = (0,) * self.n
         self._latest_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
         self._voter_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
         self._blocked: dict[int, int] = {}
         #: ranks of the processors whose latest message is a head (see heads())
         self._head_ranks: list[int] = []
-        #: bumped on every change of the view
-        self.version: int = 0
         #: bumped only when the vocabulary of the current activation changes (candidates,
         #: votes, tails, Tail(G), marks): a rule, being a pure function of the
         #: vocabulary, gives the same answer while it stays the same
@@ -175,7 +219,8 @@ class DagView:
         last case the messages released before it in this call stay visible.
         """
         msgs = self._msgs
-        known = msgs.get(msg.id) or self._buffer.get(msg.id)
+        known = msgs.get(msg.id)
+        known = known[0] if known is not None else self._buffer.get(msg.id)
         if known is not None:
             if known != msg:
                 raise ValueError(f"{msg.id}: conflicts with known {known!r}")
@@ -214,53 +259,56 @@ class DagView:
     def _add(self, m: Message) -> None:
         r = self._rank[m.sender]
         chain = self._chain[r]
-        vcs = self._vc
-        deps = m.deps
-        if not deps:
-            vc = [0] * self.n
-        elif len(deps) == 1:
-            vc = list(vcs[deps[0]])
+        mid = m.id
+        msgs, facts = self._msgs, self._facts
+        fact = facts.get(mid) if facts is not None else None
+        if fact is not None and fact[0] is m:  # another view of the run computed it
+            vct = fact[1]
+            ok = vct[r] == len(chain) + 1
         else:
-            vc = list(map(max, *map(vcs.__getitem__, deps)))
-        if vc[r] != len(chain):
+            deps = m.deps
+            if not deps:
+                vc = [0] * self.n
+            elif len(deps) == 1:
+                vc = list(msgs[deps[0]][1])
+            else:
+                vc = list(map(max, *[msgs[d][1] for d in deps]))
+            ok = vc[r] == len(chain)
+            if ok:
+                vc[r] += 1
+                vct = tuple(vc)
+                fact = (m, vct, sum(vct))
+                if facts is not None:
+                    facts[mid] = fact
+        if not ok:
             raise ValueError(
                 f"{m.id}: does not follow {m.sender}'s previous message "
                 f"{chain[-1] if chain else None} (a processor's messages form a chain)")
-        seq = len(chain) + 1
-        vc[r] = seq
-        self._msgs[m.id] = m
-        seqs = self._seq
-        seqs[m.id] = seq
-        vcs[m.id] = vct = tuple(vc)
-        chain.append(m.id)
+        msgs[mid] = fact
+        chain.append(mid)
         self._latest_vc[r] = vct
         # the new message is a head (nothing visible follows it yet) and the heads it
         # follows no longer are; no other message's status changes
-        if sum(vct) == len(self._msgs):  # it follows every visible message (a vc sums
-            self._head_ranks = [r]       # the messages followed, itself included)
+        if fact[2] == len(msgs):  # it follows every visible message (a vc sums the
+            self._head_ranks = [r]  # messages followed, itself included)
         else:
             chains = self._chain
             self._head_ranks = [h for h in self._head_ranks if vct[h] < len(chains[h])]
             self._head_ranks.append(r)
-        self.version += 1
         # Only the new message can change the vocabulary: it may be its sender's first in
         # G (a new voter, maybe a new candidate) and may extend candidates' tails. No
         # visible message can follow it yet, so a new candidate has only its own vote.
+        # A candidate is its sender's first message in G: m follows it iff m follows an
+        # undelivered message of that sender.
         bit = 1 << r
         front = self._front
-        voter = seq == front[r] + 1
-        changed = voter
-        tailm, yes = self._tailm, self._yes
-        # a candidate is its sender's first message in G: m follows it iff m follows an
-        # undelivered message of that sender
-        for i, cr in enumerate(self._cand_rank):
-            if vct[cr] > front[cr]:
-                if not tailm[i] & bit:
+        tailm = self._tailm
+        if len(chain) == front[r] + 1:  # a voter: it votes for, and is in the tail of,
+            yes = self._yes             # every candidate it follows
+            for i, cr in enumerate(self._cand_rank):
+                if vct[cr] > front[cr]:
                     tailm[i] |= bit
-                    changed = True
-                if voter:
                     yes[i] |= bit
-        if voter:
             self._seen |= bit
             self._heard |= bit
             self._voter_vc[r] = vct
@@ -269,7 +317,14 @@ class DagView:
             if blocked:
                 self._blocked[r] = blocked
             else:
-                self._add_candidate(m.id, r, bit, bit)
+                self._add_candidate(mid, r, bit, bit)
+            self.vocab_version += 1
+            return
+        changed = False
+        for i, cr in enumerate(self._cand_rank):
+            if vct[cr] > front[cr] and not tailm[i] & bit:
+                tailm[i] |= bit
+                changed = True
         if changed:
             self.vocab_version += 1
 
@@ -287,25 +342,25 @@ class DagView:
         self._cand_marked.insert(i, False)
 
     def _recompute_activation(self) -> None:
-        front, vcs, seqs = self._front, self._vc, self._seq
+        front, vcs = self._front, self.vc
         voters = self.voters()
         self._cands = [v for v in voters
-                       if v is not None and sum(map(gt, vcs[v], front)) == 1]
-        self._cand_rank = [self._rank[self._msgs[c].sender] for c in self._cands]
+                       if v is not None and sum(map(gt, vcs(v), front)) == 1]
+        self._cand_rank = [self._rank[self._msgs[c][0].sender] for c in self._cands]
         self._yes, self._tailm = [], []
         self._cand_marked = [c in self._marked for c in self._cands]
-        latest = [(1 << i, vcs[c[-1]]) for i, c in enumerate(self._chain) if c]
-        first = [(1 << i, vcs[v]) for i, v in enumerate(voters) if v is not None]
+        latest = [(1 << i, vcs(c[-1])) for i, c in enumerate(self._chain) if c]
+        first = [(1 << i, vcs(v)) for i, v in enumerate(voters) if v is not None]
         for c, r in zip(self._cands, self._cand_rank):
-            s = seqs[c]
+            s = vcs(c)[r]
             self._yes.append(sum(bit for bit, vc in first if vc[r] >= s))
             self._tailm.append(sum(bit for bit, vc in latest if vc[r] >= s))
         self._seen = self._heard = sum(bit for bit, _ in first)
         for q in self._defunc:
             self._seen |= 1 << self._rank[q]
-        self._latest_vc = [vcs[c[-1]] if c else self._zero_vc for c in self._chain]
-        self._voter_vc = [self._zero_vc if v is None else vcs[v] for v in voters]
-        self._blocked = {r: b for r, b in ((r, sum(map(gt, vcs[v], front)) - 1)
+        self._latest_vc = [vcs(c[-1]) if c else self._zero_vc for c in self._chain]
+        self._voter_vc = [self._zero_vc if v is None else vcs(v) for v in voters]
+        self._blocked = {r: b for r, b in ((r, sum(map(gt, vcs(v), front)) - 1)
                                            for r, v in enumerate(voters) if v is not None)
                          if b}
         self.vocab_version += 1
@@ -313,7 +368,8 @@ class DagView:
     def _advance(self, done: Sequence[str]) -> None:
         """The next activation's vocabulary, from the current one, after ``done`` (all
         candidates) joined the delivered prefix. Same result as _recompute_activation
-        (tested), in O(n * |done| + n * new candidates) instead of O(n^2 + n * k):
+        (tested), in O(n * |done| + n * new candidates) instead of O(n^2 + n * k), and
+        in practice less, as only processors in vote and tail masks are visited:
 
         * a candidate c that stays has the same tail (no message was added), and the
           same votes but from the delivered candidates' senders q: the old voter of q
@@ -325,80 +381,118 @@ class DagView:
           it follows an undelivered message of; q's front moving past m_{q,f} unblocks
           q for exactly the voters whose vc[q] is f. Those follow m_{q,f}, so they are
           among the voters that voted for it (its yes mask): only these are looked at.
-          A voter becomes a candidate when its count reaches 0.
+          A voter becomes a candidate when its count reaches 0;
+        * a new candidate follows a delivered one (it was held back by it, or is its
+          sender's next message), so its Tail and its voters are among the processors
+          of that one's tail: only these are looked at.
         """
-        vcs, seqs = self._vc, self._seq
-        front, chains = self._front, self._chain
+        front, chains, msgs = self._front, self._chain, self._msgs
         voter_vc, blocked = self._voter_vc, self._blocked
-        moved = []  # per delivered candidate: its sender's rank and its voters
-        for m in done:
-            i = self._cands.index(m)
-            r = self._cand_rank[i]
-            front[r] += 1
-            moved.append((r, self._yes[i]))
-        if len(done) == len(self._cands):  # the usual case: every candidate delivered
-            self._cands, self._cand_rank, self._yes, self._tailm = [], [], [], []
-            self._cand_marked = []
+        cand_rank = self._cand_rank
+        # moved: per delivered candidate, its sender's rank and its voters; scope: the
+        # union of their tails (every new candidate follows one of them, so its tail is
+        # in there)
+        if len(cand_rank) == 1 and len(done) == 1:  # the commonest case of all
+            q = cand_rank[0]
+            moved = ((q, self._yes[0]),)
+            scope = self._tailm[0]
+            front[q] += 1
+            cand_rank = self._cand_rank = []
+            self._cands, self._yes, self._tailm, self._cand_marked = [], [], [], []
         else:
-            keep = [i for i, c in enumerate(self._cands) if c not in done]
+            gone = [self._cands.index(m) for m in done]
+            moved = [(cand_rank[i], self._yes[i]) for i in gone]
+            scope = 0
+            for i in gone:
+                scope |= self._tailm[i]
+                front[cand_rank[i]] += 1
+            keep = [i for i in range(len(cand_rank)) if i not in gone]
             self._cands = [self._cands[i] for i in keep]
-            self._cand_rank = [self._cand_rank[i] for i in keep]
+            cand_rank = self._cand_rank = [cand_rank[i] for i in keep]
             self._yes = [self._yes[i] for i in keep]
             self._tailm = [self._tailm[i] for i in keep]
             self._cand_marked = [self._cand_marked[i] for i in keep]
-        cand_rank, yes = self._cand_rank, self._yes
+        byte_ranks = self._byte_ranks
+        yes = self._yes
         seen, heard = self._seen, self._heard
-        for r, _ in moved:
-            bit = 1 << r
-            chain = chains[r]
-            if len(chain) > front[r]:
-                vc = voter_vc[r] = vcs[chain[front[r]]]
-                for i, cr in enumerate(cand_rank):  # (a candidate is its sender's first
-                    if vc[cr] > front[cr]:          # message in G: see _add)
-                        yes[i] |= bit
-            else:
-                voter_vc[r] = self._zero_vc
-                heard &= ~bit
-                if not (self._defunc and self.processors[r] in self._defunc):
-                    seen &= ~bit
-        self._seen, self._heard = seen, heard
-        # new candidates: held-back voters that no longer follow an undelivered message
-        # of another processor, then the moved senders' new voters
         new = []
         for q, voters in moved:
+            chain = chains[q]
             f = front[q]
-            voters &= ~(1 << q)  # the other voters following m_{q,f}: all held back by it
-            while voters:
-                low = voters & -voters
-                voters ^= low
-                r = low.bit_length() - 1
-                if voter_vc[r][q] == f:  # and by no later message of q
-                    if blocked[r] == 1:
-                        del blocked[r]
-                        new.append(r)
-                    else:
-                        blocked[r] -= 1
-        for q, _ in moved:
-            if len(chains[q]) > front[q]:
-                b = sum(map(gt, voter_vc[q], front)) - 1
+            bit = 1 << q
+            # q's new voter, m_{q,f+1} if visible: it votes for the candidates it follows
+            # (a candidate is its sender's first message in G: see _add), and is a new
+            # candidate unless it follows an undelivered message of another processor
+            if len(chain) > f:
+                vc = voter_vc[q] = msgs[chain[f]][1]
+                if cand_rank:
+                    for i, cr in enumerate(cand_rank):
+                        if vc[cr] > front[cr]:
+                            yes[i] |= bit
+                b = sum(map(gt, vc, front)) - 1
                 if b:
                     blocked[q] = b
                 else:
                     new.append(q)
-        bits, latest_vc = self._bits, self._latest_vc
-        for r in new:
-            c = chains[r][front[r]]
-            s = seqs[c]
-            # Tail(c) and the voters following c (a voter that follows c is in Tail(c):
-            # its processor's latest message follows the voter)
-            y = t = 0
-            for bit, lvc, vvc in zip(bits, latest_vc, voter_vc):
-                if lvc[r] >= s:
-                    t |= bit
-                    if vvc[r] >= s:
-                        y |= bit
-            self._add_candidate(c, r, y, t)
+            else:
+                voter_vc[q] = self._zero_vc
+                heard &= ~bit
+                if not (self._defunc and self.processors[q] in self._defunc):
+                    seen &= ~bit
+            # the other voters following m_{q,f} (the yes mask): all held back by it; those
+            # held back by no later message of q are held back by one processor fewer.
+            # (They are not moved senders, whose voters were candidates: no voter_vc
+            # read here is one this loop sets.)
+            voters &= ~bit
+            k = 0
+            while voters:  # (the ranks of its bits, a byte at a time)
+                for r in byte_ranks[k][voters & 255]:
+                    if voter_vc[r][q] == f:
+                        b = blocked[r] - 1
+                        if b:
+                            blocked[r] = b
+                        else:
+                            del blocked[r]
+                            new.append(r)
+                voters >>= 8
+                k += 1
+        self._seen, self._heard = seen, heard
+        if new:
+            latest_vc = self._latest_vc
+            # into empty lists, candidates in rank order are appended; else inserted
+            append = not cand_rank
+            if append and len(new) > 1:
+                new.sort()
+            for r in new:
+                s = front[r] + 1  # the new candidate is m_{r,s}, r's first message in G
+                # Tail(c) and the voters following c (a voter that follows c is in Tail(c):
+                # its processor's latest message follows the voter)
+                y = t = 0
+                m, k = scope, 0
+                while m:
+                    for p in byte_ranks[k][m & 255]:
+                        if latest_vc[p][r] >= s:
+                            t |= 1 << p
+                            if voter_vc[p][r] >= s:
+                                y |= 1 << p
+                    m >>= 8
+                    k += 1
+                if not append:
+                    self._add_candidate(chains[r][s - 1], r, y, t)
+                else:
+                    self._cands.append(chains[r][s - 1])
+                    cand_rank.append(r)
+                    yes.append(y)
+                    self._tailm.append(t)
+                    self._cand_marked.append(False)
         self.vocab_version += 1
+
+    @property
+    def version(self) -> int:
+        """Grows on every change of the view: a message made visible, delivered or marked,
+        an activation ended, a Crash(q) (counted rather than bumped: the insert path is
+        hot)."""
+        return len(self._msgs) + len(self._delivered) + self.activation + len(self._defunc)
 
     def __contains__(self, mid: object) -> bool:
         return mid in self._msgs
@@ -408,20 +502,23 @@ class DagView:
 
     def message(self, mid: str) -> Message:
         """The visible message ``mid``."""
-        return self._msgs[mid]
+        return self._msgs[mid][0]
 
     def seq(self, mid: str) -> int:
         """k such that ``mid`` is m_{q,k}, the k'th message of its sender (from 1)."""
-        return self._seq[mid]
+        m, vc, _ = self._msgs[mid]
+        return vc[self._rank[m.sender]]
 
     def vc(self, mid: str) -> tuple[int, ...]:
         """Per processor (in configuration order), the seq of the latest message of
         that processor which ``mid`` follows; 0 when it follows none."""
-        return self._vc[mid]
+        return self._msgs[mid][1]
 
     def follows(self, a: str, b: str) -> bool:
         """Whether ``a`` follows ``b`` (``b`` reachable from ``a``; a follows itself)."""
-        return self._vc[a][self._rank[self._msgs[b].sender]] >= self._seq[b]
+        mb, vb, _ = self._msgs[b]
+        r = self._rank[mb.sender]
+        return self._msgs[a][1][r] >= vb[r]
 
     def messages_of(self, q: str) -> tuple[str, ...]:
         """The visible messages of processor ``q``, in sending order."""
@@ -478,7 +575,7 @@ class DagView:
     def in_activation(self, mid: str) -> bool:
         """Whether visible ``mid`` is in G, i.e. after the delivered prefix (marked
         messages are still in G)."""
-        return self._seq[mid] > self._front[self._rank[self._msgs[mid].sender]]
+        return self.seq(mid) > self._front[self._rank[self._msgs[mid][0].sender]]
 
     def voter(self, q: str) -> str | None:
         """The first message of ``q`` in G (it casts q's votes), or None."""
@@ -499,17 +596,16 @@ class DagView:
 
     def tail(self, mid: str) -> frozenset[str]:
         """000 section 4.1: Tail(m), the processors that sent a message following m."""
-        r = self._rank[self._msgs[mid].sender]
-        s = self._seq[mid]
+        r = self._rank[self._msgs[mid][0].sender]
+        s = self.seq(mid)
         return frozenset(p for p, c in zip(self.processors, self._chain)
-                         if c and self._vc[c[-1]][r] >= s)
+                         if c and self.vc(c[-1])[r] >= s)
 
     def ntail(self, mid: str) -> int:
         """NTail(m) = |Tail(m)|."""
-        r = self._rank[self._msgs[mid].sender]
-        s = self._seq[mid]
-        vcs = self._vc
-        return sum(1 for c in self._chain if c and vcs[c[-1]][r] >= s)
+        r = self._rank[self._msgs[mid][0].sender]
+        s = self.seq(mid)
+        return sum(1 for c in self._chain if c and self.vc(c[-1])[r] >= s)
 
     def tail_g(self) -> frozenset[str]:
         """Tail(G): processors with a message in G, extended with Defunc (000 section
@@ -546,7 +642,7 @@ class DagView:
             if v is None:
                 out.append(INFINITY if p in self._defunc else BOTTOM)
             else:
-                out.append(self._seq[v] if self.follows(v, mid) else INFINITY)
+                out.append(self.seq(v) if self.follows(v, mid) else INFINITY)
         return tuple(out)
 
     def nvt(self, mid: str) -> int:
@@ -582,7 +678,6 @@ class DagView:
             raise ValueError(f"Crash({q}): messages of {q} are still buffered")
         self._defunc.add(q)
         self._seen |= 1 << self._rank[q]
-        self.version += 1
         self.vocab_version += 1
 
     def deliver(self, mids: Sequence[str], end_activation: bool = True) -> None:
@@ -599,15 +694,24 @@ class DagView:
                 raise ValueError(f"deliver {m}: not a candidate of activation {self.activation}")
             if m in marked or (i and m in mids[:i]):
                 raise ValueError(f"deliver {m}: already delivered")
+        self.deliver_checked(mids, end_activation)
+
+    def deliver_checked(self, mids: Sequence[str], end_activation: bool = True) -> None:
+        """:meth:`deliver`, for ``mids`` known to be distinct candidates none of which is
+        marked (a compiled rule's delivery when nothing is marked, see model/process.py):
+        the checks are skipped, as the simulator's inner loop runs this."""
         self._delivered.extend(mids)
         if end_activation:
-            done = [*self._marked, *mids] if self._marked else mids
-            self._marked.clear()
+            if self._marked:
+                done = [*self._marked, *mids]
+                self._marked.clear()
+            else:
+                done = mids
             self.activation += 1
             self._advance(done)
         else:
             self._marked.update(dict.fromkeys(mids))
+            cands = self._cands
             for m in mids:
                 self._cand_marked[cands.index(m)] = True
             self.vocab_version += 1
-        self.version += 1

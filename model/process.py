@@ -39,11 +39,11 @@ is the caller's job (the simulator schedules the event after q's last message ar
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
 
-from tomkit.model.dag import DagView, Message
+from tomkit.model.dag import DagFacts, DagView, Message
 from tomkit.model.rules import RULES, Decider, Params, Rule, apply
 
 __all__ = ["Delivered", "Process", "Step"]
@@ -65,20 +65,30 @@ class Delivered(NamedTuple):
     clause: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Step:
     """What one input did: messages that became visible (reached the ordering layer),
     in causal order, and the deliveries, in delivery order."""
 
-    released: list[str] = field(default_factory=list)
-    delivered: list[Delivered] = field(default_factory=list)
+    released: list[str]
+    delivered: list[Delivered]
     #: processors whose deferred Crash(q) took effect during this input
-    crashes_applied: list[str] = field(default_factory=list)
+    crashes_applied: list[str]
+
+    # by hand rather than generated: dataclass's __init__ calls a factory per field, and
+    # one Step is built per message received
+    def __init__(self, released: list[str] | None = None,
+                 delivered: list[Delivered] | None = None,
+                 crashes_applied: list[str] | None = None) -> None:
+        self.released = [] if released is None else released
+        self.delivered = [] if delivered is None else delivered
+        self.crashes_applied = [] if crashes_applied is None else crashes_applied
 
 
 class Process:
     """One process of the ToTo family (see the module docstring). ``params`` defaults to
-    ``Params(delta=ceil(n / 2))``.
+    ``Params(delta=ceil(n / 2))``; ``facts`` is a :class:`~tomkit.model.dag.DagFacts`
+    shared with the other processes of one run (the simulator's), a speed-up only.
 
     >>> a, b = Process("a", ["a", "b"], "all-ack"), Process("b", ["a", "b"], "all-ack")
     >>> m, st = a.send()
@@ -92,9 +102,10 @@ class Process:
     """
 
     def __init__(self, name: str, processors: Sequence[str], rule: str | Rule,
-                 params: Params | None = None) -> None:
+                 params: Params | None = None, *, facts: DagFacts | None = None) -> None:
         self.name = name
-        self.dag = DagView(processors)
+        # facts: shared by the processes of one simulation (see DagFacts)
+        self.dag = DagView(processors, facts)
         if name not in self.dag.processors:
             raise ValueError(f"process {name!r} not in the configuration")
         self.rule: Rule = RULES[rule] if isinstance(rule, str) else rule
@@ -143,14 +154,15 @@ class Process:
                 self._buffered[msg.id] = msg.sender
                 self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
             return out
-        out.released = list(map(_ID, released))
+        out.released = [msg.id] if len(released) == 1 else list(map(_ID, released))
         if self._buffered:
             for m in released:
                 if self._buffered.pop(m.id, None) is not None:
                     self._buffered_from[m.sender] -= 1
         if self._pending_crashes:
             self._apply_crashes(out)
-        self._drain(out)
+        if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
+            self._drain(out)
         return out
 
     def crash(self, q: str) -> Step:
@@ -195,13 +207,44 @@ class Process:
         self._pending_crashes = still
 
     def _drain(self, out: Step) -> None:
-        dag, decision = self.dag, self._decide.decision
+        """Evaluate the rule until it delivers nothing more (see the module docstring).
+
+        The simulator's inner loop: with a compiled rule (model/compiled.py) and nothing
+        marked, the rule's slot mask is applied to the view directly (it names distinct
+        unmarked candidates, so DagView.deliver's checks are skipped); otherwise through
+        Decider.decision and rules.apply, which give the same result (tested)."""
+        dag, decider = self.dag, self._decide
+        by_k = decider._by_k
+        delivered = out.delivered
+        new = tuple.__new__  # a Delivered without its Python-level __new__
         while dag.vocab_version != self._quiet_at:
-            width = len(dag.candidates())
-            d = decision(dag)
-            if d is None:
-                self._quiet_at = dag.vocab_version
-                break
-            msgs, clause, ends = d
-            iol = apply(dag, msgs, ends, self.rule)
-            out.delivered += [Delivered(m, iol, width, clause) for m in msgs]
+            cands = dag._cands  # (dag.rule_inputs(), read in place: this loop is hot)
+            k = len(cands)
+            fn = by_k[k] if k in by_k else decider.compiled_for(k)
+            if fn is None or dag._marked:
+                d = decider.decision(dag)
+                if d is None:
+                    self._quiet_at = dag.vocab_version
+                    return
+                msgs, clause, ends = d
+                iol = apply(dag, msgs, ends, self.rule)
+            else:
+                r = fn.fn(dag._yes, dag._tailm, dag._cand_marked, dag._cand_rank, dag._seen)
+                if r is None:
+                    self._quiet_at = dag.vocab_version
+                    return
+                i, mask = r
+                clause, ends = fn.options[i]
+                if mask == fn.full and k:
+                    msgs = tuple(cands)
+                else:
+                    msgs = tuple([c for j, c in enumerate(cands) if mask >> j & 1])
+                    if not msgs:  # as rules.apply: nothing would change, and we would loop
+                        raise ValueError(f"{getattr(self.rule, '__name__', self.rule)} "
+                                         "returned an empty delivery")
+                iol = dag._heard.bit_count()  # (dag.index_of_latency())
+                dag.deliver_checked(msgs, ends)
+            if len(msgs) == 1:
+                delivered.append(new(Delivered, (msgs[0], iol, k, clause)))
+            else:
+                delivered += [new(Delivered, (m, iol, k, clause)) for m in msgs]

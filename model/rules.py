@@ -323,15 +323,19 @@ class Decider:
         r = self.decision(dag)
         return None if r is None else Delivery(*r)
 
+    def compiled_for(self, k: int) -> Compiled | None:
+        """The rule compiled for k candidates, or None when it cannot be compiled."""
+        try:
+            return self._by_k[k]
+        except KeyError:
+            fn = self._by_k[k] = compiled(self.rule, self.params, self.n, k)
+            return fn
+
     def decision(self, dag: DagView) -> Decision | None:
         """The same, as a plain tuple (messages, clause, ends_activation): what the
         simulator's inner loop reads, without building a Delivery."""
         cands, yes, tail, mk, rk, seen = dag.rule_inputs()
-        k = len(cands)
-        try:
-            fn = self._by_k[k]
-        except KeyError:
-            fn = self._by_k[k] = compiled(self.rule, self.params, self.n, k)
+        fn = self.compiled_for(len(cands))
         if fn is None:
             d = self.rule(ConcreteRuleView(dag), self.params)
             return None if d is None else (d.messages, d.clause, d.ends_activation)

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tomkit.model.dag import DagFacts
 from tomkit.model.process import Process, Step
 from tomkit.model.rules import RULES, Params, Rule
 
@@ -250,7 +251,11 @@ class _Sim:
         delta = cfg.delta if cfg.delta is not None else (n + 1) // 2
         self.params = Params(delta=delta)
         rule = cfg.rule if cfg.rule is not None else cfg.protocol
-        self.procs = [Process(p, self.names, rule, self.params) for p in self.names]
+        # one DagFacts: every process receives the same Message objects, whose vcs are
+        # then computed once (model/dag.py)
+        facts = DagFacts(self.names)
+        self.procs = [Process(p, self.names, rule, self.params, facts=facts)
+                      for p in self.names]
         # Three independent streams: sources, application-message delays, ACK-only-message
         # delays. How many ACK-only messages a run sends depends on the protocol, so with one
         # stream two protocols given the same seed would not see the same inputs; with three
@@ -273,6 +278,8 @@ class _Sim:
                 raise ValueError(f"no link from {self.names[i]} to itself")
             self.delays[i][j] = d
         self.uniform = not cfg.link_delays
+        #: per sender, the recipients of its messages, in the order their delays are drawn
+        self.others = [[j for j in range(n) if j != i] for i in range(n)]
         # With one delay for every link, an application (ACK-only) message's n - 1 delays
         # are the next n - 1 values of its stream, taken from blocks drawn ahead
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
@@ -381,23 +388,22 @@ class _Sim:
                 self.progress(sum(self.app_sent) - self.reported)
                 self.reported = sum(self.app_sent)
         self.handle(i, st)
-        n = self.n
-        rng = self.app_rng if app else self.ack_rng
+        others = self.others[i]
         if self.uniform:
-            ds = (self.app_delays if app else self.ack_delays).take(n - 1)
-            delays = ds[:i] + [0.0] + ds[i:]
+            ds = (self.app_delays if app else self.ack_delays).take(self.n - 1)
         else:
-            delays = [0.0 if j == i else float(self.delays[i][j].sample(rng, 1)[0])  # type: ignore[union-attr]
-                      for j in range(n)]
+            rng = self.app_rng if app else self.ack_rng
+            ds = [float(self.delays[i][j].sample(rng, 1)[0])  # type: ignore[union-attr]
+                  for j in others]
         last = self.last_arrival[i]
-        heap, counter = self.heap, self.counter
-        for j in range(n):
-            if j == i:
-                continue
-            arrive = max(t + delays[j], last[j])
+        heap, counter, push = self.heap, self.counter, heapq.heappush
+        for j, d in zip(others, ds):
+            arrive = t + d
+            if arrive < last[j]:  # FIFO: not before the link's previous message
+                arrive = last[j]
             last[j] = arrive
             counter += 1
-            heapq.heappush(heap, (arrive, counter, _ARRIVE, j, msg))
+            push(heap, (arrive, counter, _ARRIVE, j, msg))
         self.counter = counter
 
     def app_deps(self, i: int, mid: str) -> list[str]:

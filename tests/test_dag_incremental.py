@@ -5,7 +5,7 @@ and Process.covered against its definition."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_model_dag import SETTINGS, causal_dags
 
@@ -47,6 +47,19 @@ def assert_bookkeeping(g: DagView) -> None:
 @given(causal_dags(max_procs=6, max_msgs=24), st.randoms(use_true_random=False))
 @SETTINGS
 def test_bookkeeping_under_inserts_deliveries_marks_and_crashes(dag, rnd) -> None:
+    run_bookkeeping(dag, rnd)
+
+
+@given(causal_dags(min_procs=9, max_procs=19, max_msgs=40, learn=6),
+       st.randoms(use_true_random=False))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_bookkeeping_with_masks_of_several_bytes(dag, rnd) -> None:
+    """DagView._advance walks vote and tail masks a byte at a time: more than 8 and 16
+    processors."""
+    run_bookkeeping(dag, rnd)
+
+
+def run_bookkeeping(dag, rnd) -> None:
     procs, msgs = dag
     order = list(msgs)
     rnd.shuffle(order)  # out of causal order: the view buffers and releases
