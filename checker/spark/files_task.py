@@ -168,12 +168,11 @@ def key_hashes(f: DataFile, traces: list[str]) -> np.ndarray:
 
 
 def _rejected(errors, summary: Summary, parts: Parts) -> None:
-    summary.rejected += len(errors)
-    for e in errors:
-        loc = e.location
-        parts.rejected.append({"src": loc.source, "line": loc.line, "row": loc.row,
-                               "field": e.field or "", "message": e.message})
-    summary.add_listed(parts.rejected[-len(errors):] if errors else [])
+    rows = [{"src": e.location.source, "line": e.location.line, "row": e.location.row,
+             "field": e.field or "", "message": e.message} for e in errors]
+    summary.rejected += len(rows)
+    parts.rejected.extend(rows)
+    summary.add_listed(rows)
 
 
 # ---- one chunk of whole traces -------------------------------------------------------------
