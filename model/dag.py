@@ -487,13 +487,6 @@ class DagView:
                     self._cand_marked.append(False)
         self.vocab_version += 1
 
-    @property
-    def version(self) -> int:
-        """Grows on every change of the view: a message made visible, delivered or marked,
-        an activation ended, a Crash(q) (counted rather than bumped: the insert path is
-        hot)."""
-        return len(self._msgs) + len(self._delivered) + self.activation + len(self._defunc)
-
     def __contains__(self, mid: object) -> bool:
         return mid in self._msgs
 

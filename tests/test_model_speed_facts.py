@@ -1,7 +1,7 @@
 """The simulator's speed-ups keep the model's behaviour: views sharing one DagFacts (the
 simulator's processes) answer every query as unshared views and refuse the same bad
 messages; Process's compiled drain delivers as the Decider/apply path does; a Step owns
-its lists; DagView.version grows on every change."""
+its lists."""
 
 from __future__ import annotations
 
@@ -106,25 +106,3 @@ def test_each_step_owns_its_lists() -> None:
     a.released.append("x")
     assert b == Step() and a != b and a.delivered is not b.delivered
     assert Step(["m"]).released == ["m"]
-
-
-def test_version_grows_on_every_change() -> None:
-    g = DagView(["a", "b"])
-    seen = [g.version]
-
-    def changed() -> None:
-        assert g.version > seen[-1]
-        seen.append(g.version)
-
-    g.insert(Message("a1", "a"))
-    changed()
-    g.insert(Message("b1", "b", ("a1",)))
-    changed()
-    g.deliver(["a1"], end_activation=False)  # marked
-    changed()
-    g.deliver([])  # the activation ends with its marked message
-    changed()
-    g.crash("a")
-    changed()
-    g.insert(Message("b2", "b", ("b1",)))
-    changed()

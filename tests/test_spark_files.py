@@ -27,7 +27,7 @@ def _hist(values: list[float]) -> list[tuple]:
     b: dict[tuple, list[float]] = {}
     for x in values:
         s = (x > 0) - (x < 0)
-        k = None if s == 0 else math.floor(math.log(abs(x)) / math.log1p(ALPHA))
+        k = 0 if s == 0 else math.floor(math.log(abs(x)) / math.log1p(ALPHA))
         b.setdefault((s, k), []).append(x)
     return [(s, k, len(v), sum(v), min(v), max(v)) for (s, k), v in b.items()]
 

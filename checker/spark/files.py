@@ -122,10 +122,10 @@ def run_files(spark: SparkSession, files: list[DataFile], root: str | None) -> S
         if i not in dirty:
             summary.merge(s)
     if sets:
-        for i in dirty:  # their traces are checked again, together
+        for i in dirty if root is not None else ():  # checked again, together
             for d in ("verdicts", "rejected"):
-                part = os.path.join(root, d, f"part-f{i:06d}.parquet") if root else None
-                if part and os.path.exists(part):
+                part = os.path.join(root, d, f"part-f{i:06d}.parquet")
+                if os.path.exists(part):
                     os.remove(part)
         bsets = sc.broadcast(sets)
         sc.setJobDescription(f"tomkit scan: {len(sets)} set(s) of files that share traces")

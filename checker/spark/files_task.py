@@ -120,9 +120,7 @@ def check_file(f: DataFile, index: int, root: str | None) -> tuple[Summary, np.n
             for part in _split_by_trace(pieces):
                 names += _chunk(part, f, summary, parts)
         _rejected(reader.rejected, summary, parts)
-    except ColumnError as e:
-        parts.discard()
-        parts.close()
+    except ColumnError as e:  # raised on opening: nothing was written
         return Summary(mismatches=[str(e)]), np.zeros(0, np.uint64)
     except TraceFormatError as e:
         parts.discard()
@@ -195,7 +193,7 @@ def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts) -> list[str]:
     parts.rejected.extend(seq)
     summary.add_listed(seq)
 
-    good = np.array([ti for ti in range(chunk.ntr) if ti not in bad], np.int64)
+    good = np.delete(np.arange(chunk.ntr, dtype=np.int64), sorted(bad))
     n = len(good)
     names = [chunk.trace_names[ti] for ti in good.tolist()]
     group = summary.group(f.protocol, f.config)

@@ -41,6 +41,7 @@ from tomkit.checker.spark import report as R
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
 from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
 from tomkit.checker.spark.read import KEY, detect_format, read_events
+from tomkit.checker.spark.scan_cli import ENGINES
 from tomkit.checker.spark.summary import LISTED, Summary
 
 
@@ -72,9 +73,6 @@ def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
     expl = F.when(F.col("code") == UNKNOWN, reason).otherwise(F.col("_x"))
     return j.select(*KEY, "property", verdict.alias("verdict"), "clause",
                     expl.alias("explanation"), "witness", "events")
-
-
-ENGINES = ("auto", "files", "arrow", "sql")
 
 
 def scan(spark: SparkSession, inputs: str | list[str], out: str | None,

@@ -63,7 +63,7 @@ def latency(summary: Summary, firsts: DataFrame) -> None:
 def summarize(buckets: list[tuple]) -> dict[str, Any]:
     """Count, mean, max and the QUANTILES of a histogram: (sign, k, count, sum, min, max)
     per bucket (module docstring)."""
-    buckets = sorted(buckets, key=lambda b: (b[0], b[0] * (b[1] or 0)))
+    buckets = sorted(buckets, key=lambda b: (b[0], b[0] * b[1]))
     n = sum(b[2] for b in buckets)
     out: dict[str, Any] = {"deliveries": n, "mean": sum(b[3] for b in buckets) / n,
                            "max": max(b[5] for b in buckets)}

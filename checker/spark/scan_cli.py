@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_arguments", "add_parser", "run"]
+__all__ = ["ENGINES", "add_arguments", "add_parser", "run"]
+
+ENGINES = ("auto", "files", "arrow", "sql")  # (job.scan; here, so --help needs no Spark)
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -23,12 +25,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--format", dest="fmt", choices=["parquet", "jsonl"],
                     help="input format (default: from the file names)")
     ap.add_argument("--json", action="store_true", help="print report.json instead of text")
-    ap.add_argument("--engine", choices=["auto", "files", "arrow", "sql"], default="auto",
+    ap.add_argument("--engine", choices=ENGINES, default="auto",
                     help="how properties are decided: files (Spark runs tomkit's engine on "
                          "whole files; local or shared file systems only), arrow (the same "
                          "numpy engine on Spark's rows, in mapInArrow; any storage, needs "
-                         "pandas), sql (DataFrame windows and joins); default auto: files for "
-                         "local paths, else arrow")
+                         "pandas), sql (DataFrame windows and joins); default auto: files when "
+                         "the inputs and --out are local paths, else arrow")
     ap.add_argument("--shuffle-partitions", type=int, default=None,
                     help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
 
