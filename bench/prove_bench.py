@@ -22,7 +22,7 @@ import time
 from tqdm import tqdm
 
 from tomkit.fuzz.counterexample import resolve_rule
-from tomkit.fuzz.prove_cli import allowed_deltas, prove_rule
+from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
 
 
 def prove_all(name: str, n: int, k: int, budget: float | None) -> tuple[str, float]:

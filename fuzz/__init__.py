@@ -1,1 +1,10 @@
-"""Hypothesis machines over the models and user delivery rules (later issues)."""
+"""Proving and fuzzing the models.
+
+* Hypothesis stateful machines: :mod:`.dag_machine` (a delivery rule on DAG views
+  revealed in adversarial orders) and :mod:`.process_machine` (protocol processes on a
+  hostile network, the trace checkers as invariants), run by :mod:`.stateful`;
+* Z3 proofs (:mod:`.prove`) and exhaustive enumeration of one activation;
+* the TLC runner for ``specs/`` (:mod:`.tlc`);
+* :mod:`.counterexample`: a failure as a trace that ``tomkit check`` rejects, a picture
+  and an explanation.
+"""

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tomkit.fuzz import enumerate as en
+from tomkit.fuzz.prove import enumerate as en
 from tomkit.model.dag import DagView, Message
 from tomkit.model.rules import RULES, Params, Rule, drain
 from tomkit.model.vocab import (
@@ -96,9 +96,9 @@ class Counterexample:
 
 
 def resolve_rule(name: str) -> Rule:
-    """A rule by name: built-in (``model.rules.RULES``), mutant (``fuzz.mutants``), or
+    """A rule by name: built-in (``model.rules.RULES``), mutant (``model.mutants``), or
     ``module:function``. Raises ValueError for an unknown name."""
-    from tomkit.fuzz.mutants import MUTANTS
+    from tomkit.model.mutants import MUTANTS
 
     if name in RULES:
         return RULES[name]

@@ -54,7 +54,7 @@ import numpy as np
 from tomkit.traces.generate import FAULTS, bulk_table, faulty_trace
 from tomkit.traces.writer import write_records, write_table
 
-__all__ = ["CONFIGS", "PROTOCOLS", "SimSpec", "demo", "generate", "write_bulk"]
+__all__ = ["CONFIGS", "PROTOCOLS", "SimSpec", "generate", "write_bulk"]
 
 PROTOCOLS = ("all-ack", "toto", "s-toto", "g-toto", "gl-toto")
 TRACES_PER_FILE = 1000  # a task for one worker: a few seconds of simulation
@@ -353,16 +353,3 @@ def part_files(path: str) -> Iterator[str]:
         for f in sorted(files):
             if not f.startswith(("_", ".")) and f.endswith((".parquet", ".jsonl", ".jsonl.gz")):
                 yield os.path.join(root, f)
-
-
-def demo(out_dir: str, seed: int = 1) -> str:
-    """`make demo`: generate a few thousand traces (some faulty) and scan them with Spark in
-    local mode; returns the printable aggregate report."""
-    from tomkit.checker.spark.job import scan
-    from tomkit.checker.spark.session import get_session
-
-    data = os.path.join(out_dir, "dataset")
-    generate(data, list(PROTOCOLS), 2000, faulty=0.05, seed=seed, progress=False)
-    spark = get_session("local[*]")
-    result = scan(spark, data, os.path.join(out_dir, "scan"))
-    return result.text

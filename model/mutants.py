@@ -1,10 +1,28 @@
-"""Deliberately broken delivery rules, for data sets that hold real order violations.
+"""Deliberately broken delivery rules: what ``tomkit prove`` and ``tomkit fuzz`` must
+refute, and what data sets with real order violations are simulated from.
 
 Each mutant is a rule over the vocabulary (``model/vocab.py``), written like the rules of
-``model/rules.py`` and run unchanged by the simulator (``model/sim.py``). They break the
-ToTo family's safety argument. All of them are in :data:`RULE_MUTANTS`, which ``tomkit
-prove`` and ``tomkit fuzz`` use (``fuzz/mutants.py`` describes each); the data set
-generator simulates two of them, :data:`MUTANTS`:
+``model/rules.py`` and run unchanged by the simulator (``model/sim.py``). Each drops one
+condition the papers' correctness arguments rely on. All of them are in :data:`MUTANTS`,
+which ``tomkit prove`` and ``tomkit fuzz`` accept by name:
+
+``toto-low-delta``
+    ToTo_delta (000 section 4.2) with delta < n/2, below the range 000 allows: two
+    disjoint sets of delta + 1 voters can make two different messages win.
+``s-toto-no-internal``
+    S-ToTo (002 section 3) without rule 1a, internal stability: a candidate that is not
+    a source yet may still become one.
+``s-toto-low-delta``
+    S-ToTo (002 section 3) with delta < n/2. (ToTo itself with delta < n/2 is
+    ``toto-low-delta``; ``tomkit prove`` finds it safe for one activation: its clause
+    NTail(s) >= n - delta leaves at most delta processors unseen, see docs/prove.md.)
+``g-toto-no-ntail``
+    G-ToTo (002 section 4) without "Ntail(G) > n - delta" in rule 1b: an unseen
+    message may still gather more than delta votes.
+``majority``
+    deliver whatever a majority voted for, once anything has a majority.
+
+The data set generator simulates two of them, :data:`MUTANT_RUNS`:
 
 * ``toto-low-delta``: ToTo_delta (000 section 4.2, criterion (DEL)) with delta below n/2.
   000 section 4.1 requires n/2 <= delta < n: two sources that each collect more than
@@ -48,7 +66,7 @@ from tomkit.model.vocab import (
     sources,
 )
 
-__all__ = ["MUTANTS", "RULE_MUTANTS", "Runaway", "g_toto_no_ntail", "majority",
+__all__ = ["MUTANTS", "MUTANT_RUNS", "Runaway", "g_toto_no_ntail", "majority",
            "s_toto_low_delta", "s_toto_no_internal", "simulate_mutant",
            "toto_low_delta"]
 
@@ -128,7 +146,7 @@ def majority(v: RuleView, params: Params = Params()) -> Delivery | None:
 
 
 #: every mutant rule by name (``tomkit prove`` and ``tomkit fuzz`` accept the names)
-RULE_MUTANTS: dict[str, Rule] = {
+MUTANTS: dict[str, Rule] = {
     "toto-low-delta": toto_low_delta,
     "s-toto-no-internal": s_toto_no_internal,
     "s-toto-low-delta": s_toto_low_delta,
@@ -137,8 +155,9 @@ RULE_MUTANTS: dict[str, Rule] = {
 }
 
 
-#: mutant name -> (rule, delta for n processes, the properties it is expected to break)
-MUTANTS: dict[str, tuple[Rule, object, tuple[str, ...]]] = {
+#: the mutants the data set generator simulates: name -> (rule, delta for n processes,
+#: the properties it is expected to break)
+MUTANT_RUNS: dict[str, tuple[Rule, object, tuple[str, ...]]] = {
     "toto-low-delta": (toto_low_delta, lambda n: max(1, n // 2 - 1),
                        ("total-order-weak", "total-order-strong", "global-order")),
     "majority": (majority, lambda n: (n + 1) // 2,
@@ -156,7 +175,7 @@ def simulate_mutant(config, max_events: int | None = None):
     measured), a stalled one never ends."""
     from tomkit.model.sim import simulate
 
-    rule = MUTANTS[config.protocol][0]
+    rule = MUTANT_RUNS[config.protocol][0]
     if max_events is None:
         max_events = 50 * config.messages * config.n ** 2
     return simulate(dataclasses.replace(config, rule=rule, max_events=max_events))

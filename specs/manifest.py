@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tomkit.checker.tlc import TlcError, find_java, run_tlc
+from tomkit.fuzz.tlc.runner import TlcError, find_java, run_tlc
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.json"

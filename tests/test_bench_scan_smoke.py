@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.spark
+
 pytest.importorskip("pyspark")
 
 

@@ -7,7 +7,6 @@ import pytest
 
 from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
-from tomkit.checker.prove.solve import prove
 from tomkit.fuzz.counterexample import (
     explain,
     from_witness,
@@ -17,7 +16,8 @@ from tomkit.fuzz.counterexample import (
     to_trace,
     validate,
 )
-from tomkit.fuzz.mutants import MUTANTS
+from tomkit.fuzz.prove.solve import prove
+from tomkit.model.mutants import MUTANTS
 from tomkit.model.rules import Params
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
-from tomkit.model import generate_cli
+from tomkit.cli import generate as generate_cli
 from tomkit.model.dataset import generate, ground_truth, part_files, reorder, write_bulk
 from tomkit.model.mutants import MUTANTS, Runaway, simulate_mutant
 from tomkit.model.rules import RULES

@@ -8,7 +8,7 @@ import pytest
 from tomkit.cli import main
 from tomkit.fuzz.counterexample import resolve_rule, validate
 from tomkit.fuzz.dag_machine import activation_counterexample
-from tomkit.fuzz.fuzz_cli import fuzz
+from tomkit.fuzz.stateful import fuzz
 from tomkit.traces.reader import read_records
 
 

@@ -18,7 +18,8 @@ from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
-from tomkit.model import acksim_cli, simulate_cli
+from tomkit.cli import simulate as simulate_cli
+from tomkit.cli import simulate_ack as acksim_cli
 from tomkit.model.abcast import Timestamp
 from tomkit.model.acksim import PROTOCOLS, AckSimConfig, simulate_ack
 from tomkit.model.sim import Delay

@@ -16,7 +16,7 @@ import tomkit.model.process as process_mod
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
-from tomkit.model import simulate_cli
+from tomkit.cli import simulate as simulate_cli
 from tomkit.model.dag import Message
 from tomkit.model.process import Process
 from tomkit.model.rules import RULES

@@ -1,4 +1,4 @@
-"""Tests of ``tomkit prove`` (checker/prove, fuzz/prove_cli.py, fuzz/mutants.py): the
+"""Tests of ``tomkit prove`` (fuzz/prove, fuzz/prove_cli.py, fuzz/mutants.py): the
 built-in rules are proved for small n; every mutant that must fail is refuted with a
 counterexample the concrete model reproduces; user rules via module:function; a rule
 outside the vocabulary falls back to enumeration."""
@@ -12,11 +12,13 @@ import textwrap
 import pytest
 import z3
 
-from tomkit.checker.prove.encoding import make_dag, make_view
-from tomkit.checker.prove.solve import PROPERTIES, prove, symbolic_outcome
-from tomkit.fuzz import prove_cli
+from tomkit.cli import prove as prove_cli
 from tomkit.fuzz.counterexample import ReplayMismatch, validate
-from tomkit.fuzz.mutants import MUTANTS
+from tomkit.fuzz.prove import QUERIES
+from tomkit.fuzz.prove import rules as prove_rules
+from tomkit.fuzz.prove.encoding import make_dag, make_view
+from tomkit.fuzz.prove.solve import prove, symbolic_outcome
+from tomkit.model.mutants import MUTANTS
 from tomkit.model.rules import RULES, Params
 
 
@@ -30,12 +32,12 @@ def run_cli(*argv: str) -> int:
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_builtin_rules_are_proved_for_small_n(name):
     rule = RULES[name]
-    deltas = prove_cli.allowed_deltas(rule, 4)
+    deltas = prove_rules.allowed_deltas(rule, 4)
     assert deltas == ([None] if name == "all-ack" else
                       [2, 3] if name in ("toto", "s-toto") else [1, 2, 3])
-    for n, props in ((3, PROPERTIES), (4, ("agreement",))):
-        for d in prove_cli.allowed_deltas(rule, n):
-            o = prove_cli.prove_rule(name, rule, n, d, props=props)
+    for n, props in ((3, QUERIES), (4, ("agreement",))):
+        for d in prove_rules.allowed_deltas(rule, n):
+            o = prove_rules.prove_rule(name, rule, n, d, props=props)
             assert o.status == "proved", o.line(name)
             assert o.method == "z3" and "vacuous" not in o.note
 
@@ -48,7 +50,7 @@ def test_builtin_rules_are_proved_for_small_n(name):
 ])
 def test_mutants_are_refuted_with_a_replayed_counterexample(name, n, delta):
     rule = MUTANTS[name]
-    o = prove_cli.prove_rule(name, rule, n, delta, props=("agreement",))
+    o = prove_rules.prove_rule(name, rule, n, delta, props=("agreement",))
     assert o.status == "counterexample" and o.method == "z3"
     cx = o.counterexample
     d1, d2 = validate(cx, rule)  # raises unless the concrete rule disagrees
@@ -70,14 +72,14 @@ def test_toto_below_half_is_safe_for_one_activation():
     """A finding, not a planted result: ToTo's NTail(s) >= n - delta leaves at most delta
     processors unseen, so an unseen candidate cannot win; S-ToTo, without it, fails."""
     for n in (4,):
-        for d in prove_cli.allowed_deltas(MUTANTS["toto-low-delta"], n):
-            assert prove_cli.prove_rule("toto-low-delta", MUTANTS["toto-low-delta"], n, d,
+        for d in prove_rules.allowed_deltas(MUTANTS["toto-low-delta"], n):
+            assert prove_rules.prove_rule("toto-low-delta", MUTANTS["toto-low-delta"], n, d,
                                         props=("agreement",)).status == "proved"
 
 
 def test_each_named_property_can_fail():
     """internal- and external-stability are separate queries, each with a witness."""
-    for prop in PROPERTIES:
+    for prop in QUERIES:
         # majority is externally stable: an unseen message's voters are all unseen
         name, d = ("g-toto-no-ntail", 1) if prop == "external-stability" else ("majority", None)
         r = prove(lambda v: MUTANTS[name](v, Params(d)), 5, 2, prop)  # noqa: B023

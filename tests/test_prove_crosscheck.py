@@ -3,7 +3,7 @@
 For each built-in rule and mutant, every allowed delta and all four properties, Z3's
 answer (``checker.prove.solve.prove`` with the same K) is compared with
 ``fuzz.enumerate.search_all``, which runs the concrete rule on every view of every DAG
-shape. The space (see fuzz/enumerate.py): n processors, at most K messages each, every
+shape. The space (see fuzz/prove/enumerate.py): n processors, at most K messages each, every
 partial order with per-processor chains, every down-set as a view with every Crash set
 the membership assumption allows.
 
@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import pytest
 
-from tomkit.checker.prove.solve import PROPERTIES, prove
-from tomkit.fuzz import enumerate as en
 from tomkit.fuzz.counterexample import from_found, validate
-from tomkit.fuzz.mutants import MUTANTS
-from tomkit.fuzz.prove_cli import allowed_deltas
+from tomkit.fuzz.prove import QUERIES
+from tomkit.fuzz.prove import enumerate as en
+from tomkit.fuzz.prove.rules import allowed_deltas
+from tomkit.fuzz.prove.solve import prove
+from tomkit.model.mutants import MUTANTS
 from tomkit.model.rules import RULES, Params
 
 ALL = {**RULES, **MUTANTS}
@@ -41,7 +42,7 @@ def compare(name: str, n: int, k: int, sample: int | None = None) -> int:
     for d in allowed_deltas(rule, n):
         enum = en.search_all(lambda v: rule(v, Params(d)), n, k,  # noqa: B023
                              shapes=shapes(n, k), sample=sample, seed=5)
-        for prop in PROPERTIES:
+        for prop in QUERIES:
             z = prove(lambda v: rule(v, Params(d)), n, k, prop)  # noqa: B023
             found = enum[prop].found
             if found is not None:

@@ -91,6 +91,8 @@ pyspark = pytest.importorskip("pyspark")
 from tomkit.checker.spark.job import scan  # noqa: E402
 from tomkit.checker.spark.properties import NAMES  # noqa: E402
 
+pytestmark = pytest.mark.spark
+
 
 @pytest.fixture(scope="module")
 def spark():

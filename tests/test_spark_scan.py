@@ -28,6 +28,8 @@ from tomkit.checker.spark.job import scan  # noqa: E402
 from tomkit.checker.spark.properties import NAMES  # noqa: E402
 from tomkit.checker.spark.read import SchemaMismatch  # noqa: E402
 
+pytestmark = pytest.mark.spark
+
 
 @pytest.fixture(scope="module")
 def spark():

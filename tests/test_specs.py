@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tomkit.checker.tlc import run_tlc
-from tomkit.checker.tlc_trace import check_counterexample, write_counterexample
+from tomkit.fuzz.tlc.runner import run_tlc
+from tomkit.fuzz.tlc.trace import check_counterexample, write_counterexample
+
+pytestmark = pytest.mark.tlc
 
 SPECS = Path(__file__).parent.parent / "specs"
 MANIFEST = json.loads((SPECS / "manifest.json").read_text())

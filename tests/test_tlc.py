@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tomkit.checker import tlc_cli
-from tomkit.checker.tlc import (
+from tomkit.cli import tlc as tlc_cli
+from tomkit.fuzz.tlc.runner import (
     TlcError,
     TlcSetupError,
     config_properties,
@@ -21,13 +21,13 @@ from tomkit.checker.tlc import (
     parse_output,
     run_tlc,
 )
-from tomkit.checker.tlc_trace import (
+from tomkit.fuzz.tlc.trace import (
     TraceConversionError,
     check_counterexample,
     counterexample_records,
     write_counterexample,
 )
-from tomkit.checker.tlc_values import (
+from tomkit.fuzz.tlc.values import (
     Function,
     ModelValue,
     Record,
@@ -200,7 +200,7 @@ def test_temporal_counterexample_fails_liveness(tmp_path):
 
 
 def test_conversion_rejects_a_shrinking_sequence():
-    from tomkit.checker.tlc import TlcState
+    from tomkit.fuzz.tlc.runner import TlcState
 
     def st(i, d):
         return TlcState(i, "A", None, {"broadcast": frozenset({(1, 1)}), "delivered": d})
@@ -244,6 +244,7 @@ def test_missing_spec_or_config(tmp_path):
         run_tlc(tmp_path / "A.tla")
 
 
+@pytest.mark.tlc
 def test_syntax_error_shows_file_and_line(capsys):
     spec = DATA / "specs/SyntaxError.tla"
     with pytest.raises(TlcError) as info:
@@ -263,6 +264,7 @@ def test_seed_without_simulate_is_refused(capsys):
 
 # -- the command on a real run ---------------------------------------------------------------
 
+@pytest.mark.tlc
 def test_cli_violation_writes_trace_and_confirms(tmp_path, capsys):
     out = tmp_path / "cex.jsonl"
     code = cli(["tlc", str(SPECS / "ABCAST/ABCAST_EarlyDelivery.tla"), "--workers", "2",
@@ -276,6 +278,7 @@ def test_cli_violation_writes_trace_and_confirms(tmp_path, capsys):
     assert not any(n == "states" for n in os.listdir(SPECS / "ABCAST"))
 
 
+@pytest.mark.tlc
 def test_cli_simulation_prints_seed(tmp_path, capsys):
     out = tmp_path / "sim.jsonl"
     code = cli(["tlc", str(SPECS / "ABCAST/ABCAST_EarlyDelivery.tla"), "--simulate",

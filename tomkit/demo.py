@@ -140,8 +140,6 @@ def toto_run(out: Path, seed: int) -> bool:
 def prove_and_fuzz(out: Path, seed: int) -> bool:
     """Issue 4: a proof, a refuted mutant with its counterexample picture, and the fuzzer
     catching another mutant."""
-    from tomkit.fuzz.prove_cli import demo as prove_demo
-
     banner("8. prove ToTo with Z3; refute S-ToTo without internal stability")
     text = prove_demo(out / "prove")
     print(text)
@@ -157,8 +155,6 @@ def prove_and_fuzz(out: Path, seed: int) -> bool:
 
 def tlc(out: Path) -> bool:
     """Issue 6: TLC on the ABCAST spec and on its broken variant."""
-    from tomkit.checker.tlc_cli import demo as tlc_demo
-
     banner("10. TLC: ABCAST (004) and a variant that delivers before the timestamp is final")
     text = tlc_demo(out / "tlc")
     print(text)
@@ -167,12 +163,71 @@ def tlc(out: Path) -> bool:
 
 def spark(out: Path, seed: int) -> bool:
     """Issue 5: a small data set (some traces faulty) generated and scanned with Spark."""
-    from tomkit.model.dataset import demo as spark_demo
-
     banner("11. generate a data set and scan it with Spark (local)")
     text = spark_demo(str(out / "spark"), seed)
     print(text)
     return "violated" in text
+
+
+def prove_demo(out_dir: Path) -> str:
+    """Prove ToTo for n = 4 (every delta), refute S-ToTo without internal stability at
+    n = 6, delta = 3, and draw its counterexample. Returns a short report naming the
+    files."""
+    from tomkit.fuzz.counterexample import counterexample_files, explain, resolve_rule
+    from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
+
+    lines = ["tomkit prove (Z3, one activation, K = 3 messages per processor):"]
+    rule = resolve_rule("toto")
+    for d in allowed_deltas(rule, 4):
+        lines.append("  " + prove_rule("toto", rule, 4, d).line("toto"))
+    bad = resolve_rule("s-toto-no-internal")
+    o = prove_rule("s-toto-no-internal", bad, 6, 3, props=("agreement",))
+    lines.append("  " + o.line("s-toto-no-internal"))
+    if o.counterexample is not None:
+        files = counterexample_files(o.counterexample, out_dir,
+                                     stem("s-toto-no-internal", o), bad)
+        lines.append(f"  counterexample picture: {files['svg']}")
+        lines.append(f"  trace on which 'tomkit check' fails: {files['trace']}")
+        lines += ["    " + x for x in explain(o.counterexample, bad).splitlines()]
+    return "\n".join(lines)
+
+
+def tlc_demo(out_dir: Path) -> str:
+    """Check ABCAST (no error) and its broken variant ABCAST_EarlyDelivery (a
+    counterexample, written as a trace in ``out_dir`` and confirmed by the trace
+    checker). Returns printable text."""
+    from tomkit.fuzz.tlc.report import render, write_and_check
+    from tomkit.fuzz.tlc.runner import TlcError, TlcSetupError, run_tlc
+
+    specs = Path(__file__).resolve().parent.parent / "specs"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parts = []
+    try:
+        good = run_tlc(specs / "ABCAST/ABCAST.tla", workers=2)
+        parts.append(render(good, None, None))
+        bad = run_tlc(specs / "ABCAST/ABCAST_EarlyDelivery.tla", workers=2)
+        path = str(out_dir / "ABCAST_EarlyDelivery.cex.jsonl")
+        conf = write_and_check(bad, path)
+        parts.append(render(bad, path, conf))
+    except (TlcSetupError, TlcError) as e:
+        parts.append(f"TLC part skipped: {e}")
+    return "\n\n".join(parts)
+
+
+def spark_demo(out_dir: str, seed: int = 1) -> str:
+    """Generate a few thousand traces (some faulty) and scan them with Spark in local
+    mode; returns the printable aggregate report."""
+    import os
+
+    from tomkit.checker.spark.job import scan
+    from tomkit.checker.spark.session import get_session
+    from tomkit.model.dataset import PROTOCOLS, generate
+
+    data = os.path.join(out_dir, "dataset")
+    generate(data, list(PROTOCOLS), 2000, faulty=0.05, seed=seed, progress=False)
+    spark = get_session("local[*]")
+    result = scan(spark, data, os.path.join(out_dir, "scan"))
+    return result.text
 
 
 if __name__ == "__main__":

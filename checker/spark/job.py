@@ -39,9 +39,9 @@ from tomkit.checker.engine import EngineDisagreement
 from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED
 from tomkit.checker.spark import report as R
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
+from tomkit.checker.spark.options import ENGINES
 from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
 from tomkit.checker.spark.read import KEY, detect_format, read_events
-from tomkit.checker.spark.scan_cli import ENGINES
 from tomkit.checker.spark.summary import LISTED, Summary
 
 
@@ -269,7 +269,7 @@ def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str
 
 
 def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentParser:
-    from tomkit.checker.spark.scan_cli import add_arguments
+    from tomkit.checker.spark.options import add_arguments
 
     ap = argparse.ArgumentParser(prog=prog, description="Scan a trace data set with Spark.")
     add_arguments(ap)

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tomkit.checker.tlc import find_jar, find_java, tlc_command
+from tomkit.fuzz.tlc.runner import find_jar, find_java, tlc_command
 
 HERE = Path(__file__).resolve().parent
 SPECS = HERE.parents[2] / "specs"

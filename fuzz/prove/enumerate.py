@@ -1,6 +1,6 @@
 """Exhaustive enumeration of one activation: every DAG shape, every pair of views.
 
-The concrete twin of ``checker/prove`` (see its ``encoding.py`` and ``solve.py``, and
+The concrete twin of ``fuzz/prove`` (see its ``encoding.py`` and ``solve.py``, and
 docs/prove.md): the same space and the same four properties, decided by running the rule
 itself on :class:`~tomkit.model.dag.DagView` views through
 :class:`~tomkit.model.vocab.ConcreteRuleView`. It serves
@@ -24,13 +24,13 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from tomkit.fuzz.prove import QUERIES
 from tomkit.model.dag import DagView, Message
 from tomkit.model.vocab import ConcreteRuleView, Delivery
 
-__all__ = ["PROPERTIES", "Found", "dag_shapes", "disagree", "search", "search_all", "views_of",
+__all__ = ["Found", "dag_shapes", "disagree", "search", "search_all", "views_of",
            "violates"]
 
-PROPERTIES = ("agreement", "stability", "internal-stability", "external-stability")
 
 Msg = tuple[int, int]
 #: a DAG shape: messages in a causal order, and for each the set of messages it follows
@@ -148,7 +148,7 @@ def _lex_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def disagree(d1: Delivery, d2: Delivery) -> bool:
-    """The deliveries disagree (``checker/prove/solve.py``): both end the activation with
+    """The deliveries disagree (``fuzz/prove/solve.py``): both end the activation with
     different sets, or neither sequence is a prefix of the other."""
     if d1.ends_activation and d2.ends_activation and set(d1.messages) != set(d2.messages):
         return True
@@ -166,7 +166,7 @@ def nested(v1: View, v2: View) -> bool:
 def violates(prop: str, v1: View, d1: Delivery | None, cands1: Sequence[str], v2: View,
              d2: Delivery | None) -> bool:
     """Whether the pair of views violates ``prop``: the concrete definition of the
-    queries of ``checker/prove/solve.py``."""
+    queries of ``fuzz/prove/solve.py``."""
     if d1 is None or d2 is None:
         return False
     if prop == "agreement":
@@ -180,7 +180,7 @@ def violates(prop: str, v1: View, d1: Delivery | None, cands1: Sequence[str], v2
                                           if m not in d1.messages)
     if prop == "external-stability":
         return d1.ends_activation and any(m not in v1.messages for m in d2.messages)
-    raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(PROPERTIES)}")
+    raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
 
 
 @dataclass(frozen=True)
@@ -210,14 +210,14 @@ def search(rule_fn: Callable[[ConcreteRuleView], Delivery | None], n: int, k: in
 
 
 def search_all(rule_fn: Callable[[ConcreteRuleView], Delivery | None], n: int, k: int,
-               props: Sequence[str] = PROPERTIES, crashes: bool = True,
+               props: Sequence[str] = QUERIES, crashes: bool = True,
                sample: int | None = None, seed: int = 0,
                shapes: list[Shape] | None = None) -> dict[str, SearchResult]:
     """:func:`search` for several properties at once, evaluating the rule once per view."""
     for prop in props:
-        if prop not in PROPERTIES:
+        if prop not in QUERIES:
             raise ValueError(f"unknown property {prop!r}; expected one of "
-                             f"{', '.join(PROPERTIES)}")
+                             f"{', '.join(QUERIES)}")
     procs = tuple(f"p{q}" for q in range(n))
     all_shapes = shapes if shapes is not None else list(dag_shapes(n, k))
     if sample is not None and sample < len(all_shapes):

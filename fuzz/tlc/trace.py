@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tomkit.checker.tlc import TlcResult, TlcState
-from tomkit.checker.tlc_values import Function, ModelValue, format_value
+from tomkit.fuzz.tlc.runner import TlcResult, TlcState
+from tomkit.fuzz.tlc.values import Function, ModelValue, format_value
 
 __all__ = ["CHECKER_PROPERTY", "TraceConversionError", "check_counterexample",
            "counterexample_records", "process_name", "message_name", "write_counterexample"]

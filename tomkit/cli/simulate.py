@@ -1,7 +1,7 @@
 """``tomkit simulate``: run the ToTo-family network simulator and write its trace.
 
 The model is described in ``model/sim.py`` (after 000 section 6 and 001 section 3).
-``tomkit/cli.py`` wires :func:`add_parser` and :func:`run` in. The trace is written with
+The trace is written with
 :func:`tomkit.traces.writer.write_records` (JSON Lines, plain or gzip, or Parquet, by the
 file's suffix), so ``tomkit check FILE`` reads it back. Exit codes: 0 written, 2 bad
 arguments or output file.
@@ -134,7 +134,7 @@ def simulate_and_write(args: argparse.Namespace, make_config: Callable, sim: Cal
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
     if args.protocol in ACK_PROTOCOLS:
-        from tomkit.model.acksim_cli import run_ack
+        from tomkit.cli.simulate_ack import run_ack
 
         return run_ack(args)
     done = simulate_and_write(args, config_from_args, simulate)

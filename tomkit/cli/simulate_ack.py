@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 
-from tomkit.model.acksim import PROTOCOLS, AckSimConfig, simulate_ack
-from tomkit.model.sim import Delay
-from tomkit.model.simulate_cli import (
+from tomkit.cli.simulate import (
     add_network_arguments,
     add_output_arguments,
     simulate_and_write,
 )
+from tomkit.model.acksim import PROTOCOLS, AckSimConfig, simulate_ack
+from tomkit.model.sim import Delay
 
 __all__ = ["PROTOCOLS", "add_parser", "config_from_args", "run", "run_ack"]
 

@@ -1,7 +1,7 @@
 """``tomkit generate``: write a partitioned Parquet data set of simulated traces, a chosen
 fraction of them from faulty variants (``model/dataset.py``).
 
-``tomkit/cli.py`` wires :func:`add_parser` and :func:`run` in. Exit codes: 0 written,
+Exit codes: 0 written,
 2 bad arguments.
 """
 

@@ -16,7 +16,7 @@ errors, is kept as messages of code ``None``); :func:`interpret` turns them
 into a :class:`TlcResult`: the state counts, the depth and time, the
 violated invariant or property, and the counterexample behaviour as a list
 of :class:`TlcState` whose variables are parsed by
-:mod:`tomkit.checker.tlc_values`.
+:mod:`tomkit.fuzz.tlc.values`.
 
 :func:`run_tlc` runs TLC in a temporary directory (``-metadir`` and
 ``java.io.tmpdir``, where TLC writes its states/ folder and unpacks the
@@ -40,7 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tomkit.checker.tlc_values import TlaValueError, parse_state
+from tomkit.fuzz.tlc.values import TlaValueError, parse_state
 
 __all__ = ["Message", "TlcError", "TlcResult", "TlcSetupError", "TlcState", "find_jar",
            "find_java", "interpret", "parse_output", "run_tlc"]

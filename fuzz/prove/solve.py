@@ -36,13 +36,13 @@ from typing import Any
 
 import z3
 
-from tomkit.checker.prove.encoding import SymbolicDag, SymbolicView, make_dag, make_view, nested
-from tomkit.checker.prove.symbolic import SymOutcome, outcome_of
+from tomkit.fuzz.prove import QUERIES
+from tomkit.fuzz.prove.encoding import SymbolicDag, SymbolicView, make_dag, make_view, nested
+from tomkit.fuzz.prove.symbolic import SymOutcome, outcome_of
 
-__all__ = ["PROPERTIES", "ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
+__all__ = ["ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
 
 #: The named properties, in the order ``prove`` checks them.
-PROPERTIES = ("agreement", "stability", "internal-stability", "external-stability")
 
 RuleFn = Callable[[Any], Any]
 
@@ -132,7 +132,7 @@ def _query(prop: str, g: SymbolicDag, v1: SymbolicView, v2: SymbolicView,
     if prop == "external-stability":
         return both + nested(v1, v2) + [o1.ends, z3.Or(
             [z3.And(o2.members[i], z3.Not(v1.inv[i, 0])) for i in range(n)])]
-    raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(PROPERTIES)}")
+    raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
 
 
 def _processors(n: int) -> tuple[str, ...]:
@@ -175,13 +175,13 @@ def _witness(prop: str, m: z3.ModelRef, g: SymbolicDag, views: list[SymbolicView
 
 def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
           timeout: float | None = None, crashes: bool = True) -> ProofResult:
-    """Decide ``prop`` (one of :data:`PROPERTIES`) for the rule on n processors with at
+    """Decide ``prop`` (one of :data:`QUERIES`) for the rule on n processors with at
     most k messages per processor, with (``crashes``) or without Crash(q) events.
 
     ``rule_fn(v)`` evaluates the rule, parameters bound, on a view ``v``. Raises
     TypeError when the rule is outside the vocabulary (see ``symbolic.py``)."""
-    if prop not in PROPERTIES:
-        raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(PROPERTIES)}")
+    if prop not in QUERIES:
+        raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
     t0 = time.perf_counter()
     g = make_dag(n, k)
     v1, v2 = make_view(g, "V1"), make_view(g, "V2")

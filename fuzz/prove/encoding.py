@@ -41,7 +41,7 @@ from typing import Any
 
 import z3
 
-from tomkit.checker.prove.symbolic import Z3RuleView
+from tomkit.fuzz.prove.symbolic import Z3RuleView
 
 __all__ = ["SymbolicDag", "SymbolicView", "make_dag", "make_view", "nested"]
 

@@ -4,7 +4,7 @@
 revealed in adversarial orders, agreement as an invariant, liveness after draining);
 ``--machine process`` runs :mod:`tomkit.fuzz.process_machine` (the full process models
 on a lossy, reordering network with crashes, the trace checkers as invariants). RULE is
-a built-in rule, a mutant of ``fuzz/mutants.py`` or ``module:function``, as for
+a built-in rule, a mutant of ``model/mutants.py`` or ``module:function``, as for
 ``tomkit prove``. The run is deterministic given ``--seed`` (printed); ``--examples``
 bounds the runs Hypothesis tries. A failure is shrunk by Hypothesis, then written to
 ``--out``: the run as a v1 trace (``tomkit check`` rejects it), and for an agreement
@@ -20,10 +20,7 @@ import os
 import sys
 import time
 
-from hypothesis import HealthCheck, Phase, seed, settings
-from hypothesis.stateful import run_state_machine_as_test
-
-__all__ = ["add_parser", "fuzz", "run"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -48,42 +45,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return f
 
 
-def _default_delta(name: str, n: int) -> int | None:
-    return None if name in ("all-ack", "majority") else (n + 1) // 2
-
-
-def fuzz(rule_name: str, n: int, delta: int | None, examples: int, seed_: int,
-         machine: str = "dag", max_messages: int = 14, shrink: bool = True):
-    """Run the machine; None when nothing failed, else the failure (with ``.found``),
-    shrunk by Hypothesis unless ``shrink`` is False."""
-    from tomkit.fuzz.counterexample import resolve_rule
-    from tomkit.model.rules import Params
-
-    rule_fn = resolve_rule(rule_name)
-    params = Params(delta)
-    if machine == "dag":
-        from tomkit.fuzz.dag_machine import RuleFailure, rule_machine
-
-        m = rule_machine(rule_fn, params, n, rule_name, max_messages=max_messages)
-    else:
-        from tomkit.fuzz.process_machine import RuleFailure, process_machine
-
-        m = process_machine(rule_fn, params, n, rule_name, max_messages=max_messages)
-    seed(seed_)(m)
-    cfg = settings(max_examples=examples, deadline=None, database=None,
-                   suppress_health_check=list(HealthCheck), print_blob=False,
-                   phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate],
-                   stateful_step_count=60,
-                   report_multiple_bugs=False)
-    try:
-        run_state_machine_as_test(m, settings=cfg)
-    except RuleFailure as e:
-        return e
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.counterexample import counterexample_files, resolve_rule
+    from tomkit.fuzz.stateful import default_delta, fuzz
     from tomkit.traces.writer import write_records
 
     try:
@@ -94,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.n < 2 or args.examples < 1:
         print("tomkit fuzz: --n must be >= 2 and --examples >= 1", file=sys.stderr)
         return 2
-    delta = args.delta if args.delta is not None else _default_delta(args.rule, args.n)
+    delta = args.delta if args.delta is not None else default_delta(args.rule, args.n)
     print(f"seed {args.seed}")
     print(f"fuzzing {args.rule} n={args.n} delta={delta} ({args.machine} machine, "
           f"{args.examples} examples, up to {args.messages} messages)", flush=True)

@@ -1,0 +1,17 @@
+"""Proofs with Z3: the ToTo-family delivery rules (see docs/prove.md).
+
+* :mod:`~tomkit.fuzz.prove.symbolic`: the rule vocabulary interpreted on Z3 terms
+  (:class:`~tomkit.fuzz.prove.symbolic.Z3RuleView`), so the rule bodies of
+  ``model/rules.py`` are proved as they are, with no hand-written Z3 copy;
+* :mod:`~tomkit.fuzz.prove.encoding`: one activation's final DAG with up to K
+  messages per processor, causally closed views of it, and Crash(q) events;
+* :mod:`~tomkit.fuzz.prove.solve`: the queries (agreement, stability, internal and
+  external stability), returning plain-data witnesses.
+
+This package does not import ``tomkit.model``: a rule is passed in as a function of one
+view, ``rule_fn(v)``, and the caller binds its parameters.
+"""
+
+#: the safety queries on one activation (solve.py decides them with Z3, enumerate.py by
+#: running the rule on every view); 002 section 2's stability conditions and agreement
+QUERIES = ("agreement", "stability", "internal-stability", "external-stability")
