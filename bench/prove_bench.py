@@ -21,8 +21,8 @@ import time
 
 from tqdm import tqdm
 
-from tomkit.fuzz.counterexample import resolve_rule
 from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
+from tomkit.model.mutants import resolve_rule
 
 
 def prove_all(name: str, n: int, k: int, budget: float | None) -> tuple[str, float]:

@@ -11,7 +11,7 @@ size, load, delays), so this bench sweeps them.
 
 Setup
 -----
-* Simulator: model/acksim.py, both protocols on one seed per row: the same send times,
+* Simulator: model/sim.py, both protocols on one seed per row: the same send times,
   the same delay for every data message, acknowledgement and validation message. t1 is
   therefore the same for both (TOMP changes what messages carry, not when they travel)
   and every difference is in t2. The bench checks, per row, that both deliver the same
@@ -48,8 +48,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from tomkit.model.acksim import AckSimConfig, simulate_ack
-from tomkit.model.sim import SOURCES, Delay
+from tomkit.model.network import SOURCES, Delay
+from tomkit.model.sim import SimConfig, simulate
 
 LAN = Delay("gamma", 0.020, cv2=0.05)
 WAN = Delay("gamma", 0.500, cv2=0.4)
@@ -79,10 +79,10 @@ def compare(model: str, n: int, kappa: float, messages: int, seed: int,
     """One row: ABCAST and TOMP on the same inputs, with the paired checks."""
     delay, links, mean = network(model, n)
     rate = kappa / (mean * n)
-    base = AckSimConfig(protocol="abcast", n=n, source=source, rate=rate,
+    base = SimConfig(protocol="abcast", n=n, source=source, rate=rate,
                         messages=messages, delay=delay, link_delays=links, seed=seed)
-    ab = simulate_ack(base)
-    tp = simulate_ack(replace(base, protocol="tomp"))
+    ab = simulate(base)
+    tp = simulate(replace(base, protocol="tomp"))
     da = {(r["process"], r["msg"]): r for r in ab.records if r["kind"] == "deliver"}
     dt = {(r["process"], r["msg"]): r for r in tp.records if r["kind"] == "deliver"}
     seq_a = [(r["process"], r["msg"]) for r in ab.records if r["kind"] == "deliver"]

@@ -64,7 +64,8 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from tomkit.model.sim import Delay, SimConfig, SimResult, simulate
+from tomkit.model.network import Delay
+from tomkit.model.sim import SimConfig, SimResult, simulate
 
 __all__ = ["PAPER", "cpu_rate", "main", "run_all", "table_rows", "throughput_rows", "wide_rows"]
 
@@ -96,7 +97,7 @@ def run_one(protocol: str, n: int, source: str, load: float, messages: int, seed
             delta: int | None = None, link_delays: dict | None = None,
             label: str = "", log: Callable[[str], None] = _say) -> SimResult:
     """One run at total ``load`` msgs/s (``load / n`` per process); logs one line."""
-    cfg = SimConfig(protocol=protocol, n=n, delta=delta, source=source, rate=load / n,
+    cfg = SimConfig(protocol=protocol, n=n, options={"delta": delta}, source=source, rate=load / n,
                     messages=messages, delay=LAN, link_delays=link_delays or {}, seed=seed,
                     trace_id=f"{protocol}-{source}-{load}")
     res = simulate(cfg)

@@ -26,7 +26,6 @@ so a counterexample shows only what matters.
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import subprocess
@@ -36,7 +35,8 @@ from typing import Any
 
 from tomkit.fuzz.prove import enumerate as en
 from tomkit.model.dag import DagView, Message
-from tomkit.model.rules import RULES, Params, Rule, drain
+from tomkit.model.mutants import resolve_rule
+from tomkit.model.rules import Params, Rule, drain
 from tomkit.model.vocab import (
     WIN_BOTTOM,
     ConcreteRuleView,
@@ -48,7 +48,7 @@ from tomkit.model.vocab import (
 )
 
 __all__ = ["Counterexample", "ReplayMismatch", "explain", "from_found", "from_witness",
-           "render", "replay", "resolve_rule", "shrink", "to_dot", "to_trace", "validate"]
+           "render", "replay", "shrink", "to_dot", "to_trace", "validate"]
 
 
 class ReplayMismatch(AssertionError):
@@ -93,28 +93,6 @@ class Counterexample:
 
     def params(self) -> Params:
         return Params(self.delta)
-
-
-def resolve_rule(name: str) -> Rule:
-    """A rule by name: built-in (``model.rules.RULES``), mutant (``model.mutants``), or
-    ``module:function``. Raises ValueError for an unknown name."""
-    from tomkit.model.mutants import MUTANTS
-
-    if name in RULES:
-        return RULES[name]
-    if name in MUTANTS:
-        return MUTANTS[name]
-    mod, sep, fn = name.partition(":")
-    if not sep or not mod or not fn:
-        raise ValueError(f"unknown rule {name!r}: expected one of "
-                         f"{', '.join([*RULES, *MUTANTS])} or module:function")
-    try:
-        rule = getattr(importlib.import_module(mod), fn)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"rule {name!r}: {e}") from e
-    if not callable(rule):
-        raise ValueError(f"rule {name!r} is not callable")
-    return rule
 
 
 def from_witness(w: Any, rule: str, delta: int | None) -> Counterexample:

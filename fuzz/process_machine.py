@@ -1,58 +1,71 @@
-"""Hypothesis stateful fuzzing of the full process models on a hostile network.
+"""One Hypothesis stateful machine for every protocol: its processes on a hostile network.
 
-Where ``fuzz/dag_machine.py`` feeds DAG views to a rule, this machine runs n
-:class:`~tomkit.model.process.Process` state machines (causal layer + rule, exactly what
-the simulator runs) and plays the network against them:
+Where ``fuzz/dag_machine.py`` feeds DAG views to a ToTo-family rule, this machine runs the
+n processes of any protocol of ``model/protocols.py`` through the common process
+interface (``model/process.py``), exactly as the simulator does, and plays the network
+and the membership against them, within what the protocol says it assumes
+(:class:`~tomkit.model.process.Protocol`):
 
-* ``send``: a live process multicasts (its message ACKs the heads of its view);
-* ``transmit``: one message in flight on some link arrives, in *any* order: the
-  adversary reorders freely, and the causal layer buffers what is not ready;
-* ``lose`` / ``retransmit``: a message in flight is lost, and later sent again (reliable
-  links are built from lossy ones by retransmission, so every loss is eventually
-  repaired; the teardown repairs what is left);
-* ``crash``: a process stops (while more than delta stay live, so the rule can decide);
-* ``notify``: the membership's Crash(q) at a live process, once no message of q is still
-  on its way there (000 section 5.1; the Process defers it while q's messages wait in
-  its causal buffer).
+* ``send``: a live process's application multicasts a message;
+* ``transmit``: one packet in flight arrives. Across links in *any* order; within a link
+  in any order too unless the protocol needs FIFO links (ABCAST and TOMP do: one TCP
+  connection per pair), then only the oldest;
+* ``lose`` / ``retransmit`` / ``duplicate``, only for protocols that tolerate lossy links
+  (the ToTo family: reliable links are built from lossy ones by retransmission, so every
+  loss is eventually repaired, and the causal layer drops duplicates);
+* ``fire_timer``: a timer a process asked for goes off (time is logical: each step
+  advances the clock by one, and a timer moves it to its due time);
+* ``crash``: a process stops (for protocols that handle crashes; a minority at most);
+* ``notify``: the membership's Crash(q) at a live process, once no packet of q is still
+  on its way there (000 section 5.1).
 
-Every action is logged as v1 trace records, and the foundation's safety checkers
-(``checker/properties``: integrity, weak and strong total order, global order, causal
-and FIFO order) are invariants on the trace so far. The teardown drains the run (every
-loss repaired, everything transmitted, Crash(q) everywhere, two rounds of messages from
-every live process) and checks liveness with the same checker.
+Every step is logged as v1 trace records by the simulator's recorder
+(``model/recorder.py``), and the checker's properties that the protocol promises are
+invariants on the trace so far. The teardown drains the run (every loss repaired, every
+packet delivered, Crash(q) everywhere, timers fired until nothing changes) and checks
+liveness with the same checker.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
-from tomkit.model.dag import Message
-from tomkit.model.process import Process, Step
-from tomkit.model.rules import Params, Rule
+from tomkit.model.process import Output, Process
+from tomkit.model.protocols import protocol as get_protocol
+from tomkit.model.recorder import Recorder
 
-__all__ = ["ProcessFailure", "RuleFailure", "SAFETY", "process_machine"]
+__all__ = ["ProcessFailure", "RuleFailure", "process_machine"]
 
-#: the checker's safety properties used as invariants
-SAFETY = ("integrity", "total-order-weak", "total-order-strong", "global-order",
-          "causal-order", "fifo-order")
+#: drain rounds before the teardown gives up on quiescence (liveness then decides)
+DRAIN_ROUNDS = 60
 
 
 @dataclass
 class ProcessFailure:
     """A property the checker found violated on the run's trace."""
 
-    rule: str
+    protocol: str
     n: int
-    delta: int | None
+    options: dict[str, Any]
     kind: str  # the property's name
     explanation: str
     records: list[dict] = field(default_factory=list)
+    #: runs Hypothesis had started when a property first failed (set by the runner)
+    found_at: int | None = None
 
     def describe(self) -> str:
         return f"{self.kind}: {self.explanation} ({len(self.records)} events)"
@@ -64,76 +77,123 @@ class RuleFailure(AssertionError):
         self.found = found
 
 
-def process_machine(rule_fn: Rule, params: Params, n: int, name: str | None = None,
-                    max_messages: int = 12, max_crashes: int | None = None
-                    ) -> type[RuleBasedStateMachine]:
-    """A RuleBasedStateMachine class over n processes running ``rule_fn`` (see the module
-    docstring). ``max_crashes`` defaults to n - delta - 1 (0 without a delta)."""
+def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
+                    max_messages: int = 12, max_crashes: int | None = None,
+                    label: str | None = None) -> type[RuleBasedStateMachine]:
+    """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
+    docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
+    handle crashes, else 0."""
+    proto = get_protocol(protocol)
+    opts = proto.resolve(options)
     names = [f"p{i}" for i in range(n)]
-    label = name or getattr(rule_fn, "__name__", "rule")
-    delta = params.delta
+    label = label or protocol
     if max_crashes is None:
-        max_crashes = max(0, n - delta - 1) if delta is not None else 0
+        max_crashes = (n - 1) // 2 if proto.crashes else 0
+    if max_crashes and not proto.crashes:
+        raise ValueError(f"{protocol} has no failure handling: no crashes to fuzz")
     props = properties()
+    safety = proto.promises
+    LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
 
     class ProcessMachine(RuleBasedStateMachine):
+        #: runs started, and how many had started when a property first failed (what
+        #: "examples needed to find it" reports)
+        runs = 0
+        first_failure: int | None = None
+
         def __init__(self) -> None:
             super().__init__()
-            self.procs = {p: Process(p, names, rule_fn, params) for p in names}
-            # (sender, recipient) -> messages in flight, oldest first
-            self.links: dict[tuple[str, str], list[Message]] = {
-                (a, b): [] for a in names for b in names if a != b}
-            self.lost: list[tuple[tuple[str, str], Message]] = []
-            self.sent = 0
-            self.crashed: list[str] = []
-            self.noted: dict[str, set[str]] = {p: set() for p in names}
-            self.records: list[dict] = []
+            type(self).runs += 1
+            self.procs: list[Process] = proto.make(names, opts, 1.0)
+            # (sender, recipient) -> packets in flight, oldest first
+            self.links: dict[tuple[int, int], list[Any]] = {
+                (a, b): [] for a in range(n) for b in range(n) if a != b}
+            self.lost: list[tuple[tuple[int, int], Any]] = []
+            self.timers: list[list[float]] = [[] for _ in range(n)]
+            self.now = 0.0
+            self.sent = [0] * n
+            self.crashed: list[int] = []
+            self.noted: list[set[int]] = [set() for _ in range(n)]
+            self.rec = Recorder(f"fuzz-{label}", names)
             self.checked_at = self.delivered_at = 0
+            self.slow: frozenset[tuple[int, int]] = frozenset()
 
-        def alive(self) -> list[str]:
-            return [p for p in names if p not in self.crashed]
+        # ---------------------------------------------------------------- helpers
 
-        def log(self, p: str, kind: str, **kw: object) -> None:
-            self.records.append({"trace": f"fuzz-{label}", "process": p, "kind": kind,
-                                 "seq": len(self.records), **kw})
+        def alive(self) -> list[int]:
+            return [p for p in range(n) if p not in self.crashed]
 
-        def logged(self, p: str, st_: Step) -> None:
-            for m in st_.released:
-                if self.procs[p].dag.message(m).sender != p:
-                    self.log(p, "recv", msg=m)
-            for d in st_.delivered:
-                self.log(p, "deliver", msg=d.msg)
+        def tick(self) -> float:
+            self.now += 1.0
+            return self.now
 
-        def live_links(self) -> list[tuple[str, str]]:
+        def handle(self, i: int, out: Output) -> None:
+            """Log, remember the timer, send (a packet to itself is received at once)."""
+            self.rec.logged(i, out, self.now)
+            if out.timer is not None:
+                self.timers[i].append(out.timer)
+            for tr in out.sends:
+                for j in tr.to:
+                    if j != i:
+                        self.links[(i, j)].append(tr.packet)
+                if i in tr.to:
+                    self.handle(i, self.procs[i].on_receive(tr.packet, self.now))
+
+        def live_links(self) -> list[tuple[int, int]]:
             return [k for k, q in self.links.items() if q and k[1] not in self.crashed]
 
-        # ------------------------------------------------------------------- rules
+        def next_links(self) -> list[tuple[int, int]]:
+            """The live links a packet may arrive on now: the slow ones only when no
+            other has a packet in flight."""
+            live = self.live_links()
+            return [k for k in live if k not in self.slow] or live
 
-        @precondition(lambda self: self.sent < max_messages)
+        def do_send(self, p: int) -> None:
+            self.sent[p] += 1
+            mid = f"{names[p]}.{self.sent[p]}"
+            t = self.tick()
+            out = self.procs[p].on_send(mid, t)
+            self.rec.sent(p, mid, out, t)
+            self.handle(p, out)
+
+        def arrive(self, b: int, packet: Any) -> None:
+            self.handle(b, self.procs[b].on_receive(packet, self.tick()))
+
+        def notifiable(self) -> list[tuple[int, int]]:
+            return [(p, q) for p in self.alive() for q in self.crashed
+                    if q not in self.noted[p] and not self.links[(q, p)]
+                    and not any(k == (q, p) for k, _ in self.lost)]
+
+        def fire(self, p: int) -> None:
+            t = min(self.timers[p])
+            self.timers[p].remove(t)
+            self.now = max(self.now + 1.0, t)
+            self.handle(p, self.procs[p].on_timer(self.now))
+
+        # ------------------------------------------------------------------ rules
+
+        @initialize(slow=st.frozensets(st.sampled_from(LINKS)))
+        def choose_slow_links(self, slow: frozenset[tuple[int, int]]) -> None:
+            """Swarm testing (Groce et al., ISSTA 2012): a run picks links that lag behind
+            all others, so that some processes fall far behind, as real schedules do and
+            uniform choices rarely produce."""
+            self.slow = slow
+
+        @precondition(lambda self: sum(self.sent) < max_messages)
         @rule(data=st.data())
         def send(self, data: st.DataObject) -> None:
             self.do_send(data.draw(st.sampled_from(self.alive()), label="sender"))
 
-        def do_send(self, p: str) -> None:
-            msg, st_ = self.procs[p].send()
-            self.sent += 1
-            self.log(p, "send", msg=msg.id, deps=list(msg.deps))
-            self.logged(p, st_)
-            for q in names:
-                if q != p:
-                    self.links[(p, q)].append(msg)
-
         @precondition(lambda self: bool(self.live_links()))
         @rule(data=st.data())
         def transmit(self, data: st.DataObject) -> None:
-            link = data.draw(st.sampled_from(self.live_links()), label="link")
-            i = data.draw(st.integers(0, len(self.links[link]) - 1), label="which")
-            self.arrive(link[1], self.links[link].pop(i))
+            link = data.draw(st.sampled_from(self.next_links()), label="link")
+            q = self.links[link]
+            i = 0 if proto.fifo else data.draw(st.integers(0, len(q) - 1), label="which")
+            self.arrive(link[1], q.pop(i))
 
-        def arrive(self, p: str, m: Message) -> None:
-            self.logged(p, self.procs[p].receive(m))
-
-        @precondition(lambda self: bool(self.live_links()) and len(self.lost) < 4)
+        @precondition(lambda self: proto.lossy and bool(self.live_links())
+                      and len(self.lost) < 4)
         @rule(data=st.data())
         def lose(self, data: st.DataObject) -> None:
             link = data.draw(st.sampled_from(self.live_links()), label="link")
@@ -146,74 +206,93 @@ def process_machine(rule_fn: Rule, params: Params, n: int, name: str | None = No
             link, m = self.lost.pop(data.draw(st.integers(0, len(self.lost) - 1)))
             self.links[link].append(m)
 
+        @precondition(lambda self: proto.lossy and bool(self.live_links()))
+        @rule(data=st.data())
+        def duplicate(self, data: st.DataObject) -> None:
+            link = data.draw(st.sampled_from(self.live_links()), label="link")
+            q = self.links[link]
+            q.append(q[data.draw(st.integers(0, len(q) - 1), label="which")])
+
+        @precondition(lambda self: any(self.timers[p] for p in self.alive()))
+        @rule(data=st.data())
+        def fire_timer(self, data: st.DataObject) -> None:
+            self.fire(data.draw(st.sampled_from([p for p in self.alive() if self.timers[p]]),
+                                label="timer of"))
+
         @precondition(lambda self: len(self.crashed) < max_crashes)
         @rule(data=st.data())
         def crash(self, data: st.DataObject) -> None:
             q = data.draw(st.sampled_from(self.alive()), label="crash")
             self.crashed.append(q)
-            self.log(q, "crash")
-
-        def notifiable(self) -> list[tuple[str, str]]:
-            return [(p, q) for p in self.alive() for q in self.crashed
-                    if q not in self.noted[p] and not self.links[(q, p)]
-                    and not any(k == (q, p) for k, _ in self.lost)]
+            self.rec.crash(q, self.tick())
 
         @precondition(lambda self: bool(self.notifiable()))
         @rule(data=st.data())
         def notify(self, data: st.DataObject) -> None:
             p, q = data.draw(st.sampled_from(self.notifiable()), label="Crash(q) at p")
             self.noted[p].add(q)
-            self.logged(p, self.procs[p].crash(q))
+            self.handle(p, self.procs[p].on_crash(q, self.tick()))
 
-        @precondition(lambda self: self.sent >= max_messages and not self.live_links()
+        @precondition(lambda self: sum(self.sent) >= max_messages and not self.live_links()
                       and not self.lost and not self.notifiable())
         @rule()
         def settle(self) -> None:
             """Nothing left to do (the machine always needs a rule to run)."""
 
-        # -------------------------------------------------------------- invariants
+        # ------------------------------------------------------------- invariants
 
         def check(self, prop: str) -> None:
-            if not self.records:
+            records = self.rec.records
+            if not records:
                 return
-            res = props[prop].check(Trace.from_records(self.records), Options())
+            res = props[prop].check(Trace.from_records(records), Options())
             if res.verdict == Verdict.VIOLATED:
-                raise RuleFailure(ProcessFailure(label, n, delta, prop, res.explanation,
-                                                 list(self.records)))
+                if type(self).first_failure is None:
+                    type(self).first_failure = type(self).runs
+                raise RuleFailure(ProcessFailure(label, n, opts, prop, res.explanation,
+                                                 list(records)))
 
         @invariant()
         def safety(self) -> None:
             # only deliveries can break a safety property: skip steps that made none
-            if len(self.records) == self.checked_at:
+            records = self.rec.records
+            if len(records) == self.checked_at:
                 return
-            self.checked_at = len(self.records)
-            if not any(r["kind"] == "deliver" for r in self.records[self.delivered_at:]):
+            self.checked_at = len(records)
+            if not any(r["kind"] == "deliver" for r in records[self.delivered_at:]):
                 return
-            self.delivered_at = len(self.records)
-            for prop in SAFETY:
+            self.delivered_at = len(records)
+            for prop in safety:
                 self.check(prop)
 
         def teardown(self) -> None:
-            if not self.sent:
+            if not sum(self.sent):
                 return
             for link, m in self.lost:
                 self.links[link].append(m)
             self.lost.clear()
-            for rnd in range(3):  # drain, then two rounds of messages from every process
+            for _ in range(DRAIN_ROUNDS):
+                busy = False
                 for (_, b), q in self.links.items():
                     while q and b not in self.crashed:
+                        busy = True
                         self.arrive(b, q.pop(0))
                 for p in self.alive():
                     for q in self.crashed:
                         if q not in self.noted[p]:
+                            busy = True
                             self.noted[p].add(q)
-                            self.logged(p, self.procs[p].crash(q))
-                if rnd < 2:
-                    for p in self.alive():
-                        self.do_send(p)
+                            self.handle(p, self.procs[p].on_crash(q, self.tick()))
+                for p in self.alive():
+                    if self.timers[p]:
+                        busy = True
+                        self.fire(p)
+                if not busy:
+                    break
             self.safety()
-            self.check("liveness")
+            if proto.live:
+                self.check("liveness")
 
     ProcessMachine.__name__ = ProcessMachine.__qualname__ = \
-        f"ProcessMachine_{label.replace('-', '_')}_n{n}"
+        f"ProcessMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"
     return ProcessMachine

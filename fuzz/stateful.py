@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-__all__ = ["default_delta", "fuzz"]
+__all__ = ["default_delta", "fuzz", "fuzz_protocol", "run_machine"]
 
 
 def default_delta(name: str, n: int) -> int | None:
@@ -19,31 +19,58 @@ def default_delta(name: str, n: int) -> int | None:
     return None if name in ("all-ack", "majority") else (n + 1) // 2
 
 
-def fuzz(rule_name: str, n: int, delta: int | None, examples: int, seed_: int,
-         machine: str = "dag", max_messages: int = 14, shrink: bool = True):
-    """Run the machine; None when nothing failed, else the failure (with ``.found``),
-    shrunk by Hypothesis unless ``shrink`` is False."""
-    from tomkit.fuzz.counterexample import resolve_rule
-    from tomkit.model.rules import Params
+def run_machine(machine: type, examples: int, seed_: int, shrink: bool = True
+                ) -> AssertionError | None:
+    """Run ``machine`` for up to ``examples`` runs from ``seed_``; the failure it raised
+    (shrunk by Hypothesis unless ``shrink`` is False), or None."""
+    from tomkit.fuzz.dag_machine import RuleFailure as DagFailure
+    from tomkit.fuzz.process_machine import RuleFailure as ProcessFailure
 
-    rule_fn = resolve_rule(rule_name)
-    params = Params(delta)
-    if machine == "dag":
-        from tomkit.fuzz.dag_machine import RuleFailure, rule_machine
-
-        m = rule_machine(rule_fn, params, n, rule_name, max_messages=max_messages)
-    else:
-        from tomkit.fuzz.process_machine import RuleFailure, process_machine
-
-        m = process_machine(rule_fn, params, n, rule_name, max_messages=max_messages)
-    seed(seed_)(m)
+    seed(seed_)(machine)
     cfg = settings(max_examples=examples, deadline=None, database=None,
                    suppress_health_check=list(HealthCheck), print_blob=False,
                    phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate],
                    stateful_step_count=60,
                    report_multiple_bugs=False)
     try:
-        run_state_machine_as_test(m, settings=cfg)
-    except RuleFailure as e:
+        run_state_machine_as_test(machine, settings=cfg)
+    except (DagFailure, ProcessFailure) as e:
         return e
     return None
+
+
+def fuzz(rule_name: str, n: int, delta: int | None, examples: int, seed_: int,
+         machine: str = "dag", max_messages: int = 14, shrink: bool = True):
+    """The rule form: a ToTo-family delivery rule (built-in, mutant or module:function)
+    on the DAG machine, or in the process machine of the ToTo family. None when nothing
+    failed, else the failure (with ``.found``)."""
+    from tomkit.model.mutants import resolve_rule
+    from tomkit.model.rules import RULES, Params
+
+    rule_fn = resolve_rule(rule_name)
+    if machine == "dag":
+        from tomkit.fuzz.dag_machine import rule_machine
+
+        m = rule_machine(rule_fn, Params(delta), n, rule_name, max_messages=max_messages)
+        return run_machine(m, examples, seed_, shrink)
+    if rule_name in RULES:
+        return fuzz_protocol(rule_name, n, {"delta": delta}, examples, seed_, max_messages,
+                             shrink)
+    return fuzz_protocol("toto", n, {"delta": delta, "rule": rule_fn}, examples, seed_,
+                         max_messages, shrink, label=rule_name)
+
+
+def fuzz_protocol(protocol: str, n: int, options: dict | None, examples: int, seed_: int,
+                  max_messages: int = 12, shrink: bool = True, *,
+                  max_crashes: int | None = None, label: str | None = None):
+    """Any protocol in the process machine (``fuzz/process_machine.py``). None when
+    nothing failed, else the failure; its ``found.found_at`` is the number of runs
+    Hypothesis had started when a property first failed."""
+    from tomkit.fuzz.process_machine import process_machine
+
+    m = process_machine(protocol, n, options, max_messages=max_messages,
+                        max_crashes=max_crashes, label=label)
+    failure = run_machine(m, examples, seed_, shrink)
+    if failure is not None:
+        failure.found.found_at = m.first_failure
+    return failure

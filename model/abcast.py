@@ -46,7 +46,38 @@ order, then by message id.
 Processes are pure: an input (:meth:`AbcastProcess.multicast`,
 :meth:`AbcastProcess.receive`) returns a :class:`Step` with the messages to send (each
 a :class:`Send` to a tuple of hosts, possibly the host itself) and the deliveries; no
-clocks, no randomness. The driver (model/acksim.py) carries messages between hosts.
+clocks, no randomness.
+
+The common process interface (``model/process.py``) wraps that core for the simulator,
+the fuzzer and the replayer: hosts are then the group's indices, ``now`` dates
+receptions and decisions, and the trace logs
+
+* ``send`` with ``deps``: the sender's previous message and the last message it
+  delivered before sending (those it has). Decision: both protocols do deliver in
+  causal order. An emitter's later message gets higher proposals than its earlier one
+  at every host (FIFO links), so a higher final timestamp; and a host that delivered m
+  has its counter past m's final timestamp (the counter raise), so its own proposal for
+  a message it sends later already exceeds it. Because the order is total and gap-free,
+  the last delivery stands for all earlier ones; the checker's causal-order property
+  then decides a real claim rather than "unknown".
+* ``recv`` when a data message reaches a host (its own: at the send).
+* with ``control_records`` (the default), ``recv`` records of the protocol's own
+  messages, so that ``tomkit conform`` can replay a run: an acknowledgement
+  (``<mid>/ack/<host>``, at the emitter) and a validation message (``<mid>/final``, at
+  every host), with ``x_packet`` ("ack" or "final"), ``x_of`` (the data message),
+  ``x_from`` (the host that sent it), ``x_ts`` and, in TOMP, ``x_next_mid`` or
+  ``x_min_next_mid`` and ``x_max_next_ts``. They are never sent by the application
+  (no ``send`` record), so no property reads them as application messages.
+* ``deliver`` with 004's latency split (section 2.3, Figure 2): ``x_t1`` from the
+  reception of the message to the reception of its final timestamp, ``x_t2`` from there
+  to the delivery (``x_t1 + x_t2`` is 004's *latency time*), and ``x_final_ts`` (the
+  final timestamp, ``"counter.host"``).
+
+Failures: 004 leaves them out of both protocols ("We shall not discuss what happens if a
+failure occurs here", section 2.1.2; TOMP assumes "a known and static group" and that
+"each multicast message is received by the set of hosts", 3.2.1), so the model has none:
+an ABCAST emitter waiting for a dead host's acknowledgement would block every host for
+ever. ``on_crash`` and ``on_view`` refuse.
 
 Planted faults (``broken=``, for checker sanity tests only): ``"ignore-head"`` drops
 delivery condition (2) and delivers a message as soon as it is dl; ``"deliver-ud"``
@@ -55,12 +86,26 @@ delivers the head of the queue even while it is ud, before its timestamp is fina
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-__all__ = ["BROKEN", "DL", "UD", "AbcastProcess", "Ack", "Data", "Delivery", "Entry",
-           "Final", "Send", "Step", "Timestamp"]
+from tomkit.model.process import (
+    Logged,
+    Option,
+    Output,
+    Protocol,
+    Receive,
+    Replayed,
+    ReplayError,
+    Transmit,
+    View,
+)
+from tomkit.model.process import Send as SendInput
+
+__all__ = ["BROKEN", "DL", "UD", "VARIANTS", "AbcastProcess", "Ack", "Data", "Delivery",
+           "Entry", "Final", "Send", "Step", "Timestamp", "protocol", "replay"]
 
 #: the labels of 004 section 2.1: undeliverable, deliverable
 UD, DL = "ud", "dl"
@@ -190,7 +235,8 @@ class AbcastProcess:
     protocol = "abcast"
 
     def __init__(self, host: int, group: Sequence[int], counter: int = 0, *,
-                 raise_counter: bool = True, broken: str | None = None) -> None:
+                 raise_counter: bool = True, broken: str | None = None,
+                 names: Sequence[str] | None = None, control_records: bool = True) -> None:
         self.group = tuple(group)
         if len(set(self.group)) != len(self.group):
             raise ValueError(f"group lists a host twice: {self.group}")
@@ -211,6 +257,19 @@ class AbcastProcess:
         #: own messages waiting for acknowledgements: mid -> {host: proposed timestamp}
         self.acks: dict[str, dict[int, Timestamp]] = {}
         self.sent = 0
+        # ---- the interface's part (module docstring)
+        self.index = self.rank[host]
+        #: the hosts' names in traces, in group order
+        self.names = tuple(names) if names is not None else tuple(
+            f"p{r}" for r in range(len(self.group)))
+        self.name = self.names[self.index]
+        self.control_records = control_records
+        self._recv_at: dict[str, float] = {}
+        self._final_at: dict[str, float] = {}
+        self._last_sent: str | None = None
+        self._last_delivered: str | None = None
+        #: protocol messages sent to other hosts, and pending timestamps raised (TOMP)
+        self.acks_sent = self.finals_sent = self.raised = 0
 
     @classmethod
     def broken_variants(cls) -> tuple[str, ...]:
@@ -295,6 +354,83 @@ class AbcastProcess:
         self._deliver(out)
         return out
 
+    # --------------------------------------------------------- the process interface
+
+    def on_send(self, mid: str, now: float) -> Output:
+        """The application multicasts ``mid`` (model/process.py); its logged deps are the
+        previous own message and the last delivered one (module docstring)."""
+        deps = [m for m in (self._last_sent, self._last_delivered) if m is not None]
+        out = self._output(self.multicast(mid), now)
+        out.deps = list(dict.fromkeys(deps))
+        self._last_sent = mid
+        return out
+
+    def on_receive(self, packet: Data | Ack | Final, now: float) -> Output:
+        if isinstance(packet, Data):
+            self._recv_at[packet.mid] = now
+            seen = Logged(packet.mid)
+        elif isinstance(packet, Final):
+            self._final_at[packet.mid] = now
+            seen = self._logged_control(packet)
+        else:
+            seen = self._logged_control(packet)
+        out = self._output(self.receive(packet), now)
+        if seen is not None:
+            out.received.insert(0, seen)
+        return out
+
+    def on_timer(self, now: float) -> Output:
+        return Output()  # asks for none
+
+    def on_crash(self, q: int, now: float) -> Output:
+        raise ValueError(f"host {self.host}: {self.protocol} has no failure handling "
+                         "(004 section 2.1.2)")
+
+    def on_view(self, view: View, now: float) -> Output:
+        raise ValueError(f"host {self.host}: {self.protocol} assumes a static group "
+                         "(004 section 3.2.1)")
+
+    def _logged_control(self, m: Ack | Final) -> Logged | None:
+        if not self.control_records:
+            return None
+        names = self.names
+        if isinstance(m, Ack):
+            fields: dict[str, Any] = {"x_packet": "ack", "x_of": m.mid,
+                                      "x_from": names[self.rank[m.host]], "x_ts": str(m.ts)}
+            if m.next_mid is not None:
+                fields["x_next_mid"] = list(m.next_mid)
+            return Logged(f"{m.mid}/ack/{fields['x_from']}", fields)
+        fields = {"x_packet": "final", "x_of": m.mid, "x_from": names[self.rank[m.sender]],
+                  "x_ts": str(m.ts)}
+        if m.min_next_mid is not None and m.max_next_ts is not None:
+            fields["x_min_next_mid"] = list(m.min_next_mid)
+            fields["x_max_next_ts"] = [str(t) for t in m.max_next_ts]
+        return Logged(f"{m.mid}/final", fields)
+
+    def _output(self, st: Step, now: float) -> Output:
+        out = Output()
+        self.raised += len(st.raised)
+        for d in st.delivered:
+            r = self._recv_at.pop(d.mid)
+            # a planted fault may deliver before the final timestamp (t1 is then open)
+            f = self._final_at.pop(d.mid, now)
+            out.delivered.append(Logged(d.mid, {"x_t1": f - r, "x_t2": now - f,
+                                                "x_final_ts": str(d.ts)}))
+            self._last_delivered = d.mid
+        rank = self.rank
+        for s in st.sends:
+            to = tuple(rank[h] for h in s.to)
+            if isinstance(s.msg, Data):
+                out.sends.append(Transmit(s.msg, to))
+                continue
+            others = len(to) - (self.index in to)
+            if isinstance(s.msg, Final):
+                self.finals_sent += others
+            else:
+                self.acks_sent += others
+            out.sends.append(Transmit(s.msg, to, control=True))
+        return out
+
     # ------------------------------------------------------------------------ state
 
     def figure_row(self) -> list[tuple[str, str, str]]:
@@ -358,3 +494,157 @@ class AbcastProcess:
         self.delivered.append(d)
         self._delivered_ids.add(e.mid)
         out.delivered.append(d)
+
+
+# ---------------------------------------------------------------------------- the protocol
+
+#: the broken variants of ABCAST (the ``variant`` option), each with what it breaks
+VARIANTS: dict[str, str] = {
+    "literal-counter": "004's literal counter, incremented on receptions only and never "
+                       "moved past a final timestamp: not a total order",
+    "deliver-ud": "early delivery: the head of the queue is delivered before its timestamp "
+                  "is final",
+    "ignore-head": "a message is delivered as soon as it is dl, not only at the head of "
+                   "the queue",
+}
+
+#: what every run must satisfy: a total order, causal (module docstring) and FIFO
+PROMISES = ("integrity", "total-order-weak", "total-order-strong", "global-order",
+            "causal-order", "fifo-order")
+
+
+def options(variants: Mapping[str, str]) -> tuple[Option, ...]:
+    return (
+        Option("variant", str, None, "a broken variant, for checker and fuzzer demos: "
+               + "; ".join(f"{k}: {v}" for k, v in variants.items()),
+               choices=tuple(variants)),
+        Option("control_records", bool, True, "log the receptions of acknowledgements and "
+               "final timestamps as recv records (what 'tomkit conform' replays)"),
+    )
+
+
+def make(cls: type[AbcastProcess]):
+    """The process factory of ABCAST (``cls`` = :class:`AbcastProcess`) or TOMP."""
+
+    def make_processes(names: Sequence[str], opts: Mapping[str, Any],
+                       rate: float) -> list[AbcastProcess]:
+        variant = opts.get("variant")
+        group = tuple(range(len(names)))
+        return [cls(i, group, raise_counter=variant != "literal-counter",
+                    broken=variant if variant in cls.broken_variants() else None,
+                    names=names, control_records=opts.get("control_records", True))
+                for i in group]
+
+    return make_processes
+
+
+def summary(procs: Sequence[AbcastProcess], records: Sequence[Mapping],
+            stats: dict) -> dict:
+    """acks and finals (protocol messages sent between hosts), mean_t1, mean_t2 and
+    mean_latency (t1 + t2, 004's latency time, section 2.3), mean_end_to_end (send to
+    delivery), raised (pending timestamps TOMP raised)."""
+    d = stats["deliveries"]
+    t1 = t2 = 0.0
+    for r in records:
+        if r["kind"] == "deliver":
+            t1 += r["x_t1"]
+            t2 += r["x_t2"]
+    stats["mean_end_to_end"] = stats["mean_latency"]
+    stats.update({
+        "acks": sum(p.acks_sent for p in procs),
+        "finals": sum(p.finals_sent for p in procs),
+        "mean_t1": t1 / d if d else math.nan,
+        "mean_t2": t2 / d if d else math.nan,
+        "mean_latency": (t1 + t2) / d if d else math.nan,
+        "raised": sum(p.raised for p in procs),
+    })
+    return stats
+
+
+def describe(stats: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    return [f"sent {stats['sends']} messages ({stats['acks']} acknowledgements, "
+            f"{stats['finals']} final timestamps), {stats['deliveries']} deliveries, "
+            f"{stats['undelivered']} undelivered",
+            f"mean latency {stats['mean_latency'] * 1000:.3f} ms = t1 "
+            f"{stats['mean_t1'] * 1000:.3f} + t2 {stats['mean_t2'] * 1000:.3f} ms (004 "
+            f"Figure 2); send to delivery {stats['mean_end_to_end'] * 1000:.3f} ms; "
+            f"{stats['raised']} timestamps raised"]
+
+
+def _vector(r: Mapping, key: str, parse=int) -> tuple | None:
+    v = r.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, list):
+        raise ReplayError(f"{r['process']}: {key} of {r['msg']} is not a list")
+    return tuple(parse(x) for x in v)
+
+
+def replay(records: Sequence[Mapping], names: Sequence[str],
+           opts: Mapping[str, Any]) -> dict[str, list[Replayed]]:
+    """Each host's inputs from a recorded trace (``tomkit conform``): its sends, and the
+    data messages, acknowledgements and final timestamps it received (module docstring;
+    the trace must log the latter two, as the simulator does by default). A data
+    message's identifier (``mi_id``, 004 section 3.2.2.1) is its place among its sender's
+    sends, from 1."""
+    at = {p: i for i, p in enumerate(names)}
+    data: dict[str, tuple[int, int]] = {}
+    count = [0] * len(names)
+    for r in records:
+        if r["kind"] == "send":
+            s = at[r["process"]]
+            count[s] += 1
+            data[r["msg"]] = (s, count[s])
+    if not any(r["kind"] == "recv" and r.get("x_packet") for r in records):
+        raise ReplayError("the trace logs no receptions of acknowledgements or final "
+                          "timestamps (x_packet): ABCAST and TOMP need them to replay "
+                          "(simulate with control records)")
+
+    def of(r: Mapping, mid: str) -> tuple[int, int]:
+        if mid not in data:
+            raise ReplayError(f"{r['process']} receives {r['msg']} of {mid}, which no "
+                              "process sent")
+        return data[mid]
+
+    out: dict[str, list[Replayed]] = {p: [] for p in names}
+    pos = dict.fromkeys(names, 0)
+    for r in records:
+        p = r["process"]
+        i = pos[p]
+        pos[p] = i + 1
+        kind = r["kind"]
+        try:
+            if kind == "send":
+                out[p].append(Replayed(i, SendInput(r["msg"])))
+            elif kind == "recv":
+                packet = r.get("x_packet")
+                if packet is None:
+                    s, seq = of(r, r["msg"])
+                    out[p].append(Replayed(i, Receive(Data(r["msg"], s, seq))))
+                elif packet == "ack":
+                    mid = r["x_of"]
+                    s, _ = of(r, mid)
+                    out[p].append(Replayed(i, Receive(Ack(
+                        mid, s, at[r["x_from"]], Timestamp.parse(r["x_ts"]),
+                        _vector(r, "x_next_mid")))))
+                elif packet == "final":
+                    mid = r["x_of"]
+                    s, _ = of(r, mid)
+                    out[p].append(Replayed(i, Receive(Final(
+                        mid, s, Timestamp.parse(r["x_ts"]), _vector(r, "x_min_next_mid"),
+                        _vector(r, "x_max_next_ts", Timestamp.parse)))))
+                else:
+                    raise ReplayError(f"{p}: unknown x_packet {packet!r} on {r['msg']}")
+        except (KeyError, ValueError) as e:
+            if isinstance(e, ReplayError):
+                raise
+            raise ReplayError(f"{p}: record {i} ({r['msg']}): {e}") from None
+    return out
+
+
+def protocol() -> Protocol:
+    return Protocol(
+        name="abcast", title="ABCAST (Skeen; Birman and Joseph), as 004 section 2 restates "
+        "it", make=make(AbcastProcess), options=options(VARIANTS), fifo=True, lossy=False,
+        crashes=False, promises=PROMISES, replay=replay, summary=summary,
+        describe=describe, variants=VARIANTS)

@@ -97,21 +97,24 @@ def _seed(*parts: int) -> int:
 
 
 def _sim_records(protocol: str, spec: SimSpec, trace_id: str, seed: int) -> list[dict]:
-    from tomkit.model.sim import Delay, SimConfig, simulate
+    from tomkit.model.network import Delay
+    from tomkit.model.sim import SimConfig, simulate
 
-    cfg = SimConfig(protocol=protocol, n=spec.n, delta=spec.delta, source=spec.source,
-                    rate=spec.rate, messages=spec.messages,
+    cfg = SimConfig(protocol=protocol, n=spec.n, options={"delta": spec.delta},
+                    source=spec.source, rate=spec.rate, messages=spec.messages,
                     delay=Delay("exponential", spec.mean_delay), seed=seed, trace_id=trace_id)
     return simulate(cfg).records
 
 
 def _mutant_records(trace_id: str, seed: int) -> list[dict]:
-    from tomkit.model.mutants import Runaway, simulate_mutant
-    from tomkit.model.sim import Delay, SimConfig
+    from tomkit.model.mutants import simulate_mutant
+    from tomkit.model.network import Delay
+    from tomkit.model.sim import Runaway, SimConfig
 
     s = MUTANT_SPEC
     for attempt in range(100):
-        cfg = SimConfig(protocol=MUTANT, n=s.n, delta=s.delta, source=s.source, rate=s.rate,
+        cfg = SimConfig(protocol="toto", n=s.n, options={"delta": s.delta, "rule": MUTANT},
+                        source=s.source, rate=s.rate,
                         messages=s.messages, delay=Delay("exponential", s.mean_delay),
                         seed=_seed(seed, attempt), trace_id=trace_id)
         try:

@@ -22,7 +22,8 @@ which ``tomkit prove`` and ``tomkit fuzz`` accept by name:
 ``majority``
     deliver whatever a majority voted for, once anything has a majority.
 
-The data set generator simulates two of them, :data:`MUTANT_RUNS`:
+The data set generator simulates ``majority`` (``model/dataset.py``); what was measured of
+two of them:
 
 * ``toto-low-delta``: ToTo_delta (000 section 4.2, criterion (DEL)) with delta below n/2.
   000 section 4.1 requires n/2 <= delta < n: two sources that each collect more than
@@ -38,18 +39,21 @@ The data set generator simulates two of them, :data:`MUTANT_RUNS`:
   arrival order at each process, so processes disagree on the order. Measured with n = 8,
   300 messages/s per process, 10 ms mean delay: 16 of 40 seeds violate total order
   (weak, strong, global); 10 of 40 never end (a candidate short of a majority waits
-  forever), which :func:`simulate_mutant` turns into :class:`Runaway`.
+  forever), which :func:`simulate_mutant` turns into ``model.sim.Runaway``.
 
-The simulator runs a mutant through ``SimConfig.rule`` (``protocol`` then only names it),
-so a mutant is never a protocol of ``model.rules.RULES``.
+The simulator runs a mutant through the ToTo family's ``rule`` option
+(``SimConfig(protocol="toto", options={"rule": "majority"})``; the protocol then only
+names the run), so a mutant is never a protocol of its own.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 
 from tomkit.model.rules import (
+    RULES,
     Params,
     Rule,
     _g_toto,
@@ -57,7 +61,7 @@ from tomkit.model.rules import (
     toto_external_stability_a,
     toto_internal_stability,
 )
-from tomkit.model.sim import Runaway
+from tomkit.model.sim import SimConfig, SimResult, simulate
 from tomkit.model.vocab import (
     Delivery,
     RuleView,
@@ -66,7 +70,7 @@ from tomkit.model.vocab import (
     sources,
 )
 
-__all__ = ["MUTANTS", "MUTANT_RUNS", "Runaway", "g_toto_no_ntail", "majority",
+__all__ = ["MUTANTS", "g_toto_no_ntail", "majority", "resolve_rule",
            "s_toto_low_delta", "s_toto_no_internal", "simulate_mutant",
            "toto_low_delta"]
 
@@ -155,27 +159,35 @@ MUTANTS: dict[str, Rule] = {
 }
 
 
-#: the mutants the data set generator simulates: name -> (rule, delta for n processes,
-#: the properties it is expected to break)
-MUTANT_RUNS: dict[str, tuple[Rule, object, tuple[str, ...]]] = {
-    "toto-low-delta": (toto_low_delta, lambda n: max(1, n // 2 - 1),
-                       ("total-order-weak", "total-order-strong", "global-order")),
-    "majority": (majority, lambda n: (n + 1) // 2,
-                 ("total-order-weak", "total-order-strong", "global-order")),
-}
+def resolve_rule(name: str) -> Rule:
+    """A rule by name: built-in (``model.rules.RULES``), mutant (:data:`MUTANTS`), or
+    ``module:function``. Raises ValueError for an unknown name."""
+    if name in RULES:
+        return RULES[name]
+    if name in MUTANTS:
+        return MUTANTS[name]
+    mod, sep, fn = name.partition(":")
+    if not sep or not mod or not fn:
+        raise ValueError(f"unknown rule {name!r}: expected one of "
+                         f"{', '.join([*RULES, *MUTANTS])} or module:function")
+    try:
+        rule = getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"rule {name!r}: {e}") from e
+    if not callable(rule):
+        raise ValueError(f"rule {name!r} is not callable")
+    return rule
 
 
-def simulate_mutant(config, max_events: int | None = None):
-    """Run ``model.sim.simulate(config)`` where ``config.protocol`` names a mutant, cut
-    with :class:`Runaway` after ``max_events`` events (default 50 * messages * n^2).
+def simulate_mutant(config: SimConfig, max_events: int | None = None) -> SimResult:
+    """Run ``model.sim.simulate(config)`` where ``config.options["rule"]`` names a mutant,
+    cut with :class:`~tomkit.model.sim.Runaway` after ``max_events`` events (default
+    50 * messages * n^2).
 
     Why a cut: a stalled process whose view stops changing sends idle ACKs forever. The
     cut is an event budget, not a clock, so the same runs are cut on every machine; a
     finished run of the data sets' mutant spec takes at most 229 events (300 seeds
     measured), a stalled one never ends."""
-    from tomkit.model.sim import simulate
-
-    rule = MUTANT_RUNS[config.protocol][0]
     if max_events is None:
         max_events = 50 * config.messages * config.n ** 2
-    return simulate(dataclasses.replace(config, rule=rule, max_events=max_events))
+    return simulate(dataclasses.replace(config, max_events=max_events))

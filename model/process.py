@@ -1,250 +1,260 @@
-"""A ToTo-family process: a deterministic state machine over a causal DAG view.
+"""The one process interface every protocol model implements, and a protocol's description.
 
-Sources: 000 (Dolev, Kramer, Malki, ToTo) section 2.1 and Figure 1 (Transis ACKs),
-Figure 3 (the event-driven delivery loop), section 5 and Figure 4 (Crash(q)), section 6
-(index of latency); 002 (Johnson, Maugis) for S-ToTo, G-ToTo and GL-ToTo.
+In the style of Porcupine's models (a model is a small set of functions; the checker knows
+no model in particular), a protocol's process is a deterministic state machine that the
+one simulator (``model/sim.py``), the one Hypothesis machine (``fuzz/process_machine.py``)
+and the one replayer (``model/conform.py``) drive, none of them knowing which protocol
+it runs. Its inputs, each given the process's local clock ``now`` (seconds):
 
-A :class:`Process` is a :class:`~tomkit.model.dag.DagView` plus a delivery rule from
-:data:`~tomkit.model.rules.RULES` and its :class:`~tomkit.model.rules.Params`. It has
-three inputs and no I/O:
+* :meth:`Process.on_send`: the application multicasts message ``mid``;
+* :meth:`Process.on_receive`: a packet arrives from the network (or from the process
+  itself, when it sent to a group it belongs to);
+* :meth:`Process.on_timer`: a timer the process asked for went off;
+* :meth:`Process.on_crash`: the membership service reports that process ``q`` crashed
+  (000 section 5's Crash(q));
+* :meth:`Process.on_view`: the membership service installs a new view.
 
-* :meth:`Process.receive`: a message arrives from the network. The DagView buffers it
-  until its causal predecessors are visible (Transis' causal layer), then the rule is
-  drained: evaluated until it delivers nothing more (000 Figure 3 is event driven, and
-  a delivery opens an activation that may be deliverable at once).
-* :meth:`Process.send`: the process multicasts a new message. It receives its own
-  message at once (001 section 3: "A process receives its own messages immediately").
-* :meth:`Process.crash`: the membership service's Crash(q) event (000 Figure 4).
+Each returns an :class:`Output`: the packets to send (:class:`Transmit`), the receptions
+and deliveries to log (:class:`Logged`, each with the extension fields the trace carries
+for it), the causal deps of an application send, and a timer request. No I/O, no clock
+of its own, no randomness: everything a process knows comes through its inputs, so a run
+is a function of its inputs and a trace can be replayed.
 
-What a new message ACKs (decision). 000 section 2.1 describes Transis: "each newly
-emitted message contains ACKs to previous messages", and Figure 1's example has
-m_{d,2} *explicitly* acknowledge m_{c,1} and m_{e,2}, and only implicitly m_{a,1},
-m_{d,1} and m_{e,1}. Those explicit ACKs are the *heads* of d's view: the latest visible
-message of each processor that no other latest message already follows. We take that
-choice: a message ACKs the heads of its sender's view. It is the minimal deps set that
-makes the message follow everything its sender has seen (so it votes as much as it can,
-which is what ToTo's latency depends on), and it always includes, directly or
-implicitly, the sender's previous message, as the DAG requires.
-
-Crash(q) (decision). 000 section 5.1: Crash(q) is generated after the membership's
-Agree stage, which fixes the set of q's messages, and it "indicates that ... no more
-messages from q will be received henceforth". So every message of q that the process
-will ever get must be in its view before Crash(q) takes effect. :meth:`Process.crash`
-applies Crash(q) at once when no message of q waits in the causal buffer, and otherwise
-defers it until the buffered ones are released (the DagView refuses a crash with
-buffered messages of q). Bringing every message of q to the process before the event
-is the caller's job (the simulator schedules the event after q's last message arrives).
+Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1`` ... in
+simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
+one protocol: how to make its processes, the options it takes (declared here, so that the
+command line and the simulator have no per-protocol branches), the network it assumes
+(FIFO links or not, whether it tolerates losses, crashes), the trace properties it
+promises, and how a recorded trace is turned back into its processes' inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from operator import attrgetter
-from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, runtime_checkable
+from typing import Protocol as Interface
 
-from tomkit.model.dag import DagFacts, DagView, Message
-from tomkit.model.rules import RULES, Decider, Params, Rule, apply
-
-__all__ = ["Delivered", "Process", "Step"]
-
-_ID = attrgetter("id")
+__all__ = ["Crash", "Input", "Logged", "Option", "Output", "Process", "Protocol", "Receive",
+           "ReplayError", "Replayed", "Send", "Timer", "Transmit", "View", "ViewChange", "feed"]
 
 
-class Delivered(NamedTuple):
-    """One message delivered to the application.
+class Transmit(NamedTuple):
+    """Send ``packet`` to the processes of ``to`` (indices; the sender may be among them,
+    and then receives it at once, before the next transmit). ``control`` marks
+    ordering-layer traffic (acknowledgements, timestamps, ACK-only messages) as opposed to
+    an application message: simulators draw their delays from separate streams, so that
+    two protocols given one seed see the same delays for every application message."""
 
-    ``index_of_latency`` is 000 section 6's measure: the processors heard from in the
-    activation when the message is delivered; ``width`` is the number of candidates
-    (|M_G|) when the rule fired, 000 section 6's "size of the candidate set".
-    """
+    packet: Any
+    to: tuple[int, ...]
+    control: bool = False
+
+
+class Logged(NamedTuple):
+    """A reception (``recv`` record) or a delivery (``deliver`` record) of message ``msg``,
+    with the extension fields (``x_*``) the record carries, in order."""
 
     msg: str
-    index_of_latency: int
-    width: int
-    clause: str
+    fields: Mapping[str, Any] | None = None
 
 
-@dataclass(slots=True, init=False)
-class Step:
-    """What one input did: messages that became visible (reached the ordering layer),
-    in causal order, and the deliveries, in delivery order."""
+class View(NamedTuple):
+    """A view of the membership service: its id and its members (indices)."""
 
-    released: list[str]
-    delivered: list[Delivered]
-    #: processors whose deferred Crash(q) took effect during this input
-    crashes_applied: list[str]
-
-    # by hand rather than generated: dataclass's __init__ calls a factory per field, and
-    # one Step is built per message received
-    def __init__(self, released: list[str] | None = None,
-                 delivered: list[Delivered] | None = None,
-                 crashes_applied: list[str] | None = None) -> None:
-        self.released = [] if released is None else released
-        self.delivered = [] if delivered is None else delivered
-        self.crashes_applied = [] if crashes_applied is None else crashes_applied
+    id: str
+    members: tuple[int, ...]
 
 
-class Process:
-    """One process of the ToTo family (see the module docstring). ``params`` defaults to
-    ``Params(delta=ceil(n / 2))``; ``facts`` is a :class:`~tomkit.model.dag.DagFacts`
-    shared with the other processes of one run (the simulator's), a speed-up only.
+class Output:
+    """What one input did.
 
-    >>> a, b = Process("a", ["a", "b"], "all-ack"), Process("b", ["a", "b"], "all-ack")
-    >>> m, st = a.send()
-    >>> st.released, st.delivered
-    (['a.1'], [])
-    >>> [d.msg for d in b.receive(m).delivered]       # b has not sent: a alone is seen
-    []
-    >>> m2, st = b.send()
-    >>> m2.deps, [d.msg for d in st.delivered]
-    (('a.1',), ['a.1'])
-    """
+    ``sends`` in order; ``received`` and ``delivered`` in the order they happened (every
+    reception before the deliveries of the same input); ``deps`` and ``fields`` only for
+    an application send (the ``deps`` the trace logs, possibly ``None`` for none logged,
+    and the send record's extension fields); ``timer``: call :meth:`Process.on_timer` at
+    this local time (each request is one call; a process ignores calls it no longer
+    wants)."""
 
-    def __init__(self, name: str, processors: Sequence[str], rule: str | Rule,
-                 params: Params | None = None, *, facts: DagFacts | None = None) -> None:
-        self.name = name
-        # facts: shared by the processes of one simulation (see DagFacts)
-        self.dag = DagView(processors, facts)
-        if name not in self.dag.processors:
-            raise ValueError(f"process {name!r} not in the configuration")
-        self.rule: Rule = RULES[rule] if isinstance(rule, str) else rule
-        # delta defaults to ceil(n/2), the least ToTo allows (000 section 4.1)
-        self.params = params if params is not None else Params(delta=(self.dag.n + 1) // 2)
-        self.sent = 0
-        self.last_sent: str | None = None
-        # Per sender, how many of its messages wait in the causal buffer: the DagView
-        # keeps its buffer private, and Crash(q) must wait for these (see crash()).
-        self._buffered_from: dict[str, int] = {}
-        self._buffered: dict[str, str] = {}
-        self._pending_crashes: list[str] = []
-        # vocab_version at which the rule last delivered nothing: a rule is a pure
-        # function of the vocabulary, so re-evaluating it then is wasted work
-        self._quiet_at = -1
-        self._decide = Decider(self.rule, self.params, self.dag.n)
-        # (last_sent, how many visible messages it follows): a vc never changes
-        self._covers: tuple[str | None, int] = (None, 0)
+    __slots__ = ("sends", "received", "delivered", "deps", "fields", "timer")
 
-    # ------------------------------------------------------------------------ inputs
+    # by hand rather than a dataclass: one Output is made per input, the simulator's
+    # inner loop
+    def __init__(self, sends: list[Transmit] | None = None,
+                 received: list[Logged] | None = None,
+                 delivered: list[Logged] | None = None) -> None:
+        self.sends: list[Transmit] = [] if sends is None else sends
+        self.received: list[Logged] = [] if received is None else received
+        self.delivered: list[Logged] = [] if delivered is None else delivered
+        self.deps: list[str] | None = None
+        self.fields: Mapping[str, Any] | None = None
+        self.timer: float | None = None
 
-    def heads(self) -> tuple[str, ...]:
-        """The latest visible message of each processor that no other processor's latest
-        message follows, in configuration order: what a new message ACKs."""
-        return self.dag.heads()
+    def __repr__(self) -> str:
+        return (f"Output(sends={self.sends!r}, received={self.received!r}, "
+                f"delivered={self.delivered!r}, deps={self.deps!r}, timer={self.timer!r})")
 
-    def send(self, mid: str | None = None) -> tuple[Message, Step]:
-        """Create the next message (ACKing :meth:`heads`) and receive it at once.
 
-        ``mid`` defaults to ``"<name>.<k>"``, k counting this process's messages from 1.
-        """
-        self.sent += 1
-        msg = Message(mid if mid is not None else f"{self.name}.{self.sent}", self.name,
-                      self.heads())
-        self.last_sent = msg.id
-        return msg, self.receive(msg)
+@runtime_checkable
+class Process(Interface):
+    """The interface (module docstring). ``index`` is the process's place in the group and
+    ``name`` its name in traces."""
 
-    def receive(self, msg: Message) -> Step:
-        """A message from the network (or the process's own): insert it and drain."""
-        out = Step()
-        if msg.id in self._buffered:
-            return out
-        released = self.dag.insert(msg)
-        if not released:
-            if msg.id not in self.dag:
-                self._buffered[msg.id] = msg.sender
-                self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
-            return out
-        out.released = [msg.id] if len(released) == 1 else list(map(_ID, released))
-        if self._buffered:
-            for m in released:
-                if self._buffered.pop(m.id, None) is not None:
-                    self._buffered_from[m.sender] -= 1
-        if self._pending_crashes:
-            self._apply_crashes(out)
-        if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
-            self._drain(out)
-        return out
+    index: int
+    name: str
 
-    def crash(self, q: str) -> Step:
-        """Crash(q) (000 Figure 4): q joins Defunc, then drain. Deferred while messages of
-        q wait in the causal buffer (see the module docstring)."""
-        out = Step()
-        if q in self.dag.defunc or q in self._pending_crashes:
-            return out
-        self._pending_crashes.append(q)
-        self._apply_crashes(out)
-        self._drain(out)
-        return out
+    def on_send(self, mid: str, now: float) -> Output: ...
 
-    # ------------------------------------------------------------------------ state
+    def on_receive(self, packet: Any, now: float) -> Output: ...
+
+    def on_timer(self, now: float) -> Output: ...
+
+    def on_crash(self, q: int, now: float) -> Output: ...
+
+    def on_view(self, view: View, now: float) -> Output: ...
+
+
+# ---------------------------------------------------------------------------- inputs as data
+
+
+class Send(NamedTuple):
+    """Input: the application multicasts ``mid``."""
+
+    mid: str
+
+
+class Receive(NamedTuple):
+    """Input: ``packet`` arrives."""
+
+    packet: Any
+
+
+class Timer(NamedTuple):
+    """Input: a requested timer goes off."""
+
+
+class Crash(NamedTuple):
+    """Input: Crash(q), the membership's notice that process ``q`` crashed."""
+
+    q: int
+
+
+class ViewChange(NamedTuple):
+    """Input: a new view is installed."""
+
+    view: View
+
+
+Input = Send | Receive | Timer | Crash | ViewChange
+
+
+def feed(p: Process, inp: Input, now: float) -> Output:
+    """Give ``p`` one input (for drivers that keep inputs as data: the replayer, tests)."""
+    if isinstance(inp, Receive):
+        return p.on_receive(inp.packet, now)
+    if isinstance(inp, Send):
+        return p.on_send(inp.mid, now)
+    if isinstance(inp, Crash):
+        return p.on_crash(inp.q, now)
+    if isinstance(inp, Timer):
+        return p.on_timer(now)
+    if isinstance(inp, ViewChange):
+        return p.on_view(inp.view, now)
+    raise TypeError(f"not an input: {inp!r}")
+
+
+class ReplayError(ValueError):
+    """A recorded trace cannot be replayed (receptions not logged, a message never sent, an
+    input the model refuses)."""
+
+
+class Replayed(NamedTuple):
+    """One input of a recorded process, for the replayer: where it is in the process's
+    log (record index), the input, and whether it brought something new to the process
+    (a reception or a send: the replayer counts a delivery as later than the model's when
+    such an input came between the two)."""
+
+    position: int
+    input: Input
+    fresh: bool = True
+
+
+# ---------------------------------------------------------------------------- description
+
+
+@dataclass(frozen=True)
+class Option:
+    """A protocol-specific option: ``name`` (also the command-line flag, ``--name`` with
+    dashes), its type, default, help and allowed values. A ``bool`` option with default
+    True is switched off by ``--no-name``."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
 
     @property
-    def pending_crashes(self) -> tuple[str, ...]:
-        """Crash(q) events received but waiting for buffered messages of q."""
-        return tuple(self._pending_crashes)
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
 
-    def covered(self) -> bool:
-        """Whether this process's last message follows every visible message (a new
-        message would ACK nothing new)."""
-        if self.last_sent is None:
-            return len(self.dag) == 0
-        mid, follows = self._covers
-        if mid != self.last_sent:
-            follows = sum(self.dag.vc(self.last_sent))
-            self._covers = (self.last_sent, follows)
-        return follows == len(self.dag)
 
-    # ----------------------------------------------------------------------- internal
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol, as the simulator, the fuzzer, the replayer and the command line see it.
 
-    def _apply_crashes(self, out: Step) -> None:
-        still = []
-        for q in self._pending_crashes:
-            if self._buffered_from.get(q, 0):
-                still.append(q)
-            else:
-                self.dag.crash(q)
-                out.crashes_applied.append(q)
-        self._pending_crashes = still
+    ``make(names, options, rate)`` builds the run's processes (one per name, index = place
+    in ``names``) with options resolved by :meth:`resolve` and the sources' rate per
+    process (some defaults scale with it; the fuzzer passes 1.0). ``replay(records,
+    names, options)`` turns a recorded trace's records (one trace, all processes) into
+    each process's inputs; ``None`` when the protocol cannot be replayed.
+    ``summary(processes, records, stats)`` adds the protocol's own figures to the
+    simulator's statistics, and ``describe(stats, options)`` the lines ``tomkit
+    simulate`` prints of them.
+    """
 
-    def _drain(self, out: Step) -> None:
-        """Evaluate the rule until it delivers nothing more (see the module docstring).
+    name: str
+    #: one line: what it is and where it comes from (paper and section)
+    title: str
+    make: Callable[[Sequence[str], Mapping[str, Any], float], list[Process]]
+    options: tuple[Option, ...] = ()
+    #: links must deliver each link's packets in sending order
+    fifo: bool = True
+    #: the protocol tolerates lost packets that are retransmitted later (and duplicates)
+    lossy: bool = False
+    #: the protocol handles crashes (Crash(q) notices); if not, runs have none
+    crashes: bool = False
+    #: the trace properties (checker names) every run must satisfy
+    promises: tuple[str, ...] = ()
+    #: every application message is eventually delivered by every correct process once
+    #: the network drains (liveness after draining)
+    live: bool = True
+    replay: Callable[[Sequence[Mapping], Sequence[str], Mapping[str, Any]],
+                     dict[str, list[Replayed]]] | None = None
+    summary: Callable[[Sequence[Process], Sequence[Mapping], dict], dict] | None = None
+    describe: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]] | None = None
+    #: named broken variants (values of the ``variant`` option), each with what it breaks
+    variants: Mapping[str, str] = field(default_factory=dict)
 
-        The simulator's inner loop: with a compiled rule (model/compiled.py) and nothing
-        marked, the rule's slot mask is applied to the view directly (it names distinct
-        unmarked candidates, so DagView.deliver's checks are skipped); otherwise through
-        Decider.decision and rules.apply, which give the same result (tested)."""
-        dag, decider = self.dag, self._decide
-        by_k = decider._by_k
-        delivered = out.delivered
-        new = tuple.__new__  # a Delivered without its Python-level __new__
-        while dag.vocab_version != self._quiet_at:
-            cands = dag._cands  # (dag.rule_inputs(), read in place: this loop is hot)
-            k = len(cands)
-            fn = by_k[k] if k in by_k else decider.compiled_for(k)
-            if fn is None or dag._marked:
-                d = decider.decision(dag)
-                if d is None:
-                    self._quiet_at = dag.vocab_version
-                    return
-                msgs, clause, ends = d
-                iol = apply(dag, msgs, ends, self.rule)
-            else:
-                r = fn.fn(dag._yes, dag._tailm, dag._cand_marked, dag._cand_rank, dag._seen)
-                if r is None:
-                    self._quiet_at = dag.vocab_version
-                    return
-                i, mask = r
-                clause, ends = fn.options[i]
-                if mask == fn.full and k:
-                    msgs = tuple(cands)
-                else:
-                    msgs = tuple([c for j, c in enumerate(cands) if mask >> j & 1])
-                    if not msgs:  # as rules.apply: nothing would change, and we would loop
-                        raise ValueError(f"{getattr(self.rule, '__name__', self.rule)} "
-                                         "returned an empty delivery")
-                iol = dag._heard.bit_count()  # (dag.index_of_latency())
-                dag.deliver_checked(msgs, ends)
-            if len(msgs) == 1:
-                delivered.append(new(Delivered, (msgs[0], iol, k, clause)))
-            else:
-                delivered += [new(Delivered, (m, iol, k, clause)) for m in msgs]
+    def option(self, name: str) -> Option | None:
+        for o in self.options:
+            if o.name == name:
+                return o
+        return None
+
+    def resolve(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The options with defaults filled in; ValueError naming an option the protocol
+        does not take or a value it does not allow."""
+        given = dict(given or {})
+        out = {}
+        for o in self.options:
+            v = given.pop(o.name, o.default)
+            if v is not None and o.choices is not None and v not in o.choices:
+                raise ValueError(f"{self.name}: {o.flag} must be one of "
+                                 f"{', '.join(map(str, o.choices))}, not {v!r}")
+            out[o.name] = v
+        if given:
+            takes = ", ".join(o.flag for o in self.options) or "no options"
+            raise ValueError(f"{self.name} does not take {', '.join(sorted(given))} "
+                             f"(it takes {takes})")
+        return out

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tomkit.model import abcast
 from tomkit.model.abcast import (
     BROKEN,
     UD,
@@ -69,8 +70,9 @@ from tomkit.model.abcast import (
     Step,
     Timestamp,
 )
+from tomkit.model.process import Protocol
 
-__all__ = ["TOMP_BROKEN", "TompProcess"]
+__all__ = ["TOMP_BROKEN", "VARIANTS", "TompProcess", "protocol"]
 
 TOMP_BROKEN = (*BROKEN, "raise-all")
 
@@ -93,8 +95,10 @@ class TompProcess(AbcastProcess):
     protocol = "tomp"
 
     def __init__(self, host: int, group: Sequence[int], counter: int = 0, *,
-                 raise_counter: bool = True, broken: str | None = None) -> None:
-        super().__init__(host, group, counter, raise_counter=raise_counter, broken=broken)
+                 raise_counter: bool = True, broken: str | None = None,
+                 names: Sequence[str] | None = None, control_records: bool = True) -> None:
+        super().__init__(host, group, counter, raise_counter=raise_counter, broken=broken,
+                         names=names, control_records=control_records)
         #: next_mid(k): the identifier of the next message expected from host k
         self.next_mid: dict[int, int] = {h: 1 for h in self.group}
         #: per own message waiting for acknowledgements: [min_next_mid, max_next_ts]
@@ -155,3 +159,19 @@ class TompProcess(AbcastProcess):
                 if bound > e.ts:
                     out.raised.append((e.mid, e.ts, bound))
                     e.ts = bound
+
+
+#: the broken variants of TOMP: ABCAST's and the raise over every acknowledgement
+VARIANTS: dict[str, str] = {
+    **abcast.VARIANTS,
+    "raise-all": "max_next_ts over all acknowledgements, not only those reporting "
+                 "min_next_mid: a raise may overshoot the final timestamp",
+}
+
+
+def protocol() -> Protocol:
+    return Protocol(
+        name="tomp", title="TOMP (Dasser; 004 section 3): ABCAST with anticipation",
+        make=abcast.make(TompProcess), options=abcast.options(VARIANTS), fifo=True,
+        lossy=False, crashes=False, promises=abcast.PROMISES, replay=abcast.replay,
+        summary=abcast.summary, describe=abcast.describe, variants=VARIANTS)

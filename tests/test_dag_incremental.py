@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from test_model_dag import SETTINGS, causal_dags
 
 from tomkit.model.dag import DagView, Message
-from tomkit.model.process import Process
+from tomkit.model.toto import TotoProcess as Process
 
 
 def heads_by_definition(g: DagView) -> tuple[str, ...]:

@@ -16,9 +16,10 @@ from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
 from tomkit.cli import generate as generate_cli
 from tomkit.model.dataset import generate, ground_truth, part_files, reorder, write_bulk
-from tomkit.model.mutants import MUTANTS, Runaway, simulate_mutant
+from tomkit.model.mutants import MUTANTS, simulate_mutant
+from tomkit.model.network import Delay
 from tomkit.model.rules import RULES
-from tomkit.model.sim import Delay, SimConfig
+from tomkit.model.sim import Runaway, SimConfig
 
 
 def _verdicts(path: str) -> dict[str, dict[str, str]]:
@@ -96,7 +97,8 @@ def test_reorder_swaps_two_deliveries_of_one_process():
 
 
 def test_mutant_runs_through_simconfig_rule_and_runaways_stop():
-    base = SimConfig(protocol="majority", n=8, delta=4, rate=300, messages=6,
+    base = SimConfig(protocol="toto", n=8, options={"delta": 4, "rule": "majority"}, rate=300,
+                     messages=6,
                      delay=Delay("exponential", 0.01), trace_id="m")
     ended, cut = [], {}
     for seed in range(12):

@@ -10,5 +10,5 @@ def test_toto_step_simulates_checks_replays_and_catches_the_swap(tmp_path, capsy
     out = capsys.readouterr().out
     assert "verdict: conforms" in out
     assert "total-order-weak    VIOLATED" in out
-    assert "differs from the rule" in out
+    assert "differs from the model" in out
     assert (tmp_path / "toto.parquet").exists()

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tomkit.cli import main
-from tomkit.fuzz.counterexample import resolve_rule, validate
+from tomkit.fuzz.counterexample import validate
 from tomkit.fuzz.dag_machine import activation_counterexample
 from tomkit.fuzz.stateful import fuzz
+from tomkit.model.mutants import resolve_rule
 from tomkit.traces.reader import read_records
 
 

@@ -12,15 +12,16 @@ import math
 
 import pytest
 
-import tomkit.model.process as process_mod
+import tomkit.model.toto as process_mod
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
 from tomkit.cli import simulate as simulate_cli
 from tomkit.model.dag import Message
-from tomkit.model.process import Process
+from tomkit.model.network import Delay
 from tomkit.model.rules import RULES
-from tomkit.model.sim import Delay, SimConfig, simulate
+from tomkit.model.sim import SimConfig, simulate
+from tomkit.model.toto import TotoProcess as Process
 
 SAFETY = ["integrity", "total-order-weak", "total-order-strong", "global-order",
           "causal-order", "fifo-order"]
@@ -102,8 +103,8 @@ def test_links_are_fifo(monkeypatch: pytest.MonkeyPatch) -> None:
     arrived: dict[tuple[str, str], list[str]] = {}
     real_send, real_receive = Process.send, Process.receive
 
-    def send(self: Process, mid: str | None = None) -> tuple[Message, object]:
-        msg, st = real_send(self, mid)
+    def send(self: Process, mid: str | None = None, **kw: bool) -> tuple[Message, object]:
+        msg, st = real_send(self, mid, **kw)
         sent.setdefault(self.name, []).append(msg.id)
         return msg, st
 
@@ -140,7 +141,7 @@ def test_delay_distributions() -> None:
 def test_every_rule_passes_the_checkers(rule: str, delta: int | None, scenario: str) -> None:
     crashes = () if scenario == "clean" else (("p2", 0.15), ("p4", 0.3))
     links = {("p0", f"p{j}"): Delay("gamma", 0.02, cv2=0.4) for j in range(1, 6)}
-    res = simulate(SimConfig(protocol=rule, n=6, delta=delta, messages=240, rate=200.0,
+    res = simulate(SimConfig(protocol=rule, n=6, options={"delta": delta}, messages=240, rate=200.0,
                              source="poisson", delay=Delay("exponential", 0.003),
                              link_delays=links, crashes=crashes, detection_delay=0.0,
                              seed=11))
@@ -155,8 +156,8 @@ def test_every_rule_passes_the_checkers(rule: str, delta: int | None, scenario: 
 @pytest.mark.parametrize("source", ["periodic", "quasi-periodic", "poisson"])
 @pytest.mark.parametrize("delay", ["constant", "exponential", "gamma"])
 def test_sources_and_delays_clean_runs_are_live(source: str, delay: str) -> None:
-    res = simulate(SimConfig(protocol="gl-toto", n=5, delta=2, messages=150, source=source,
-                             delay=Delay(delay, 0.002), seed=5))
+    res = simulate(SimConfig(protocol="gl-toto", n=5, options={"delta": 2}, messages=150,
+                             source=source, delay=Delay(delay, 0.002), seed=5))
     assert res.stats["sends"] == 150 and res.stats["deliveries"] == 150 * 5
     got = verdicts(res.records, SAFETY + ["liveness"])
     assert got == {n: Verdict.HOLDS for n in got}
@@ -176,7 +177,7 @@ def test_records_carry_time_deps_and_index_of_latency() -> None:
 def test_toto_index_of_latency_below_all_ack() -> None:
     """000 section 6: with n = 8 and delta = 4, ToTo's mean index of latency is well below
     all-ack's 8, and its latency lower."""
-    base = dict(n=8, delta=4, messages=800, rate=100.0, source="poisson",
+    base = dict(n=8, options={"delta": 4}, messages=800, rate=100.0, source="poisson",
                 delay=Delay("exponential", 0.001), seed=1)
     all_ack = simulate(SimConfig(protocol="all-ack", **base)).stats
     toto = simulate(SimConfig(protocol="toto", **base)).stats
@@ -192,7 +193,7 @@ def test_bad_configs() -> None:
         with pytest.raises(ValueError):
             simulate(cfg)
     with pytest.raises(ValueError):      # ToTo's delta must be in [n/2, n)
-        simulate(SimConfig(protocol="toto", n=8, delta=2, messages=10))
+        simulate(SimConfig(protocol="toto", n=8, options={"delta": 2}, messages=10))
 
 
 def test_no_messages() -> None:
@@ -254,7 +255,7 @@ def test_crash_waits_for_causally_buffered_messages(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(Process, "_apply_crashes", apply)
     for rule in ["all-ack", "toto", "gl-toto"]:
-        res = simulate(SimConfig(protocol=rule, n=4, delta=2, messages=200, rate=200.0,
+        res = simulate(SimConfig(protocol=rule, n=4, options={"delta": 2}, messages=200, rate=200.0,
                                  source="periodic", delay=Delay("constant", 0.001),
                                  link_delays={("p0", "p1"): Delay("constant", 0.05)},
                                  crashes=(("p2", 0.1),), detection_delay=0.0, seed=1))

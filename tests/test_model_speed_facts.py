@@ -12,8 +12,9 @@ from test_dag_incremental import assert_bookkeeping
 from test_model_dag import SETTINGS, causal_dags
 
 from tomkit.model.dag import DagFacts, DagView, Message
-from tomkit.model.process import Process, Step
 from tomkit.model.rules import RULES, Params
+from tomkit.model.toto import Step
+from tomkit.model.toto import TotoProcess as Process
 
 
 def snapshot(g: DagView) -> tuple:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from tomkit.model.dag import DagView
+from tomkit.model.network import Delay, DelayDraws
 from tomkit.model.rules import RULES, Params
-from tomkit.model.sim import Delay, DelayDraws, SimConfig, simulate
+from tomkit.model.sim import SimConfig, simulate
 from tomkit.model.vocab import Delivery, RuleView
 
 
@@ -58,6 +59,6 @@ def test_compiled_and_concrete_rules_write_the_same_trace(name: str, n: int,
                 delay=Delay("gamma", 0.004), crashes=((1, 0.6),), seed=11, trace_id="eq",
                 max_events=100_000)  # a run that stops delivering fails, not hangs
     fast = simulate(SimConfig(**base))
-    slow = simulate(SimConfig(**base, rule=concrete_only(name)))
+    slow = simulate(SimConfig(**base, options={"rule": concrete_only(name)}))
     assert fast.records == slow.records
     assert fast.stats["deliveries"] > 0 and advanced

@@ -113,7 +113,7 @@ def toto_run(out: Path, seed: int) -> bool:
     code, text = run(["check", str(sim), "-q", "--liveness"])
     print(tail(text, 1), end="")
     ok &= code == 0
-    code, text = run(["conform", "--rule", "toto", "--delta", "4", str(sim)])
+    code, text = run(["conform", "--protocol", "toto", "--delta", "4", str(sim)])
     print(tail(text, 3), end="")
     ok &= code == 0
 
@@ -130,7 +130,7 @@ def toto_run(out: Path, seed: int) -> bool:
     print("\n".join(ln for ln in text.splitlines()
                     if "VIOLATED" in ln or ln.startswith("verdict")))
     ok &= code == 1
-    code, text = run(["conform", "--rule", "toto", "--delta", "4", str(bad)])
+    code, text = run(["conform", "--protocol", "toto", "--delta", "4", str(bad)])
     print("\n".join(ln for ln in text.splitlines() if "p3" in ln or "verdict" in ln))
     ok &= code == 1
     return ok
@@ -173,8 +173,9 @@ def prove_demo(out_dir: Path) -> str:
     """Prove ToTo for n = 4 (every delta), refute S-ToTo without internal stability at
     n = 6, delta = 3, and draw its counterexample. Returns a short report naming the
     files."""
-    from tomkit.fuzz.counterexample import counterexample_files, explain, resolve_rule
+    from tomkit.fuzz.counterexample import counterexample_files, explain
     from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
+    from tomkit.model.mutants import resolve_rule
 
     lines = ["tomkit prove (Z3, one activation, K = 3 messages per processor):"]
     rule = resolve_rule("toto")

@@ -17,7 +17,7 @@ from tomkit import __version__
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: the subcommands, in the order ``tomkit --help`` lists them (module tomkit.cli.<name>)
-SUBCOMMANDS = ("check", "conform", "simulate", "simulate_ack", "fuzz", "prove", "tlc",
+SUBCOMMANDS = ("check", "conform", "simulate", "fuzz", "prove", "tlc",
                "generate", "scan", "sample")
 
 

@@ -1,14 +1,18 @@
-"""``tomkit fuzz RULE``: Hypothesis stateful fuzzing of a delivery rule.
+"""``tomkit fuzz``: Hypothesis stateful fuzzing of a protocol, or of a delivery rule.
 
-``--machine dag`` (default) runs :mod:`tomkit.fuzz.dag_machine` (the rule on DAG views
-revealed in adversarial orders, agreement as an invariant, liveness after draining);
-``--machine process`` runs :mod:`tomkit.fuzz.process_machine` (the full process models
-on a lossy, reordering network with crashes, the trace checkers as invariants). RULE is
-a built-in rule, a mutant of ``model/mutants.py`` or ``module:function``, as for
-``tomkit prove``. The run is deterministic given ``--seed`` (printed); ``--examples``
-bounds the runs Hypothesis tries. A failure is shrunk by Hypothesis, then written to
-``--out``: the run as a v1 trace (``tomkit check`` rejects it), and for an agreement
-failure the activation where the two processors parted as a counterexample of
+``tomkit fuzz --protocol P`` runs :mod:`tomkit.fuzz.process_machine` over the processes
+of any protocol (its options, such as ``--variant``, as ``tomkit simulate`` takes them):
+a network that reorders (and, where the protocol tolerates it, loses and duplicates),
+crashes and crash notices, the trace checkers as invariants, liveness after draining.
+``tomkit fuzz RULE`` fuzzes a ToTo-family delivery rule (a built-in rule, a mutant of
+``model/mutants.py`` or ``module:function``, as for ``tomkit prove``): ``--machine dag``
+(default) runs :mod:`tomkit.fuzz.dag_machine` (the rule on DAG views revealed in
+adversarial orders, agreement as an invariant, liveness after draining), ``--machine
+process`` the process machine of the ToTo family with that rule. The run is
+deterministic given ``--seed`` (printed); ``--examples`` bounds the runs Hypothesis
+tries. A failure is shrunk by Hypothesis, then written to ``--out``: the run as a v1
+trace (``tomkit check`` rejects it), and for an agreement failure of the DAG machine the
+activation where the two processors parted as a counterexample of
 ``fuzz/counterexample.py`` (trace, DOT, SVG, explanation). Exit codes: 0 nothing found,
 1 a failure, 2 bad input.
 """
@@ -20,23 +24,34 @@ import os
 import sys
 import time
 
+from tomkit.cli.common import add_protocol_arguments, protocol_options
+
 __all__ = ["add_parser", "run"]
+
+#: the protocol form's defaults: runs, and messages per run (measured: every broken
+#: variant of ABCAST and TOMP is found within them, README)
+PROTOCOL_EXAMPLES, PROTOCOL_MESSAGES = 1000, 8
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     f = subparsers.add_parser(
-        "fuzz", help="fuzz a delivery rule with Hypothesis; shrink and draw what fails",
-        description=__doc__.split("\n\n")[1].replace("``", "'"))
-    f.add_argument("rule", help="all-ack, toto, s-toto, g-toto, gl-toto, a mutant, or "
-                   "module:function")
-    f.add_argument("--n", type=int, default=4, help="processors (default 4)")
-    f.add_argument("--delta", type=int, default=None,
-                   help="the rule's delta (default ceil(n/2); none for all-ack, majority)")
-    f.add_argument("--examples", type=int, default=200,
-                   help="runs to try (default 200)")
-    f.add_argument("--messages", type=int, default=14,
-                   help="messages per run, at most (default 14)")
-    f.add_argument("--machine", choices=("dag", "process"), default="dag")
+        "fuzz", help="fuzz a protocol or a delivery rule with Hypothesis; shrink and draw "
+        "what fails", description=__doc__.split("\n\n")[1].replace("``", "'"))
+    f.add_argument("rule_name", nargs="?", metavar="RULE",
+                   help="the rule form: all-ack, toto, s-toto, g-toto, gl-toto, a mutant, "
+                   "or module:function")
+    add_protocol_arguments(f, default=None)
+    f.add_argument("--n", type=int, default=4, help="processes (default 4)")
+    f.add_argument("--examples", type=int, default=None,
+                   help=f"runs to try (default 200; {PROTOCOL_EXAMPLES} with --protocol)")
+    f.add_argument("--messages", type=int, default=None,
+                   help=f"messages per run, at most (default 14; {PROTOCOL_MESSAGES} with "
+                   "--protocol)")
+    f.add_argument("--crashes", type=int, default=None,
+                   help="--protocol: crashes per run, at most (default a minority, for "
+                   "protocols that handle crashes)")
+    f.add_argument("--machine", choices=("dag", "process"), default="dag",
+                   help="the rule form's machine")
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--no-shrink", action="store_true",
                    help="report the first failing run as found (faster, larger)")
@@ -46,45 +61,99 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from tomkit.fuzz.counterexample import counterexample_files, resolve_rule
-    from tomkit.fuzz.stateful import default_delta, fuzz
+    if (args.rule_name is None) == (args.protocol is None):
+        print("tomkit fuzz: give a RULE or --protocol P (not both)", file=sys.stderr)
+        return 2
+    if args.n < 2 or (args.examples is not None and args.examples < 1):
+        print("tomkit fuzz: --n must be >= 2 and --examples >= 1", file=sys.stderr)
+        return 2
+    return run_protocol(args) if args.protocol else run_rule(args)
+
+
+def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
     from tomkit.traces.writer import write_records
 
+    os.makedirs(out_dir, exist_ok=True)
+    run_path = os.path.join(out_dir, stem + ".run.jsonl")
+    if os.path.exists(run_path):
+        os.remove(run_path)
+    write_records(run_path, found.records)
+    flag = " --liveness" if found.kind == "liveness" else ""
+    print(f"the {'shrunk ' if shrunk else ''}run, as a trace: {run_path} "
+          f"(tomkit check{flag} rejects it)")
+    return run_path
+
+
+def run_protocol(args: argparse.Namespace) -> int:
+    from tomkit.fuzz.stateful import fuzz_protocol
+    from tomkit.model.protocols import protocol
+
+    examples = args.examples or PROTOCOL_EXAMPLES
+    messages = args.messages or PROTOCOL_MESSAGES
     try:
-        rule_fn = resolve_rule(args.rule)
+        options = protocol_options(args, protocol(args.protocol))
+        given = "".join(f" {k}={v}" for k, v in options.items())
+        print(f"seed {args.seed}")
+        print(f"fuzzing {args.protocol}{given} n={args.n} (process machine, {examples} "
+              f"examples, up to {messages} messages)", flush=True)
+        t0 = time.perf_counter()
+        failure = fuzz_protocol(args.protocol, args.n, options, examples, args.seed,
+                                messages, shrink=not args.no_shrink,
+                                max_crashes=args.crashes)
     except ValueError as e:
         print(f"tomkit fuzz: {e}", file=sys.stderr)
         return 2
-    if args.n < 2 or args.examples < 1:
-        print("tomkit fuzz: --n must be >= 2 and --examples >= 1", file=sys.stderr)
+    took = time.perf_counter() - t0
+    if failure is None:
+        print(f"no failure in {examples} examples ({took:.1f} s)")
+        return 0
+    found = failure.found
+    how = "as found" if args.no_shrink else "after shrinking"
+    print(f"FAILED ({found.kind}) in example {found.found_at}, {how}, {took:.1f} s: "
+          f"{found.describe()}")
+    variant = options.get("variant")
+    stem = f"{args.protocol}{'-' + variant if variant else ''}-n{args.n}-{found.kind}"
+    write_run(args.out, stem, found, not args.no_shrink)
+    return 1
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    from tomkit.fuzz.counterexample import counterexample_files
+    from tomkit.fuzz.stateful import default_delta, fuzz
+    from tomkit.model.mutants import resolve_rule
+
+    if args.variant is not None or args.rule is not None or args.ack_timeout is not None \
+            or args.control_records is not None or args.crashes is not None:
+        print("tomkit fuzz: the rule form takes --delta only (protocol options go with "
+              "--protocol)", file=sys.stderr)
         return 2
-    delta = args.delta if args.delta is not None else default_delta(args.rule, args.n)
+    try:
+        rule_fn = resolve_rule(args.rule_name)
+    except ValueError as e:
+        print(f"tomkit fuzz: {e}", file=sys.stderr)
+        return 2
+    examples = args.examples or 200
+    messages = args.messages or 14
+    delta = args.delta if args.delta is not None else default_delta(args.rule_name, args.n)
     print(f"seed {args.seed}")
-    print(f"fuzzing {args.rule} n={args.n} delta={delta} ({args.machine} machine, "
-          f"{args.examples} examples, up to {args.messages} messages)", flush=True)
+    print(f"fuzzing {args.rule_name} n={args.n} delta={delta} ({args.machine} machine, "
+          f"{examples} examples, up to {messages} messages)", flush=True)
     t0 = time.perf_counter()
     try:
-        failure = fuzz(args.rule, args.n, delta, args.examples, args.seed, args.machine,
-                       args.messages, shrink=not args.no_shrink)
+        failure = fuzz(args.rule_name, args.n, delta, examples, args.seed, args.machine,
+                       messages, shrink=not args.no_shrink)
     except ValueError as e:  # e.g. a delta the rule refuses
         print(f"tomkit fuzz: {e}", file=sys.stderr)
         return 2
     took = time.perf_counter() - t0
     if failure is None:
-        print(f"no failure in {args.examples} examples ({took:.1f} s)")
+        print(f"no failure in {examples} examples ({took:.1f} s)")
         return 0
     found = failure.found
     how = "as found" if args.no_shrink else "after shrinking"
     print(f"FAILED ({found.kind}) {how}, {took:.1f} s: {found.describe()}")
-    os.makedirs(args.out, exist_ok=True)
-    stem = f"{args.rule.replace(':', '.')}-n{args.n}-d{delta}-{found.kind}"
-    run_path = os.path.join(args.out, stem + ".run.jsonl")
-    if os.path.exists(run_path):
-        os.remove(run_path)
-    write_records(run_path, found.records)
-    flag = " --liveness" if found.kind == "liveness" else ""
-    print(f"the {'' if args.no_shrink else 'shrunk '}run, as a trace: {run_path} "
-          f"(tomkit check{flag} rejects it)")
+    stem = f"{args.rule_name.replace(':', '.')}-n{args.n}-d{delta}-{found.kind}"
+    write_run(args.out, stem, found, not args.no_shrink)
     if args.machine == "dag":
         from tomkit.fuzz.dag_machine import activation_counterexample
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tomkit.fuzz.counterexample import ReplayMismatch, counterexample_files, resolve_rule
+from tomkit.fuzz.counterexample import ReplayMismatch, counterexample_files
 from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
 from tomkit.fuzz.prove.solve import QUERIES
+from tomkit.model.mutants import resolve_rule
 
 __all__ = ["add_parser", "run"]
 

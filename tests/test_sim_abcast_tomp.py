@@ -1,5 +1,5 @@
-"""Tests of model/acksim.py and model/acksim_cli.py: the ABCAST/TOMP simulator is
-deterministic given its seed; ABCAST and TOMP on one seed see the same inputs and deliver
+"""ABCAST and TOMP in the one simulator (model/sim.py) and ``tomkit simulate``: runs are
+deterministic given their seed; ABCAST and TOMP on one seed see the same inputs and deliver
 the same sequence, TOMP never later; every run passes the checkers of tomkit.checker
 (integrity, total order weak and strong, FIFO, causal order, liveness) on a written
 file; TOMP's raised timestamps are lower bounds of the final ones (004 section 3.2.3.2);
@@ -19,15 +19,20 @@ from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
 from tomkit.cli import simulate as simulate_cli
-from tomkit.cli import simulate_ack as acksim_cli
 from tomkit.model.abcast import Timestamp
-from tomkit.model.acksim import PROTOCOLS, AckSimConfig, simulate_ack
-from tomkit.model.sim import Delay
+from tomkit.model.network import Delay
+from tomkit.model.sim import SimConfig, SimResult, simulate
 from tomkit.model.tomp import TompProcess
+
+PROTOCOLS = ("abcast", "tomp")
 
 ALL = ["integrity", "total-order-weak", "total-order-strong", "fifo-order", "causal-order",
        "liveness"]
 LAN = Delay("gamma", 0.001)
+
+
+def simulate_ack(protocol: str = "tomp", variant: str | None = None, **kw) -> SimResult:
+    return simulate(SimConfig(protocol=protocol, options={"variant": variant}, **kw))
 
 
 def verdicts(records: list[dict], names: list[str] = ALL) -> dict[str, Verdict]:
@@ -48,11 +53,10 @@ def sequences(records: list[dict]) -> dict[str, list[str]]:
 
 
 def test_deterministic_given_seed() -> None:
-    cfg = AckSimConfig(protocol="tomp", n=4, rate=400, messages=150, delay=LAN, seed=5)
-    a, b = simulate_ack(cfg), simulate_ack(cfg)
+    cfg = dict(protocol="tomp", n=4, rate=400, messages=150, delay=LAN, seed=5)
+    a, b = simulate_ack(**cfg), simulate_ack(**cfg)
     assert a.records == b.records
-    c = simulate_ack(AckSimConfig(protocol="tomp", n=4, rate=400, messages=150, delay=LAN,
-                                  seed=6))
+    c = simulate_ack(protocol="tomp", n=4, rate=400, messages=150, delay=LAN, seed=6)
     assert c.records != a.records
 
 
@@ -61,14 +65,15 @@ def test_same_inputs_same_order_tomp_never_later(source: str) -> None:
     """On one seed both protocols send and receive every data message at the same times
     and decide at the same times (t1 equal), deliver the same sequence at every process,
     and TOMP delivers each message no later than ABCAST (model/tomp.py)."""
-    runs = {p: simulate_ack(AckSimConfig(protocol=p, n=5, rate=300, messages=400,
-                                         delay=Delay("exponential", 0.001), source=source,
-                                         seed=2))
+    runs = {p: simulate_ack(protocol=p, n=5, rate=300, messages=400,
+                            delay=Delay("exponential", 0.001), source=source, seed=2)
             for p in PROTOCOLS}
     ab, tp = runs["abcast"].records, runs["tomp"].records
+
     def inputs(records: list[dict]) -> list[dict]:
-        # deps differ: they name the sender's last delivery, which TOMP may make earlier
-        return [{k: v for k, v in r.items() if k != "deps"}
+        # deps differ: they name the sender's last delivery, which TOMP may make earlier;
+        # TOMP's acknowledgements and decisions carry more than ABCAST's
+        return [{k: v for k, v in r.items() if k != "deps" and k[:2] != "x_"}
                 for r in records if r["kind"] != "deliver"]
 
     assert inputs(ab) == inputs(tp)
@@ -88,8 +93,7 @@ def test_same_inputs_same_order_tomp_never_later(source: str) -> None:
 
 def test_latency_split_fields() -> None:
     """x_t1 + x_t2 is 004's latency time: from the reception to the delivery."""
-    res = simulate_ack(AckSimConfig(protocol="abcast", n=3, rate=200, messages=120,
-                                    delay=LAN, seed=4))
+    res = simulate_ack(protocol="abcast", n=3, rate=200, messages=120, delay=LAN, seed=4)
     recv = {(r["process"], r["msg"]): r["time"] for r in res.records if r["kind"] == "recv"}
     d = deliveries(res.records)
     lat = []
@@ -101,38 +105,39 @@ def test_latency_split_fields() -> None:
     assert math.isclose(res.stats["mean_latency"], sum(lat) / len(lat))
     assert math.isclose(res.stats["mean_t1"] + res.stats["mean_t2"],
                         res.stats["mean_latency"])
+    assert res.stats["mean_end_to_end"] > res.stats["mean_latency"]
 
 
-@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_checkers_pass_on_written_file(protocol: str, tmp_path) -> None:
     """Clean runs hold every property, liveness included, read back from a file; one run
     uses per-link delays (a slow host) and the quasi-periodic source."""
     slow = Delay("gamma", 0.01, cv2=0.4)
     configs = [
-        AckSimConfig(protocol=protocol, n=4, rate=500, messages=300, delay=LAN, seed=1,
-                     trace_id="lan"),
-        AckSimConfig(protocol=protocol, n=5, rate=100, messages=300, delay=LAN, seed=2,
-                     source="quasi-periodic", trace_id="slow-host",
-                     link_delays={(i, 4): slow for i in range(4)}),
+        dict(protocol=protocol, n=4, rate=500, messages=300, delay=LAN, seed=1,
+             trace_id="lan"),
+        dict(protocol=protocol, n=5, rate=100, messages=300, delay=LAN, seed=2,
+             source="quasi-periodic", trace_id="slow-host",
+             link_delays={(i, 4): slow for i in range(4)}),
     ]
     from tomkit.traces.writer import write_records
 
     for cfg in configs:
-        res = simulate_ack(cfg)
+        res = simulate_ack(**cfg)
         assert res.stats["undelivered"] == 0
-        path = tmp_path / f"{cfg.trace_id}.jsonl"
+        path = tmp_path / f"{cfg['trace_id']}.jsonl"
         write_records(path, res.records, grouped=True)
         report = check_paths([path], select(None, Options(), liveness=True), workers=1)
         assert report.n_rejected == 0
         (outcome,) = report.outcomes
         got = {k: v for k, v in outcome.verdicts.items() if k in ALL}
-        assert got == dict.fromkeys(ALL, Verdict.HOLDS), (cfg.trace_id, outcome.results)
+        assert got == dict.fromkeys(ALL, Verdict.HOLDS), (cfg["trace_id"], outcome.results)
 
 
 def test_tomp_raises_are_lower_bounds(monkeypatch) -> None:
     """004 section 3.2.3.2: a raised timestamp never exceeds the final one; the planted
     "raise-all" (max_next_ts over every acknowledgement) overshoots."""
-    def run(broken: str | None) -> int:
+    def run(variant: str | None) -> int:
         raised: list[tuple[str, Timestamp]] = []
         orig = TompProcess._anticipate
 
@@ -141,9 +146,8 @@ def test_tomp_raises_are_lower_bounds(monkeypatch) -> None:
             raised.extend((m, new) for m, _, new in out.raised)
 
         monkeypatch.setattr(TompProcess, "_anticipate", spy)
-        res = simulate_ack(AckSimConfig(protocol="tomp", n=4, rate=600, messages=300,
-                                        delay=Delay("exponential", 0.001), seed=3,
-                                        broken=broken))
+        res = simulate_ack("tomp", variant, n=4, rate=600, messages=300,
+                           delay=Delay("exponential", 0.001), seed=3)
         monkeypatch.undo()
         final = {r["msg"]: Timestamp.parse(r["x_final_ts"])
                  for r in res.records if r["kind"] == "deliver"}
@@ -154,21 +158,20 @@ def test_tomp_raises_are_lower_bounds(monkeypatch) -> None:
     assert run("raise-all") > 0
 
 
-@pytest.mark.parametrize("protocol,broken", [("abcast", "ignore-head"),
-                                             ("abcast", "deliver-ud"),
-                                             ("tomp", "ignore-head"),
-                                             ("tomp", "raise-all")])
-def test_planted_faults_are_caught(protocol: str, broken: str) -> None:
+@pytest.mark.parametrize("protocol,variant", [("abcast", "ignore-head"),
+                                              ("abcast", "deliver-ud"),
+                                              ("tomp", "ignore-head"),
+                                              ("tomp", "raise-all")])
+def test_planted_faults_are_caught(protocol: str, variant: str) -> None:
     """A variant that delivers before the timestamp is final (or raises too far) breaks
     total order on some seed, and the checker says so; the clean model on the same
     seeds does not."""
     caught = False
     for seed in range(1, 6):
-        cfg = dict(protocol=protocol, n=4, rate=500, messages=200,
-                   delay=Delay("exponential", 0.001), seed=seed)
-        v = verdicts(simulate_ack(AckSimConfig(**cfg, broken=broken)).records,
+        cfg = dict(n=4, rate=500, messages=200, delay=Delay("exponential", 0.001), seed=seed)
+        v = verdicts(simulate_ack(protocol, variant, **cfg).records,
                      ["total-order-weak", "total-order-strong"])
-        assert verdicts(simulate_ack(AckSimConfig(**cfg)).records,
+        assert verdicts(simulate_ack(protocol, **cfg).records,
                         ["total-order-weak", "total-order-strong"]) == {
             "total-order-weak": Verdict.HOLDS, "total-order-strong": Verdict.HOLDS}
         if v["total-order-weak"] == Verdict.VIOLATED:
@@ -183,27 +186,30 @@ def test_literal_counter_rule_is_not_a_total_order() -> None:
     a final timestamp it has delivered: the checker finds an inversion on some seed
     (model/abcast.py's decision)."""
     found = [seed for seed in range(1, 9)
-             if verdicts(simulate_ack(AckSimConfig(
-                 protocol="abcast", n=4, rate=500, messages=300,
-                 delay=Delay("exponential", 0.001), seed=seed,
-                 raise_counter=False)).records,
-                 ["total-order-weak"])["total-order-weak"] == Verdict.VIOLATED]
+             if verdicts(simulate_ack("abcast", "literal-counter", n=4, rate=500,
+                                      messages=300, delay=Delay("exponential", 0.001),
+                                      seed=seed).records,
+                         ["total-order-weak"])["total-order-weak"] == Verdict.VIOLATED]
     assert found
 
 
 def test_bad_config_is_refused() -> None:
-    with pytest.raises(ValueError, match="protocol must be one of"):
-        simulate_ack(AckSimConfig(protocol="toto"))
+    with pytest.raises(ValueError, match="unknown protocol"):
+        simulate(SimConfig(protocol="nope"))
     with pytest.raises(ValueError, match="at least 2"):
-        simulate_ack(AckSimConfig(n=1))
+        simulate_ack(n=1)
     with pytest.raises(ValueError, match="source must be"):
-        simulate_ack(AckSimConfig(source="bursty"))
+        simulate_ack(source="bursty")
     with pytest.raises(ValueError, match="no link from p1 to itself"):
-        simulate_ack(AckSimConfig(n=3, link_delays={("p1", 1): LAN}))
+        simulate_ack(n=3, link_delays={("p1", 1): LAN})
     with pytest.raises(ValueError, match="unknown process"):
-        simulate_ack(AckSimConfig(n=3, link_delays={("p1", "p7"): LAN}))
-    with pytest.raises(ValueError, match="broken must be one of"):
-        simulate_ack(AckSimConfig(protocol="abcast", broken="raise-all"))
+        simulate_ack(n=3, link_delays={("p1", "p7"): LAN})
+    with pytest.raises(ValueError, match="--variant must be one of"):
+        simulate_ack("abcast", "raise-all")
+    with pytest.raises(ValueError, match="does not take delta"):
+        simulate(SimConfig(protocol="abcast", options={"delta": 2}))
+    with pytest.raises(ValueError, match="no failure handling"):
+        simulate_ack("abcast", crashes=(("p1", 0.1),))
 
 
 def _parser(add) -> argparse.ArgumentParser:
@@ -212,10 +218,10 @@ def _parser(add) -> argparse.ArgumentParser:
     return p
 
 
-def test_cli_simulate_ack_writes_checkable_trace(tmp_path, capsys) -> None:
+def test_cli_simulate_writes_checkable_trace(tmp_path, capsys) -> None:
     out = tmp_path / "t.jsonl"
-    args = _parser(acksim_cli.add_parser).parse_args(
-        ["simulate-ack", "--protocol", "abcast", "--n", "3", "--messages", "90",
+    args = _parser(simulate_cli.add_parser).parse_args(
+        ["simulate", "--protocol", "abcast", "--n", "3", "--messages", "90",
          "--rate", "300", "--seed", "7", "--out", str(out)])
     assert args.func(args) == 0
     text = capsys.readouterr().out
@@ -224,21 +230,27 @@ def test_cli_simulate_ack_writes_checkable_trace(tmp_path, capsys) -> None:
     assert not report.violated and report.outcomes[0].verdicts["liveness"] == Verdict.HOLDS
 
 
-def test_run_ack_takes_simulate_namespace(tmp_path, capsys) -> None:
-    """The Namespace ``tomkit simulate`` parses works for run_ack (once simulate accepts
-    --protocol abcast|tomp; here the protocol is set after parsing); --crash is refused."""
+def test_cli_options_are_the_protocols(tmp_path, capsys) -> None:
+    """--variant is ABCAST's and TOMP's, --delta the ToTo family's: each is refused for
+    a protocol that does not declare it; --crash is refused for protocols without
+    failure handling."""
     parser = _parser(simulate_cli.add_parser)
     out = tmp_path / "t.jsonl.gz"
-    args = parser.parse_args(["simulate", "--n", "4", "--messages", "80", "--seed", "3",
-                              "--delay", "gamma", "--out", str(out)])
-    args.protocol = "tomp"
-    assert acksim_cli.run_ack(args) == 0
-    assert "tomp n=4" in capsys.readouterr().out
+    args = parser.parse_args(["simulate", "--protocol", "tomp", "--n", "4", "--messages",
+                              "80", "--seed", "3", "--delay", "gamma", "--variant",
+                              "literal-counter", "--out", str(out)])
+    assert args.func(args) == 0
+    assert "tomp n=4 variant=literal-counter" in capsys.readouterr().out
     assert out.exists()
-    args = parser.parse_args(["simulate", "--crash", "p1@0.1", "--out", str(out)])
-    args.protocol = "abcast"
-    assert acksim_cli.run_ack(args) == 2
-    assert "--crash" in capsys.readouterr().err
-    args = parser.parse_args(["simulate", "--out", str(tmp_path / "t.txt")])
-    args.protocol = "abcast"
-    assert acksim_cli.run_ack(args) == 2
+    for argv, err in [(["--protocol", "abcast", "--crash", "p1@0.1"], "no failure handling"),
+                      (["--protocol", "abcast", "--delta", "2"], "--delta does not apply"),
+                      (["--protocol", "toto", "--variant", "raise-all"],
+                       "--variant does not apply"),
+                      (["--protocol", "abcast", "--variant", "raise-all"],
+                       "--variant must be one of")]:
+        args = parser.parse_args(["simulate", *argv, "--out", str(out)])
+        assert args.func(args) == 2
+        assert err in capsys.readouterr().err
+    args = parser.parse_args(["simulate", "--protocol", "abcast", "--out",
+                              str(tmp_path / "t.txt")])
+    assert args.func(args) == 2

@@ -1,0 +1,21 @@
+"""Every protocol model, by name: the registry the simulator, the fuzzer, the replayer and
+the command line read (each protocol declares itself in its own module)."""
+
+from __future__ import annotations
+
+from tomkit.model import abcast, tomp, toto
+from tomkit.model.process import Protocol
+
+__all__ = ["PROTOCOLS", "protocol"]
+
+#: name -> protocol, in the order ``tomkit simulate --help`` lists them
+PROTOCOLS: dict[str, Protocol] = {
+    p.name: p for p in [*toto.protocols(), abcast.protocol(), tomp.protocol()]}
+
+
+def protocol(name: str) -> Protocol:
+    """The protocol ``name``; ValueError naming the known ones otherwise."""
+    try:
+        return PROTOCOLS[name]
+    except KeyError:
+        raise ValueError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}") from None

@@ -1,0 +1,57 @@
+"""Processes' outputs as v1 trace records: what the simulator and the fuzzer write.
+
+A :class:`Recorder` holds one trace's records. Every record is ``trace``, ``process``,
+``kind``, ``msg`` (for sends, receptions and deliveries), then ``deps`` on an application
+send that logs them, then ``time``, then the extension fields the process gave
+(:class:`~tomkit.model.process.Logged`), in that order. The order of records is the
+order of the calls: each process's records are in its local order, as the format asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tomkit.model.process import Output
+
+__all__ = ["Recorder"]
+
+
+class Recorder:
+    """The records of one trace ``trace_id`` over processes named ``names``."""
+
+    __slots__ = ("trace_id", "names", "records")
+
+    def __init__(self, trace_id: str, names: Sequence[str]) -> None:
+        self.trace_id = trace_id
+        self.names = tuple(names)
+        self.records: list[dict] = []
+
+    def sent(self, i: int, mid: str, out: Output, t: float) -> None:
+        """Process i's application send of ``mid`` (``out`` is what ``on_send`` returned)."""
+        rec = {"trace": self.trace_id, "process": self.names[i], "kind": "send", "msg": mid}
+        if out.deps is not None:
+            rec["deps"] = out.deps
+        rec["time"] = t
+        if out.fields:
+            rec.update(out.fields)
+        self.records.append(rec)
+
+    def logged(self, i: int, out: Output, t: float) -> int:
+        """Process i's receptions, then its deliveries, of one input; returns how many
+        deliveries."""
+        tid, name, recs = self.trace_id, self.names[i], self.records
+        for m, fields in out.received:
+            rec = {"trace": tid, "process": name, "kind": "recv", "msg": m, "time": t}
+            if fields:
+                rec.update(fields)
+            recs.append(rec)
+        for m, fields in out.delivered:
+            rec = {"trace": tid, "process": name, "kind": "deliver", "msg": m, "time": t}
+            if fields:
+                rec.update(fields)
+            recs.append(rec)
+        return len(out.delivered)
+
+    def crash(self, i: int, t: float) -> None:
+        self.records.append({"trace": self.trace_id, "process": self.names[i],
+                             "kind": "crash", "time": t})

@@ -1,0 +1,566 @@
+"""The ToTo family's process: a deterministic state machine over a causal DAG view.
+
+Sources: 000 (Dolev, Kramer, Malki, ToTo) section 2.1 and Figure 1 (Transis ACKs),
+Figure 3 (the event-driven delivery loop), section 5 and Figure 4 (Crash(q)), section 6
+(index of latency); 002 (Johnson, Maugis) for S-ToTo, G-ToTo and GL-ToTo.
+
+A :class:`TotoProcess` is a :class:`~tomkit.model.dag.DagView` plus a delivery rule from
+:data:`~tomkit.model.rules.RULES` and its :class:`~tomkit.model.rules.Params`. Its core
+has three inputs and no I/O:
+
+* :meth:`TotoProcess.receive`: a message arrives from the network. The DagView buffers it
+  until its causal predecessors are visible (Transis' causal layer), then the rule is
+  drained: evaluated until it delivers nothing more (000 Figure 3 is event driven, and
+  a delivery opens an activation that may be deliverable at once).
+* :meth:`TotoProcess.send`: the process multicasts a new message. It receives its own
+  message at once (001 section 3: "A process receives its own messages immediately").
+* :meth:`TotoProcess.crash`: the membership service's Crash(q) event (000 Figure 4).
+
+Around that core it implements the common process interface (``model/process.py``:
+``on_send``, ``on_receive``, ``on_timer``, ``on_crash``, ``on_view``), with what Transis
+adds and the trace needs:
+
+* Idle ACKs (decision). 000's measurements ran on Transis, which acknowledges messages
+  even when the application is silent; without that the last messages of a finite run
+  would never collect the votes they need. A process that has undelivered application
+  messages in its view, something new to acknowledge, and has not sent for
+  ``ack_timeout`` seconds multicasts an ACK-only message (:class:`AckOnly`, named
+  ``<name>.ack<k>``), asking for a timer to notice the idle time. ACK-only messages are
+  DAG messages like any other (they vote and are ordered), but they belong to the
+  ordering layer, not the application: they are never delivered to it.
+* What the trace logs. The ``deps`` logged for an application message are, per
+  processor, the latest *application* message it follows (what the checkers' causal
+  order reads): the process keeps, per sender, the latest application message up to
+  each of its messages. So that a replay (``tomkit conform``) sees exactly the DAG the
+  processes saw, the trace also carries the ordering layer's view in extension fields,
+  which no safety property reads: every application send has ``x_dag_deps``, the
+  message's own ACKs (possibly ACK-only messages), and every ACK-only message appears
+  only as ``recv`` records marked ``x_ack_only: true`` with ``x_sender`` and
+  ``x_dag_deps``, one at each process where it became visible (its sender included). It
+  is never a ``send``: the application did not send it, and validity, FIFO and liveness
+  are about application messages. A ``recv`` is logged when a message becomes visible in
+  the causally closed view (possibly later than its arrival); deliveries carry 000
+  section 6's ``x_index_of_latency``. The membership's Crash(q) notice is logged when it
+  reaches the process, as a ``recv`` of ``crash/<q>`` with ``x_crash: q`` (000 section
+  5.1: the membership service sends it; no property reads it as an application message).
+
+What a new message ACKs (decision). 000 section 2.1 describes Transis: "each newly
+emitted message contains ACKs to previous messages", and Figure 1's example has
+m_{d,2} *explicitly* acknowledge m_{c,1} and m_{e,2}, and only implicitly m_{a,1},
+m_{d,1} and m_{e,1}. Those explicit ACKs are the *heads* of d's view: the latest visible
+message of each processor that no other latest message already follows. We take that
+choice: a message ACKs the heads of its sender's view. It is the minimal deps set that
+makes the message follow everything its sender has seen (so it votes as much as it can,
+which is what ToTo's latency depends on), and it always includes, directly or
+implicitly, the sender's previous message, as the DAG requires.
+
+Crash(q) (decision). 000 section 5.1: Crash(q) is generated after the membership's
+Agree stage, which fixes the set of q's messages, and it "indicates that ... no more
+messages from q will be received henceforth". So every message of q that the process
+will ever get must be in its view before Crash(q) takes effect. :meth:`Process.crash`
+applies Crash(q) at once when no message of q waits in the causal buffer, and otherwise
+defers it until the buffered ones are released (the DagView refuses a crash with
+buffered messages of q). Bringing every message of q to the process before the event
+is the caller's job (the simulator schedules the event after q's last message arrives).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, NamedTuple
+
+from tomkit.model.dag import DagFacts, DagView, Message
+from tomkit.model.process import (
+    Logged,
+    Crash,
+    Option,
+    Output,
+    Protocol,
+    Receive,
+    Replayed,
+    ReplayError,
+    Transmit,
+    View,
+    ViewChange,
+)
+from tomkit.model.rules import RULES, Decider, Params, Rule, apply
+
+__all__ = ["OPTIONS", "PROMISES", "AckOnly", "Delivered", "Step", "TotoProcess", "protocols",
+           "replay"]
+
+_ID = attrgetter("id")
+
+
+class Delivered(NamedTuple):
+    """One message delivered to the application.
+
+    ``index_of_latency`` is 000 section 6's measure: the processors heard from in the
+    activation when the message is delivered; ``width`` is the number of candidates
+    (|M_G|) when the rule fired, 000 section 6's "size of the candidate set".
+    """
+
+    msg: str
+    index_of_latency: int
+    width: int
+    clause: str
+
+
+@dataclass(slots=True, init=False)
+class Step:
+    """What one input did: messages that became visible (reached the ordering layer),
+    in causal order, and the deliveries, in delivery order."""
+
+    released: list[str]
+    delivered: list[Delivered]
+    #: processors whose deferred Crash(q) took effect during this input
+    crashes_applied: list[str]
+
+    # by hand rather than generated: dataclass's __init__ calls a factory per field, and
+    # one Step is built per message received
+    def __init__(self, released: list[str] | None = None,
+                 delivered: list[Delivered] | None = None,
+                 crashes_applied: list[str] | None = None) -> None:
+        self.released = [] if released is None else released
+        self.delivered = [] if delivered is None else delivered
+        self.crashes_applied = [] if crashes_applied is None else crashes_applied
+
+
+@dataclass(frozen=True)
+class AckOnly(Message):
+    """An ACK-only message (Transis; module docstring): it votes and is ordered like any
+    DAG message, and is never delivered to the application."""
+
+
+class TotoProcess:
+    """One process of the ToTo family (see the module docstring). ``params`` defaults to
+    ``Params(delta=ceil(n / 2))``; ``facts`` is a :class:`~tomkit.model.dag.DagFacts`
+    shared with the other processes of one run (the simulator's), a speed-up only;
+    ``ack_timeout`` is the idle time before an ACK-only message (None: never one).
+
+    >>> a, b = TotoProcess("a", ["a", "b"], "all-ack"), TotoProcess("b", ["a", "b"], "all-ack")
+    >>> m, st = a.send()
+    >>> st.released, st.delivered
+    (['a.1'], [])
+    >>> [d.msg for d in b.receive(m).delivered]       # b has not sent: a alone is seen
+    []
+    >>> m2, st = b.send()
+    >>> m2.deps, [d.msg for d in st.delivered]
+    (('a.1',), ['a.1'])
+    """
+
+    def __init__(self, name: str, processors: Sequence[str], rule: str | Rule,
+                 params: Params | None = None, *, facts: DagFacts | None = None,
+                 ack_timeout: float | None = None) -> None:
+        self.name = name
+        # facts: shared by the processes of one simulation (see DagFacts)
+        self.dag = DagView(processors, facts)
+        if name not in self.dag.processors:
+            raise ValueError(f"process {name!r} not in the configuration")
+        self.rule: Rule = RULES[rule] if isinstance(rule, str) else rule
+        # delta defaults to ceil(n/2), the least ToTo allows (000 section 4.1)
+        self.params = params if params is not None else Params(delta=(self.dag.n + 1) // 2)
+        self.sent = 0
+        self.last_sent: str | None = None
+        # Per sender, how many of its messages wait in the causal buffer: the DagView
+        # keeps its buffer private, and Crash(q) must wait for these (see crash()).
+        self._buffered_from: dict[str, int] = {}
+        self._buffered: dict[str, str] = {}
+        self._pending_crashes: list[str] = []
+        # vocab_version at which the rule last delivered nothing: a rule is a pure
+        # function of the vocabulary, so re-evaluating it then is wasted work
+        self._quiet_at = -1
+        self._decide = Decider(self.rule, self.params, self.dag.n)
+        # (last_sent, how many visible messages it follows): a vc never changes
+        self._covers: tuple[str | None, int] = (None, 0)
+        # ---- the interface's part (module docstring)
+        self.index = self.dag.rank(name)
+        self.ack_timeout = ack_timeout
+        self._others = tuple(r for r in range(self.dag.n) if r != self.index)
+        #: per sender (by rank), the latest application message up to each of its
+        #: messages (index: the message's seq; 0: none yet)
+        self._app_upto: list[list[str | None]] = [[None] for _ in range(self.dag.n)]
+        self._ack_only: set[str] = set()
+        self.app_visible = self.app_delivered = 0
+        self.acks_sent = 0
+        #: over this process's application deliveries: index of latency, candidate set size
+        self.sum_index_of_latency = self.sum_width = 0
+        self._last_send = -math.inf
+        self._timer_set = False
+
+    # ------------------------------------------------------------------------ inputs
+
+    def heads(self) -> tuple[str, ...]:
+        """The latest visible message of each processor that no other processor's latest
+        message follows, in configuration order: what a new message ACKs."""
+        return self.dag.heads()
+
+    def send(self, mid: str | None = None, *, ack_only: bool = False) -> tuple[Message, Step]:
+        """Create the next message (ACKing :meth:`heads`) and receive it at once.
+
+        ``mid`` defaults to ``"<name>.<k>"``, k counting this process's messages from 1.
+        """
+        self.sent += 1
+        msg = (AckOnly if ack_only else Message)(
+            mid if mid is not None else f"{self.name}.{self.sent}", self.name, self.heads())
+        self.last_sent = msg.id
+        return msg, self.receive(msg)
+
+    def receive(self, msg: Message) -> Step:
+        """A message from the network (or the process's own): insert it and drain."""
+        out = Step()
+        if msg.id in self._buffered:
+            return out
+        released = self.dag.insert(msg)
+        if not released:
+            if msg.id not in self.dag:
+                self._buffered[msg.id] = msg.sender
+                self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
+            return out
+        out.released = [msg.id] if len(released) == 1 else list(map(_ID, released))
+        if self._buffered:
+            for m in released:
+                if self._buffered.pop(m.id, None) is not None:
+                    self._buffered_from[m.sender] -= 1
+        if self._pending_crashes:
+            self._apply_crashes(out)
+        if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
+            self._drain(out)
+        return out
+
+    def crash(self, q: str) -> Step:
+        """Crash(q) (000 Figure 4): q joins Defunc, then drain. Deferred while messages of
+        q wait in the causal buffer (see the module docstring)."""
+        out = Step()
+        if q in self.dag.defunc or q in self._pending_crashes:
+            return out
+        self._pending_crashes.append(q)
+        self._apply_crashes(out)
+        self._drain(out)
+        return out
+
+    # --------------------------------------------------------- the process interface
+
+    def on_send(self, mid: str, now: float) -> Output:
+        """The application multicasts ``mid`` (model/process.py)."""
+        msg, st = self.send(mid)
+        self._last_send = now
+        out = self._output(st, now)
+        out.deps = self._app_deps(msg)
+        out.fields = {"x_dag_deps": list(msg.deps)}
+        out.sends.append(Transmit(msg, self._others))
+        return out
+
+    def on_receive(self, packet: Message, now: float) -> Output:
+        return self._output(self.receive(packet), now)
+
+    def on_timer(self, now: float) -> Output:
+        """The idle-ACK timer (module docstring): an ACK-only message if the process has
+        been idle for ``ack_timeout`` and still needs one."""
+        self._timer_set = False
+        if not self._needs_ack():
+            return Output()
+        due = self._last_send + self.ack_timeout  # type: ignore[operator]
+        if due > now:  # sent since the timer was armed: idle time restarts there
+            self._timer_set = True
+            out = Output()
+            out.timer = due
+            return out
+        self.acks_sent += 1
+        msg, st = self.send(f"{self.name}.ack{self.acks_sent}", ack_only=True)
+        self._last_send = now
+        out = self._output(st, now)
+        out.sends.append(Transmit(msg, self._others, control=True))
+        return out
+
+    def on_crash(self, q: int, now: float) -> Output:
+        """Crash(q); logged as the reception of the membership's notice (``crash/<q>``,
+        ``x_crash``: q), which the replay turns back into Crash(q)."""
+        name = self.dag.processors[q]
+        out = self._output(self.crash(name), now)
+        out.received.insert(0, Logged(f"crash/{name}", {"x_crash": name}))
+        return out
+
+    def on_view(self, view: View, now: float) -> Output:
+        """A view leaving out a processor is its Crash(q) here (000 section 5.1: the
+        membership's view change is how this process learns of the crash)."""
+        out = Output()
+        for q in range(self.dag.n):
+            if q not in view.members:
+                st = self._output(self.crash(self.dag.processors[q]), now)
+                out.received += st.received
+                out.delivered += st.delivered
+                if st.timer is not None:
+                    out.timer = st.timer
+        return out
+
+    def _output(self, st: Step, now: float) -> Output:
+        """The interface's Output of a core Step: releases and application deliveries
+        logged, the app tracking updated, the idle-ACK timer armed if now needed."""
+        out = Output()
+        received, upto, ack_only = out.received, self._app_upto, self._ack_only
+        if st.released:
+            dag = self.dag
+            for m in st.released:
+                msg = dag.message(m)
+                chain = upto[dag.rank(msg.sender)]
+                if type(msg) is AckOnly:
+                    ack_only.add(m)
+                    chain.append(chain[-1])
+                    received.append(Logged(m, {"x_ack_only": True, "x_sender": msg.sender,
+                                               "x_dag_deps": list(msg.deps)}))
+                else:
+                    chain.append(m)
+                    self.app_visible += 1
+                    received.append(Logged(m))
+        if st.delivered:
+            delivered = out.delivered
+            for m, iol, width, _ in st.delivered:
+                if m in ack_only:
+                    continue
+                self.app_delivered += 1
+                self.sum_index_of_latency += iol
+                self.sum_width += width
+                delivered.append(Logged(m, {"x_index_of_latency": iol}))
+        if not self._timer_set and self._needs_ack():
+            self._timer_set = True
+            out.timer = max(now, self._last_send) + self.ack_timeout  # type: ignore[operator]
+        return out
+
+    def _needs_ack(self) -> bool:
+        return (self.ack_timeout is not None and self.app_visible > self.app_delivered
+                and not self.covered())
+
+    def _app_deps(self, msg: Message) -> list[str]:
+        """Per processor, the latest application message that ``msg`` (just sent here)
+        follows, besides itself: the causal relation among application messages, ACK-only
+        ones elided (module docstring)."""
+        out = []
+        own = self.index
+        for r, (k, upto) in enumerate(zip(self.dag.vc(msg.id), self._app_upto)):
+            m = upto[k - 1 if r == own else k]
+            if m is not None:
+                out.append(m)
+        return out
+
+    # ------------------------------------------------------------------------ state
+
+    @property
+    def pending_crashes(self) -> tuple[str, ...]:
+        """Crash(q) events received but waiting for buffered messages of q."""
+        return tuple(self._pending_crashes)
+
+    def covered(self) -> bool:
+        """Whether this process's last message follows every visible message (a new
+        message would ACK nothing new)."""
+        if self.last_sent is None:
+            return len(self.dag) == 0
+        mid, follows = self._covers
+        if mid != self.last_sent:
+            follows = sum(self.dag.vc(self.last_sent))
+            self._covers = (self.last_sent, follows)
+        return follows == len(self.dag)
+
+    # ----------------------------------------------------------------------- internal
+
+    def _apply_crashes(self, out: Step) -> None:
+        still = []
+        for q in self._pending_crashes:
+            if self._buffered_from.get(q, 0):
+                still.append(q)
+            else:
+                self.dag.crash(q)
+                out.crashes_applied.append(q)
+        self._pending_crashes = still
+
+    def _drain(self, out: Step) -> None:
+        """Evaluate the rule until it delivers nothing more (see the module docstring).
+
+        The simulator's inner loop: with a compiled rule (model/compiled.py) and nothing
+        marked, the rule's slot mask is applied to the view directly (it names distinct
+        unmarked candidates, so DagView.deliver's checks are skipped); otherwise through
+        Decider.decision and rules.apply, which give the same result (tested)."""
+        dag, decider = self.dag, self._decide
+        by_k = decider._by_k
+        delivered = out.delivered
+        new = tuple.__new__  # a Delivered without its Python-level __new__
+        while dag.vocab_version != self._quiet_at:
+            cands = dag._cands  # (dag.rule_inputs(), read in place: this loop is hot)
+            k = len(cands)
+            fn = by_k[k] if k in by_k else decider.compiled_for(k)
+            if fn is None or dag._marked:
+                d = decider.decision(dag)
+                if d is None:
+                    self._quiet_at = dag.vocab_version
+                    return
+                msgs, clause, ends = d
+                iol = apply(dag, msgs, ends, self.rule)
+            else:
+                r = fn.fn(dag._yes, dag._tailm, dag._cand_marked, dag._cand_rank, dag._seen)
+                if r is None:
+                    self._quiet_at = dag.vocab_version
+                    return
+                i, mask = r
+                clause, ends = fn.options[i]
+                if mask == fn.full and k:
+                    msgs = tuple(cands)
+                else:
+                    msgs = tuple([c for j, c in enumerate(cands) if mask >> j & 1])
+                    if not msgs:  # as rules.apply: nothing would change, and we would loop
+                        raise ValueError(f"{getattr(self.rule, '__name__', self.rule)} "
+                                         "returned an empty delivery")
+                iol = dag._heard.bit_count()  # (dag.index_of_latency())
+                dag.deliver_checked(msgs, ends)
+            if len(msgs) == 1:
+                delivered.append(new(Delivered, (msgs[0], iol, k, clause)))
+            else:
+                delivered += [new(Delivered, (m, iol, k, clause)) for m in msgs]
+
+
+# ---------------------------------------------------------------------------- the protocols
+
+#: the options every ToTo-family protocol takes
+OPTIONS = (
+    Option("delta", int, None, "the rule's delta (default ceil(n/2), the least ToTo allows: "
+           "4 for n = 8; all-ack ignores it)"),
+    Option("rule", str, None, "run this delivery rule instead of the protocol's: a mutant "
+           "of model/mutants.py or module:function (the protocol then only names the run)"),
+    Option("ack_timeout", float, None, "idle time before an ACK-only message, in seconds "
+           "(default 5 mean source periods: 5 / rate)"),
+)
+
+#: what every run must satisfy (000 section 2: ToTo delivers in one total order that
+#: extends the causal order; a sender's messages follow one another causally)
+PROMISES = ("integrity", "total-order-weak", "total-order-strong", "global-order",
+            "causal-order", "fifo-order")
+
+
+def make(name: str) -> Callable[[Sequence[str], Mapping[str, Any], float], list[TotoProcess]]:
+    """The process factory of the protocol ``name`` (a rule of ``model.rules.RULES``)."""
+
+    def make_processes(names: Sequence[str], options: Mapping[str, Any],
+                       rate: float) -> list[TotoProcess]:
+        rule: str | Rule = name
+        if options.get("rule") is not None:
+            r = options["rule"]
+            if isinstance(r, str):
+                from tomkit.model.mutants import resolve_rule
+
+                r = resolve_rule(r)
+            rule = r
+        delta = options.get("delta")
+        params = Params(delta=delta if delta is not None else (len(names) + 1) // 2)
+        ack = options.get("ack_timeout")
+        # one DagFacts: every process receives the same Message objects, whose vcs are
+        # then computed once (model/dag.py)
+        facts = DagFacts(names)
+        return [TotoProcess(p, names, rule, params, facts=facts,
+                            ack_timeout=ack if ack is not None else 5.0 / rate)
+                for p in names]
+
+    return make_processes
+
+
+def summary(procs: Sequence[TotoProcess], records: Sequence[Mapping], stats: dict) -> dict:
+    """delta (as the rule ran), acks (ACK-only messages), mean_index_of_latency and
+    mean_width (000 section 6: processors heard from, and candidates, when an application
+    message is delivered)."""
+    d = stats["deliveries"]
+    stats["delta"] = procs[0].params.delta
+    stats["acks"] = sum(p.acks_sent for p in procs)
+    stats["mean_index_of_latency"] = (sum(p.sum_index_of_latency for p in procs) / d
+                                      if d else math.nan)
+    stats["mean_width"] = sum(p.sum_width for p in procs) / d if d else math.nan
+    return stats
+
+
+def describe(stats: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
+    return [f"delta {stats['delta']}: sent {stats['sends']} messages ({stats['acks']} ACK-only), "
+            f"{stats['deliveries']} deliveries, {stats['undelivered']} undelivered at "
+            "surviving processes",
+            f"mean index of latency {stats['mean_index_of_latency']:.3f}, mean latency "
+            f"{stats['mean_latency'] * 1000:.3f} ms, mean candidate set "
+            f"{stats['mean_width']:.3f}"]
+
+
+def replay(records: Sequence[Mapping], names: Sequence[str],
+           options: Mapping[str, Any]) -> dict[str, list[Replayed]]:
+    """Each process's inputs from a recorded trace (``tomkit conform``).
+
+    A process's own send and each ``recv`` bring a DAG message, whose ACKs are the send's
+    ``x_dag_deps`` when logged, else its ``deps``; ACK-only messages are ``recv`` records
+    marked ``x_ack_only`` with ``x_sender`` and ``x_dag_deps`` (module docstring). A process
+    receives its own message when it sends it (000 section 3), so the ``recv`` of its own
+    message logged after the send brings nothing new. A ``recv`` with ``x_crash: q`` (the
+    membership's notice, as the simulator logs it) and a ``view`` leaving a processor out
+    are the Crash(q) event at that process (000 Figure 4). Receptions must be logged:
+    without them there is nothing to replay.
+    """
+    sends: dict[str, Mapping] = {}
+    for r in records:
+        if r["kind"] == "send" or (r["kind"] == "recv" and r.get("x_ack_only")):
+            sends.setdefault(r["msg"], r)
+    if not any(r["kind"] == "recv" for r in records):
+        raise ReplayError("the trace logs no recv events: conformance needs each process's "
+                          "receptions to replay")
+    at = {p: i for i, p in enumerate(names)}
+    packets: dict[str, Message] = {}
+
+    def packet(p: str, mid: str) -> Message:
+        m = packets.get(mid)
+        if m is not None:
+            return m
+        s = sends.get(mid)
+        if s is None:
+            raise ReplayError(f"{p} receives {mid}, which no process sent")
+        if s["kind"] == "send":
+            sender, cls = s["process"], Message
+        else:
+            sender, cls = s.get("x_sender"), AckOnly
+            if not sender:
+                raise ReplayError(f"{p}: the ACK-only message {mid} has no x_sender")
+        deps = s.get("x_dag_deps")
+        if deps is None:
+            deps = s.get("deps")
+        m = packets[mid] = cls(mid, sender, tuple(deps or ()))
+        return m
+
+    out: dict[str, list[Replayed]] = {p: [] for p in names}
+    fed: dict[str, set[str]] = {p: set() for p in names}
+    pos: dict[str, int] = {p: 0 for p in names}
+    for r in records:
+        p = r["process"]
+        i = pos[p]
+        pos[p] = i + 1
+        kind = r["kind"]
+        if kind == "recv" and r.get("x_crash") is not None:
+            q = r["x_crash"]
+            if q not in at:
+                raise ReplayError(f"{p}: Crash({q}) of a process not in the trace")
+            out[p].append(Replayed(i, Crash(at[q]), False))
+        elif kind in ("send", "recv"):
+            mid = r["msg"]
+            fresh = mid not in fed[p]
+            fed[p].add(mid)
+            out[p].append(Replayed(i, Receive(packet(p, mid)), fresh))
+        elif kind == "view":
+            out[p].append(Replayed(i, ViewChange(View(r.get("view", ""), tuple(
+                at[m] for m in r["members"] if m in at))), False))
+    return out
+
+
+def protocols() -> list[Protocol]:
+    """all-ack, ToTo (000), S-ToTo, G-ToTo and GL-ToTo (002), one protocol per rule."""
+    titles = {
+        "all-ack": "deliver once every processor is heard from (000 section 6's baseline)",
+        "toto": "ToTo_delta (Dolev, Kramer, Malki; 000 section 4)",
+        "s-toto": "S-ToTo (Johnson, Maugis; 002 section 3)",
+        "g-toto": "G-ToTo (Johnson, Maugis; 002 section 4)",
+        "gl-toto": "GL-ToTo (Johnson, Maugis; 002 section 5)",
+    }
+    return [Protocol(name=r, title=titles[r], make=make(r), options=OPTIONS, fifo=False,
+                     lossy=True, crashes=True, promises=PROMISES, replay=replay,
+                     summary=summary, describe=describe)
+            for r in RULES]
