@@ -74,8 +74,8 @@ from typing import Any, NamedTuple
 
 from tomkit.model.dag import DagFacts, DagView, Message
 from tomkit.model.process import (
-    Logged,
     Crash,
+    Logged,
     Option,
     Output,
     Protocol,
