@@ -236,7 +236,8 @@ class AbcastProcess:
 
     def __init__(self, host: int, group: Sequence[int], counter: int = 0, *,
                  raise_counter: bool = True, broken: str | None = None,
-                 names: Sequence[str] | None = None, control_records: bool = True) -> None:
+                 names: Sequence[str] | None = None, control_records: bool = True,
+                 log_cache: dict | None = None) -> None:
         self.group = tuple(group)
         if len(set(self.group)) != len(self.group):
             raise ValueError(f"group lists a host twice: {self.group}")
@@ -264,6 +265,10 @@ class AbcastProcess:
             f"p{r}" for r in range(len(self.group)))
         self.name = self.names[self.index]
         self.control_records = control_records
+        #: final mid -> (the validation message, its record), shared by a run's hosts
+        self._log_cache: dict[str, tuple[Final, Logged]] = {} if log_cache is None \
+            else log_cache
+        self._to_group = tuple(range(len(self.group)))
         self._recv_at: dict[str, float] = {}
         self._final_at: dict[str, float] = {}
         self._last_sent: str | None = None
@@ -366,17 +371,21 @@ class AbcastProcess:
         return out
 
     def on_receive(self, packet: Data | Ack | Final, now: float) -> Output:
-        if isinstance(packet, Data):
+        cls = type(packet)
+        if cls is Data:
             self._recv_at[packet.mid] = now
-            seen = Logged(packet.mid)
-        elif isinstance(packet, Final):
+            out = self._output(self.on_data(packet), now)  # type: ignore[arg-type]
+            out.received.insert(0, Logged(packet.mid, None))
+            return out
+        if cls is Final:
             self._final_at[packet.mid] = now
-            seen = self._logged_control(packet)
+            out = self._output(self.on_final(packet), now)  # type: ignore[arg-type]
+        elif cls is Ack:
+            out = self._output(self.on_ack(packet), now)  # type: ignore[arg-type]
         else:
-            seen = self._logged_control(packet)
-        out = self._output(self.receive(packet), now)
-        if seen is not None:
-            out.received.insert(0, seen)
+            out = self._output(self.receive(packet), now)
+        if self.control_records:
+            out.received.insert(0, self._logged_control(packet))  # type: ignore[arg-type]
         return out
 
     def on_timer(self, now: float) -> Output:
@@ -390,45 +399,55 @@ class AbcastProcess:
         raise ValueError(f"host {self.host}: {self.protocol} assumes a static group "
                          "(004 section 3.2.1)")
 
-    def _logged_control(self, m: Ack | Final) -> Logged | None:
-        if not self.control_records:
-            return None
+    def _logged_control(self, m: Ack | Final) -> Logged:
+        """The recv record of a protocol message (module docstring). A validation message
+        reaches every host: its record is rendered once per run (``log_cache``)."""
         names = self.names
-        if isinstance(m, Ack):
-            fields: dict[str, Any] = {"x_packet": "ack", "x_of": m.mid,
-                                      "x_from": names[self.rank[m.host]], "x_ts": str(m.ts)}
+        if type(m) is Ack:
+            frm = names[self.rank[m.host]]
+            fields: dict[str, Any] = {"x_packet": "ack", "x_of": m.mid, "x_from": frm,
+                                      "x_ts": f"{m.ts[0]}.{m.ts[1]}"}
             if m.next_mid is not None:
                 fields["x_next_mid"] = list(m.next_mid)
-            return Logged(f"{m.mid}/ack/{fields['x_from']}", fields)
+            return Logged(f"{m.mid}/ack/{frm}", fields)
+        cached = self._log_cache.get(m.mid)
+        if cached is not None and cached[0] is m:
+            return cached[1]
         fields = {"x_packet": "final", "x_of": m.mid, "x_from": names[self.rank[m.sender]],
-                  "x_ts": str(m.ts)}
+                  "x_ts": f"{m.ts[0]}.{m.ts[1]}"}
         if m.min_next_mid is not None and m.max_next_ts is not None:
             fields["x_min_next_mid"] = list(m.min_next_mid)
-            fields["x_max_next_ts"] = [str(t) for t in m.max_next_ts]
-        return Logged(f"{m.mid}/final", fields)
+            fields["x_max_next_ts"] = [f"{c}.{h}" for c, h in m.max_next_ts]
+        logged = Logged(f"{m.mid}/final", fields)
+        self._log_cache[m.mid] = (m, logged)
+        return logged
 
     def _output(self, st: Step, now: float) -> Output:
         out = Output()
-        self.raised += len(st.raised)
-        for d in st.delivered:
-            r = self._recv_at.pop(d.mid)
-            # a planted fault may deliver before the final timestamp (t1 is then open)
-            f = self._final_at.pop(d.mid, now)
-            out.delivered.append(Logged(d.mid, {"x_t1": f - r, "x_t2": now - f,
-                                                "x_final_ts": str(d.ts)}))
-            self._last_delivered = d.mid
-        rank = self.rank
+        if st.raised:
+            self.raised += len(st.raised)
+        if st.delivered:
+            delivered = out.delivered
+            for d in st.delivered:
+                r = self._recv_at.pop(d.mid)
+                # a planted fault may deliver before the final timestamp (t1 is then open)
+                f = self._final_at.pop(d.mid, now)
+                delivered.append(Logged(d.mid, {"x_t1": f - r, "x_t2": now - f,
+                                                "x_final_ts": f"{d.ts[0]}.{d.ts[1]}"}))
+                self._last_delivered = d.mid
         for s in st.sends:
-            to = tuple(rank[h] for h in s.to)
-            if isinstance(s.msg, Data):
-                out.sends.append(Transmit(s.msg, to))
+            msg = s.msg
+            to = self._to_group if s.to == self.group else tuple(self.rank[h] for h in s.to)
+            cls = type(msg)
+            if cls is Data:
+                out.sends.append(Transmit(msg, to))
                 continue
             others = len(to) - (self.index in to)
-            if isinstance(s.msg, Final):
+            if cls is Final:
                 self.finals_sent += others
             else:
                 self.acks_sent += others
-            out.sends.append(Transmit(s.msg, to, control=True))
+            out.sends.append(Transmit(msg, to, True))
         return out
 
     # ------------------------------------------------------------------------ state
@@ -530,9 +549,11 @@ def make(cls: type[AbcastProcess]):
                        rate: float) -> list[AbcastProcess]:
         variant = opts.get("variant")
         group = tuple(range(len(names)))
+        cache: dict = {}  # the hosts of one run share it (_logged_control)
         return [cls(i, group, raise_counter=variant != "literal-counter",
                     broken=variant if variant in cls.broken_variants() else None,
-                    names=names, control_records=opts.get("control_records", True))
+                    names=names, control_records=opts.get("control_records", True),
+                    log_cache=cache)
                 for i in group]
 
     return make_processes

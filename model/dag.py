@@ -517,6 +517,12 @@ class DagView:
         """The visible messages of processor ``q``, in sending order."""
         return tuple(self._chain[self._rank[q]])
 
+    def chain(self, r: int) -> Sequence[str]:
+        """The visible messages of the processor of rank ``r``, in sending order: m_{q,k}
+        is ``chain(r)[k - 1]``. The view's own list, not a copy (the simulator reads it
+        per send): do not change it."""
+        return self._chain[r]
+
     def rank(self, q: str) -> int:
         """Position of processor ``q`` in the configuration order."""
         return self._rank[q]

@@ -80,12 +80,10 @@ class Output:
 
     # by hand rather than a dataclass: one Output is made per input, the simulator's
     # inner loop
-    def __init__(self, sends: list[Transmit] | None = None,
-                 received: list[Logged] | None = None,
-                 delivered: list[Logged] | None = None) -> None:
-        self.sends: list[Transmit] = [] if sends is None else sends
-        self.received: list[Logged] = [] if received is None else received
-        self.delivered: list[Logged] = [] if delivered is None else delivered
+    def __init__(self) -> None:
+        self.sends: list[Transmit] = []
+        self.received: list[Logged] = []
+        self.delivered: list[Logged] = []
         self.deps: list[str] | None = None
         self.fields: Mapping[str, Any] | None = None
         self.timer: float | None = None

@@ -39,18 +39,22 @@ class Recorder:
     def logged(self, i: int, out: Output, t: float) -> int:
         """Process i's receptions, then its deliveries, of one input; returns how many
         deliveries."""
-        tid, name, recs = self.trace_id, self.names[i], self.records
+        tid, name, append = self.trace_id, self.names[i], self.records.append
         for m, fields in out.received:
-            rec = {"trace": tid, "process": name, "kind": "recv", "msg": m, "time": t}
-            if fields:
-                rec.update(fields)
-            recs.append(rec)
-        for m, fields in out.delivered:
-            rec = {"trace": tid, "process": name, "kind": "deliver", "msg": m, "time": t}
-            if fields:
-                rec.update(fields)
-            recs.append(rec)
-        return len(out.delivered)
+            if fields is None:
+                append({"trace": tid, "process": name, "kind": "recv", "msg": m, "time": t})
+            else:
+                append({"trace": tid, "process": name, "kind": "recv", "msg": m, "time": t,
+                        **fields})
+        delivered = out.delivered
+        for m, fields in delivered:
+            if fields is None:
+                append({"trace": tid, "process": name, "kind": "deliver", "msg": m,
+                        "time": t})
+            else:
+                append({"trace": tid, "process": name, "kind": "deliver", "msg": m,
+                        "time": t, **fields})
+        return len(delivered)
 
     def crash(self, i: int, t: float) -> None:
         self.records.append({"trace": self.trace_id, "process": self.names[i],

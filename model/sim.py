@@ -170,6 +170,8 @@ class _Sim:
                 raise ValueError(f"no link from {self.names[i]} to itself")
             self.delays[i][j] = d
         self.uniform = not cfg.link_delays
+        #: per process, every other process
+        self.others = [tuple(j for j in range(n) if j != i) for i in range(n)]
         # With one delay for every link, a packet's k delays are the next k values of its
         # stream, taken from blocks drawn ahead (the same values: model/network.py)
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
@@ -273,7 +275,12 @@ class _Sim:
     def transmit(self, i: int, tr: Transmit) -> None:
         to, packet = tr.to, tr.packet
         to_self = i in to
-        others = [j for j in to if j != i] if to_self else to
+        if not to_self:
+            others = to
+        elif len(to) == self.n:  # the whole group, itself included
+            others = self.others[i]
+        else:
+            others = [j for j in to if j != i]
         if others:
             t = self.now
             if self.uniform:

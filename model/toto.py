@@ -92,6 +92,7 @@ __all__ = ["OPTIONS", "PROMISES", "AckOnly", "Delivered", "Step", "TotoProcess",
            "replay"]
 
 _ID = attrgetter("id")
+_new = tuple.__new__  # a NamedTuple without its Python-level __new__ (the hot loop)
 
 
 class Delivered(NamedTuple):
@@ -179,10 +180,10 @@ class TotoProcess:
         self.index = self.dag.rank(name)
         self.ack_timeout = ack_timeout
         self._others = tuple(r for r in range(self.dag.n) if r != self.index)
-        #: per sender (by rank), the latest application message up to each of its
-        #: messages (index: the message's seq; 0: none yet)
-        self._app_upto: list[list[str | None]] = [[None] for _ in range(self.dag.n)]
+        self._rank = {p: r for r, p in enumerate(self.dag.processors)}
+        #: the visible ACK-only messages
         self._ack_only: set[str] = set()
+        #: application messages visible, and delivered (the idle-ACK test)
         self.app_visible = self.app_delivered = 0
         self.acks_sent = 0
         #: over this process's application deliveries: index of latency, candidate set size
@@ -202,33 +203,38 @@ class TotoProcess:
 
         ``mid`` defaults to ``"<name>.<k>"``, k counting this process's messages from 1.
         """
-        self.sent += 1
-        msg = (AckOnly if ack_only else Message)(
-            mid if mid is not None else f"{self.name}.{self.sent}", self.name, self.heads())
-        self.last_sent = msg.id
+        msg = self._new_message(mid if mid is not None else f"{self.name}.{self.sent + 1}",
+                                AckOnly if ack_only else Message)
         return msg, self.receive(msg)
 
     def receive(self, msg: Message) -> Step:
         """A message from the network (or the process's own): insert it and drain."""
         out = Step()
-        if msg.id in self._buffered:
+        released = self._insert(msg)
+        if not released:
             return out
+        out.released = [msg.id] if len(released) == 1 else list(map(_ID, released))
+        if self._pending_crashes:
+            self._apply_crashes(out.crashes_applied)
+        if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
+            self._drain(out.delivered)
+        return out
+
+    def _insert(self, msg: Message) -> list[Message]:
+        """Insert ``msg``; the messages that became visible, in causal order."""
+        if msg.id in self._buffered:
+            return []
         released = self.dag.insert(msg)
         if not released:
             if msg.id not in self.dag:
                 self._buffered[msg.id] = msg.sender
                 self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
-            return out
-        out.released = [msg.id] if len(released) == 1 else list(map(_ID, released))
+            return released
         if self._buffered:
             for m in released:
                 if self._buffered.pop(m.id, None) is not None:
                     self._buffered_from[m.sender] -= 1
-        if self._pending_crashes:
-            self._apply_crashes(out)
-        if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
-            self._drain(out)
-        return out
+        return released
 
     def crash(self, q: str) -> Step:
         """Crash(q) (000 Figure 4): q joins Defunc, then drain. Deferred while messages of
@@ -237,24 +243,21 @@ class TotoProcess:
         if q in self.dag.defunc or q in self._pending_crashes:
             return out
         self._pending_crashes.append(q)
-        self._apply_crashes(out)
-        self._drain(out)
+        self._apply_crashes(out.crashes_applied)
+        self._drain(out.delivered)
         return out
 
     # --------------------------------------------------------- the process interface
 
     def on_send(self, mid: str, now: float) -> Output:
         """The application multicasts ``mid`` (model/process.py)."""
-        msg, st = self.send(mid)
+        msg = self._new_message(mid, Message)
         self._last_send = now
-        out = self._output(st, now)
+        out = self.on_receive(msg, now)
         out.deps = self._app_deps(msg)
         out.fields = {"x_dag_deps": list(msg.deps)}
         out.sends.append(Transmit(msg, self._others))
         return out
-
-    def on_receive(self, packet: Message, now: float) -> Output:
-        return self._output(self.receive(packet), now)
 
     def on_timer(self, now: float) -> Output:
         """The idle-ACK timer (module docstring): an ACK-only message if the process has
@@ -269,18 +272,22 @@ class TotoProcess:
             out.timer = due
             return out
         self.acks_sent += 1
-        msg, st = self.send(f"{self.name}.ack{self.acks_sent}", ack_only=True)
+        msg = self._new_message(f"{self.name}.ack{self.acks_sent}", AckOnly)
         self._last_send = now
-        out = self._output(st, now)
-        out.sends.append(Transmit(msg, self._others, control=True))
+        out = self.on_receive(msg, now)
+        out.sends.append(Transmit(msg, self._others, True))
         return out
 
     def on_crash(self, q: int, now: float) -> Output:
         """Crash(q); logged as the reception of the membership's notice (``crash/<q>``,
         ``x_crash``: q), which the replay turns back into Crash(q)."""
         name = self.dag.processors[q]
-        out = self._output(self.crash(name), now)
-        out.received.insert(0, Logged(f"crash/{name}", {"x_crash": name}))
+        out = Output()
+        out.received.append(Logged(f"crash/{name}", {"x_crash": name}))
+        st = self.crash(name)
+        if st.delivered:
+            self._log_delivered(st.delivered, out.delivered)
+        self._arm(out, now)
         return out
 
     def on_view(self, view: View, now: float) -> Output:
@@ -289,45 +296,75 @@ class TotoProcess:
         out = Output()
         for q in range(self.dag.n):
             if q not in view.members:
-                st = self._output(self.crash(self.dag.processors[q]), now)
-                out.received += st.received
-                out.delivered += st.delivered
-                if st.timer is not None:
-                    out.timer = st.timer
+                st = self.crash(self.dag.processors[q])
+                if st.delivered:
+                    self._log_delivered(st.delivered, out.delivered)
+        self._arm(out, now)
         return out
 
-    def _output(self, st: Step, now: float) -> Output:
-        """The interface's Output of a core Step: releases and application deliveries
-        logged, the app tracking updated, the idle-ACK timer armed if now needed."""
+    def _new_message(self, mid: str, cls: type[Message]) -> Message:
+        self.sent += 1
+        msg = cls(mid, self.name, self.heads())
+        self.last_sent = mid
+        return msg
+
+    def on_receive(self, msg: Message, now: float) -> Output:
+        """A message arrives (model/process.py): the releases and application deliveries
+        logged straight into an Output (the simulator's inner loop, so ``_insert`` and
+        the idle-ACK test are written out here)."""
         out = Output()
-        received, upto, ack_only = out.received, self._app_upto, self._ack_only
-        if st.released:
-            dag = self.dag
-            for m in st.released:
-                msg = dag.message(m)
-                chain = upto[dag.rank(msg.sender)]
-                if type(msg) is AckOnly:
-                    ack_only.add(m)
-                    chain.append(chain[-1])
-                    received.append(Logged(m, {"x_ack_only": True, "x_sender": msg.sender,
-                                               "x_dag_deps": list(msg.deps)}))
-                else:
-                    chain.append(m)
-                    self.app_visible += 1
-                    received.append(Logged(m))
-        if st.delivered:
-            delivered = out.delivered
-            for m, iol, width, _ in st.delivered:
-                if m in ack_only:
-                    continue
-                self.app_delivered += 1
-                self.sum_index_of_latency += iol
-                self.sum_width += width
-                delivered.append(Logged(m, {"x_index_of_latency": iol}))
+        mid = msg.id
+        if mid in self._buffered:
+            return out
+        dag = self.dag
+        released = dag.insert(msg)
+        if not released:
+            if mid not in dag:
+                self._buffered[mid] = msg.sender
+                self._buffered_from[msg.sender] = self._buffered_from.get(msg.sender, 0) + 1
+            return out  # nothing changed, so the timer need not be looked at again
+        received = out.received
+        buffered = self._buffered
+        app = 0
+        for m in released:
+            if buffered and buffered.pop(m.id, None) is not None:
+                self._buffered_from[m.sender] -= 1
+            if type(m) is AckOnly:
+                self._ack_only.add(m.id)
+                received.append((m.id, {"x_ack_only": True, "x_sender": m.sender,
+                                        "x_dag_deps": list(m.deps)}))
+            else:
+                app += 1
+                received.append((m.id, None))
+        self.app_visible += app
+        if self._pending_crashes:
+            self._apply_crashes([])
+        if dag.vocab_version != self._quiet_at:
+            delivered: list[Delivered] = []
+            self._drain(delivered)
+            if delivered:
+                self._log_delivered(delivered, out.delivered)
+        if (not self._timer_set and self.ack_timeout is not None
+                and self.app_visible > self.app_delivered and not self.covered()):
+            self._timer_set = True
+            out.timer = max(now, self._last_send) + self.ack_timeout
+        return out
+
+    def _log_delivered(self, delivered: list[Delivered], into: list[Logged]) -> None:
+        ack_only = self._ack_only
+        for m, iol, width, _ in delivered:
+            if m in ack_only:
+                continue
+            self.app_delivered += 1
+            self.sum_index_of_latency += iol
+            self.sum_width += width
+            into.append((m, {"x_index_of_latency": iol}))
+
+    def _arm(self, out: Output, now: float) -> None:
+        """Ask for the idle-ACK timer if it is now needed and not yet asked for."""
         if not self._timer_set and self._needs_ack():
             self._timer_set = True
             out.timer = max(now, self._last_send) + self.ack_timeout  # type: ignore[operator]
-        return out
 
     def _needs_ack(self) -> bool:
         return (self.ack_timeout is not None and self.app_visible > self.app_delivered
@@ -338,11 +375,18 @@ class TotoProcess:
         follows, besides itself: the causal relation among application messages, ACK-only
         ones elided (module docstring)."""
         out = []
-        own = self.index
-        for r, (k, upto) in enumerate(zip(self.dag.vc(msg.id), self._app_upto)):
-            m = upto[k - 1 if r == own else k]
-            if m is not None:
-                out.append(m)
+        own, dag, ack_only = self.index, self.dag, self._ack_only
+        for r, k in enumerate(dag.vc(msg.id)):
+            if r == own:
+                k -= 1
+            if k:
+                chain = dag.chain(r)
+                while k:  # back over ACK-only messages (rare: they are sent when idle)
+                    m = chain[k - 1]
+                    if m not in ack_only:
+                        out.append(m)
+                        break
+                    k -= 1
         return out
 
     # ------------------------------------------------------------------------ state
@@ -365,17 +409,17 @@ class TotoProcess:
 
     # ----------------------------------------------------------------------- internal
 
-    def _apply_crashes(self, out: Step) -> None:
+    def _apply_crashes(self, applied: list[str]) -> None:
         still = []
         for q in self._pending_crashes:
             if self._buffered_from.get(q, 0):
                 still.append(q)
             else:
                 self.dag.crash(q)
-                out.crashes_applied.append(q)
+                applied.append(q)
         self._pending_crashes = still
 
-    def _drain(self, out: Step) -> None:
+    def _drain(self, delivered: list[Delivered]) -> None:
         """Evaluate the rule until it delivers nothing more (see the module docstring).
 
         The simulator's inner loop: with a compiled rule (model/compiled.py) and nothing
@@ -384,8 +428,7 @@ class TotoProcess:
         Decider.decision and rules.apply, which give the same result (tested)."""
         dag, decider = self.dag, self._decide
         by_k = decider._by_k
-        delivered = out.delivered
-        new = tuple.__new__  # a Delivered without its Python-level __new__
+        new = _new
         while dag.vocab_version != self._quiet_at:
             cands = dag._cands  # (dag.rule_inputs(), read in place: this loop is hot)
             k = len(cands)

@@ -101,20 +101,19 @@ def test_links_are_fifo(monkeypatch: pytest.MonkeyPatch) -> None:
     far above the gap between sends) would reorder many of them."""
     sent: dict[str, list[str]] = {}
     arrived: dict[tuple[str, str], list[str]] = {}
-    real_send, real_receive = Process.send, Process.receive
+    real_new, real_receive = Process._new_message, Process.on_receive
 
-    def send(self: Process, mid: str | None = None, **kw: bool) -> tuple[Message, object]:
-        msg, st = real_send(self, mid, **kw)
+    def new(self: Process, mid: str, cls: type) -> Message:
+        msg = real_new(self, mid, cls)
         sent.setdefault(self.name, []).append(msg.id)
-        return msg, st
+        return msg
 
-    def receive(self: Process, msg: Message) -> object:
-        if msg.sender != self.name:
-            arrived.setdefault((msg.sender, self.name), []).append(msg.id)
-        return real_receive(self, msg)
+    def receive(self: Process, msg: Message, now: float) -> object:
+        arrived.setdefault((msg.sender, self.name), []).append(msg.id)
+        return real_receive(self, msg, now)
 
-    monkeypatch.setattr(Process, "send", send)
-    monkeypatch.setattr(Process, "receive", receive)
+    monkeypatch.setattr(Process, "_new_message", new)
+    monkeypatch.setattr(Process, "on_receive", receive)
     simulate(SimConfig(protocol="all-ack", n=4, messages=300, rate=1000.0,
                        delay=Delay("exponential", 0.02), seed=3))
     assert len(arrived) == 12
