@@ -57,10 +57,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import gt
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 #: VV(m)[q] when q has not voted yet (002 section 3 writes "*").
 UNSEEN = None
@@ -665,6 +665,47 @@ class DagView:
         not modify them."""
         return (self._cands, self._yes, self._tailm, self._cand_marked, self._cand_rank,
                 self._seen)
+
+    def drain_compiled(self, lookup: Callable[[int], Any], fallback: Callable[[], bool],
+                       into: list[tuple[str, int, int, str]]) -> None:
+        """Evaluate a rule and apply what it delivers until it delivers nothing more (000
+        Figure 3 is event driven: a delivery opens an activation that may be deliverable
+        at once). The simulator's inner loop, so it runs here, on the view's own arrays.
+
+        ``lookup(k)`` gives the rule compiled for k candidates (model/compiled.py; a
+        :class:`~tomkit.model.rules.Decider`'s ``compiled_for``) or None; the compiled
+        rule's slot mask names distinct unmarked candidates, so :meth:`deliver`'s checks
+        are skipped. Where there is no compiled rule or a candidate is marked,
+        ``fallback()`` decides and applies one step itself (through the Decider and
+        ``rules.apply``, which give the same result: tested), appends what it delivered
+        to ``into`` and returns whether it delivered. Each delivered message is appended
+        to ``into`` as (message, index of latency, number of candidates, clause), 000
+        section 6's measures of the step that delivered it."""
+        while True:
+            cands = self._cands
+            k = len(cands)
+            fn = lookup(k)
+            if fn is None or self._marked:
+                if not fallback():
+                    return
+                continue
+            r = fn.fn(self._yes, self._tailm, self._cand_marked, self._cand_rank, self._seen)
+            if r is None:
+                return
+            i, mask = r
+            clause, ends = fn.options[i]
+            if mask == fn.full and k:
+                msgs = tuple(cands)
+            else:
+                msgs = tuple([c for j, c in enumerate(cands) if mask >> j & 1])
+                if not msgs:  # as rules.apply: nothing would change, and we would loop
+                    raise ValueError("the rule returned an empty delivery")
+            iol = self._heard.bit_count()  # (index_of_latency())
+            self.deliver_checked(msgs, ends)
+            if len(msgs) == 1:
+                into.append((msgs[0], iol, k, clause))
+            else:
+                into += [(m, iol, k, clause) for m in msgs]
 
     # ---------------------------------------------------------------------- events
 

@@ -56,10 +56,10 @@ from tomkit.model.rules import (
     RULES,
     Params,
     Rule,
-    _g_toto,
-    _minus_marked,
+    g_toto_clauses,
     toto_external_stability_a,
     toto_internal_stability,
+    unmarked,
 )
 from tomkit.model.sim import SimConfig, SimResult, simulate
 from tomkit.model.vocab import (
@@ -88,7 +88,7 @@ def toto_low_delta(v: RuleView, params: Params) -> Delivery | None:
         raise ValueError(f"toto-low-delta: delta must be in [1, n/2), got {d} with n = {v.n}")
     s = sources(v, d)
     internal = v.and_(v.nonempty(s), toto_internal_stability(v, s, d))
-    out = _minus_marked(v, s)
+    out = unmarked(v, s)
     return v.first(
         (v.and_(internal, toto_external_stability_a(v, s, d)), v.deliver(out, "early")),
         (v.and_(internal, v.ntail_g == v.n), v.deliver(out, "default")),
@@ -103,9 +103,9 @@ def s_toto_no_internal(v: RuleView, params: Params) -> Delivery | None:
     s = sources(v, d)
     external = v.exists(lambda x: v.nvt(x) > d, within=s)
     return v.first(
-        (external, v.deliver(_minus_marked(v, s), "early")),
+        (external, v.deliver(unmarked(v, s), "early")),
         (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
-         v.deliver(_minus_marked(v, v.candidates), "default")),
+         v.deliver(unmarked(v, v.candidates), "default")),
     )
 
 
@@ -120,9 +120,9 @@ def s_toto_low_delta(v: RuleView, params: Params) -> Delivery | None:
         v.exists(lambda m2: future_is_one(v, m2, m, d), within=s)))
     external = v.exists(lambda x: v.nvt(x) > d, within=s)
     return v.first(
-        (v.and_(internal, external), v.deliver(_minus_marked(v, s), "early")),
+        (v.and_(internal, external), v.deliver(unmarked(v, s), "early")),
         (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
-         v.deliver(_minus_marked(v, v.candidates), "default")),
+         v.deliver(unmarked(v, v.candidates), "default")),
     )
 
 
@@ -137,8 +137,8 @@ def g_toto_no_ntail(v: RuleView, params: Params) -> Delivery | None:
         v.and_(v.nvt(i) + v.u <= d,
                v.exists(lambda j: future_is_one(v, j, i, d), within=s))))
     external = v.exists(lambda x: v.nvt(x) > d, within=s)
-    default = _g_toto(v, d, s)[1]
-    return v.first((v.and_(internal, external), v.deliver(_minus_marked(v, s), "early")),
+    default = g_toto_clauses(v, d, s)[1]
+    return v.first((v.and_(internal, external), v.deliver(unmarked(v, s), "early")),
                    default)
 
 

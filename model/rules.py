@@ -103,10 +103,12 @@ __all__ = [
     "drain",
     "evaluate",
     "g_toto",
+    "g_toto_clauses",
     "gl_toto",
     "s_toto",
     "step",
     "toto",
+    "unmarked",
 ]
 
 
@@ -131,7 +133,9 @@ def _delta(v: RuleView, params: Params, lo_half: bool, name: str) -> int:
     return d
 
 
-def _minus_marked(v: RuleView, s: CandSet) -> CandSet:
+def unmarked(v: RuleView, s: CandSet) -> CandSet:
+    """The messages of ``s`` not marked (GL-ToTo's early prefix deliveries, 002 section 5,
+    mark candidates that are already delivered)."""
     return v.subset(lambda m: v.not_(v.marked(m)), within=s)
 
 
@@ -143,7 +147,7 @@ def all_ack(v: RuleView, params: Params = Params()) -> Delivery | None:
     Deliver the set of messages that do not causally follow any other, in lexicographical
     order"): deliver M_G once every processor has a message in G (or is Defunc)."""
     everyone = v.and_(v.ntail_g == v.n, v.nonempty(v.candidates))
-    return v.first((everyone, v.deliver(_minus_marked(v, v.candidates), "default")))
+    return v.first((everyone, v.deliver(unmarked(v, v.candidates), "default")))
 
 
 # ----------------------------------------------------------------------------------- ToTo
@@ -170,7 +174,7 @@ def toto(v: RuleView, params: Params) -> Delivery | None:
     d = _delta(v, params, True, "ToTo")
     s = sources(v, d)
     internal = v.and_(v.nonempty(s), toto_internal_stability(v, s, d))
-    out = _minus_marked(v, s)
+    out = unmarked(v, s)
     return v.first(
         (v.and_(internal, toto_external_stability_a(v, s, d)), v.deliver(out, "early")),
         (v.and_(internal, v.ntail_g == v.n), v.deliver(out, "default")),
@@ -194,9 +198,9 @@ def s_toto(v: RuleView, params: Params) -> Delivery | None:
         v.exists(lambda m2: future_is_one(v, m2, m, d), within=s)))
     external = v.exists(lambda x: v.nvt(x) > d, within=s)
     return v.first(
-        (v.and_(internal, external), v.deliver(_minus_marked(v, s), "early")),
+        (v.and_(internal, external), v.deliver(unmarked(v, s), "early")),
         (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
-         v.deliver(_minus_marked(v, v.candidates), "default")),
+         v.deliver(unmarked(v, v.candidates), "default")),
     )
 
 
@@ -217,12 +221,15 @@ def g_toto_external_stability(v: RuleView, s: CandSet, delta: int) -> object:
     return v.and_(v.ntail_g > v.n - delta, v.exists(lambda x: v.nvt(x) > delta, within=s))
 
 
-def _g_toto(v: RuleView, d: int, s: CandSet) -> list[tuple[object, Delivery]]:
+def g_toto_clauses(v: RuleView, d: int, s: CandSet) -> list[tuple[object, Delivery]]:
+    """G-ToTo's two clauses (002 section 4) for the generalised sources ``s``: deliver
+    them early when internally and externally stable, or every candidate when every
+    processor is seen (GL-ToTo and a mutant reuse them)."""
     early = v.and_(g_toto_internal_stability(v, s, d), g_toto_external_stability(v, s, d))
     return [
-        (early, v.deliver(_minus_marked(v, s), "early")),
+        (early, v.deliver(unmarked(v, s), "early")),
         (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
-         v.deliver(_minus_marked(v, v.candidates), "default")),
+         v.deliver(unmarked(v, v.candidates), "default")),
     ]
 
 
@@ -235,7 +242,7 @@ def g_toto(v: RuleView, params: Params) -> Delivery | None:
     2) default: else if NTail(G) = n: deliver M_G.
     """
     d = _delta(v, params, False, "G-ToTo")
-    return v.first(*_g_toto(v, d, generalized_sources(v, d)))
+    return v.first(*g_toto_clauses(v, d, generalized_sources(v, d)))
 
 
 # -------------------------------------------------------------------------------- GL-ToTo
@@ -275,7 +282,7 @@ def gl_toto(v: RuleView, params: Params) -> Delivery | None:
     s = generalized_sources(v, d)
     early = v.subset(lambda m: v.and_(v.member(m, s), v.not_(v.marked(m))),
                      within=gl_prefix(v, s, d))
-    return v.first(*_g_toto(v, d, s),
+    return v.first(*g_toto_clauses(v, d, s),
                    (v.nonempty(early), v.deliver(early, "prefix", ends_activation=False)))
 
 

@@ -176,6 +176,8 @@ class TotoProcess:
         self._decide = Decider(self.rule, self.params, self.dag.n)
         # (last_sent, how many visible messages it follows): a vc never changes
         self._covers: tuple[str | None, int] = (None, 0)
+        #: the list the current drain appends to (_general_step)
+        self._into: list[tuple[str, int, int, str]] = []
         # ---- the interface's part (module docstring)
         self.index = self.dag.rank(name)
         self.ack_timeout = ack_timeout
@@ -218,6 +220,7 @@ class TotoProcess:
             self._apply_crashes(out.crashes_applied)
         if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
             self._drain(out.delivered)
+            out.delivered = [_new(Delivered, d) for d in out.delivered]
         return out
 
     def _insert(self, msg: Message) -> list[Message]:
@@ -245,6 +248,7 @@ class TotoProcess:
         self._pending_crashes.append(q)
         self._apply_crashes(out.crashes_applied)
         self._drain(out.delivered)
+        out.delivered = [_new(Delivered, d) for d in out.delivered]
         return out
 
     # --------------------------------------------------------- the process interface
@@ -340,7 +344,7 @@ class TotoProcess:
         if self._pending_crashes:
             self._apply_crashes([])
         if dag.vocab_version != self._quiet_at:
-            delivered: list[Delivered] = []
+            delivered: list[tuple[str, int, int, str]] = []
             self._drain(delivered)
             if delivered:
                 self._log_delivered(delivered, out.delivered)
@@ -350,7 +354,8 @@ class TotoProcess:
             out.timer = max(now, self._last_send) + self.ack_timeout
         return out
 
-    def _log_delivered(self, delivered: list[Delivered], into: list[Logged]) -> None:
+    def _log_delivered(self, delivered: Sequence[tuple[str, int, int, str]],
+                       into: list[Logged]) -> None:
         ack_only = self._ack_only
         for m, iol, width, _ in delivered:
             if m in ack_only:
@@ -419,47 +424,31 @@ class TotoProcess:
                 applied.append(q)
         self._pending_crashes = still
 
-    def _drain(self, delivered: list[Delivered]) -> None:
+    def _drain(self, delivered: list[tuple[str, int, int, str]]) -> None:
         """Evaluate the rule until it delivers nothing more (see the module docstring).
 
         The simulator's inner loop: with a compiled rule (model/compiled.py) and nothing
         marked, the rule's slot mask is applied to the view directly (it names distinct
         unmarked candidates, so DagView.deliver's checks are skipped); otherwise through
         Decider.decision and rules.apply, which give the same result (tested)."""
-        dag, decider = self.dag, self._decide
-        by_k = decider._by_k
-        new = _new
-        while dag.vocab_version != self._quiet_at:
-            cands = dag._cands  # (dag.rule_inputs(), read in place: this loop is hot)
-            k = len(cands)
-            fn = by_k[k] if k in by_k else decider.compiled_for(k)
-            if fn is None or dag._marked:
-                d = decider.decision(dag)
-                if d is None:
-                    self._quiet_at = dag.vocab_version
-                    return
-                msgs, clause, ends = d
-                iol = apply(dag, msgs, ends, self.rule)
-            else:
-                r = fn.fn(dag._yes, dag._tailm, dag._cand_marked, dag._cand_rank, dag._seen)
-                if r is None:
-                    self._quiet_at = dag.vocab_version
-                    return
-                i, mask = r
-                clause, ends = fn.options[i]
-                if mask == fn.full and k:
-                    msgs = tuple(cands)
-                else:
-                    msgs = tuple([c for j, c in enumerate(cands) if mask >> j & 1])
-                    if not msgs:  # as rules.apply: nothing would change, and we would loop
-                        raise ValueError(f"{getattr(self.rule, '__name__', self.rule)} "
-                                         "returned an empty delivery")
-                iol = dag._heard.bit_count()  # (dag.index_of_latency())
-                dag.deliver_checked(msgs, ends)
-            if len(msgs) == 1:
-                delivered.append(new(Delivered, (msgs[0], iol, k, clause)))
-            else:
-                delivered += [new(Delivered, (m, iol, k, clause)) for m in msgs]
+        dag = self.dag
+        if dag.vocab_version != self._quiet_at:
+            self._into = delivered
+            dag.drain_compiled(self._decide.compiled_for, self._general_step, delivered)
+            self._quiet_at = dag.vocab_version
+
+    def _general_step(self) -> bool:
+        """One step of the rule through the Decider and rules.apply (no compiled rule for
+        this view, or a candidate is marked), appended to the list being drained into."""
+        dag = self.dag
+        d = self._decide.decision(dag)
+        if d is None:
+            return False
+        msgs, clause, ends = d
+        k = len(dag.candidates())
+        iol = apply(dag, msgs, ends, self.rule)
+        self._into += [(m, iol, k, clause) for m in msgs]
+        return True
 
 
 # ---------------------------------------------------------------------------- the protocols
