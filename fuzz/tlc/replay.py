@@ -168,12 +168,17 @@ def evaluate_on_behaviour(spec: str | os.PathLike, cfg_text: str,
             out = subprocess.run(cmd, cwd=tmpdir, capture_output=True, text=True,
                                  timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise ReplayError(f"TLC did not evaluate the {what}s within {timeout:g} s") from None
+            raise ReplayError(f"TLC did not evaluate the {what} within {timeout:g} s") from None
     res = interpret(parse_output(out.stdout.splitlines(keepends=True)))
     if res.status != "violation" or res.violated != "TomkitNotLast":
         errors = "\n".join(e.strip() for e in res.errors) or "TLC stopped without the replay"
-        raise ReplayError(f"TLC could not evaluate the {what}s on the counterexample:\n"
-                          + _locate(errors, where, what))
+        errors = "\n".join(x for x in errors.splitlines()
+                           if not x.startswith(("Parsing file", "Semantic processing")))
+        if "Level error" in errors:
+            errors += ("\n(a primed variable or an action in the expression: the replay "
+                       "evaluates it on one state at a time)")
+        raise ReplayError(f"TLC could not evaluate the {what} on the counterexample:\n"
+                          + _locate(errors.strip(), where, what))
     if len(res.behaviour) != len(behaviour):
         raise ReplayError(f"the replay has {len(res.behaviour)} states, the counterexample "
                           f"{len(behaviour)}")
