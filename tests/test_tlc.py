@@ -245,7 +245,7 @@ def test_missing_spec_or_config(tmp_path):
 
 
 @pytest.mark.tlc
-def test_syntax_error_shows_file_and_line(capsys):
+def test_syntax_error_shows_file_and_line(tmp_path, capsys):
     spec = DATA / "specs/SyntaxError.tla"
     with pytest.raises(TlcError) as info:
         run_tlc(spec)
@@ -253,8 +253,9 @@ def test_syntax_error_shows_file_and_line(capsys):
     assert "could not parse" in msg and "SyntaxError.tla" in msg
     assert "line 5, column 15" in msg
     assert not (spec.parent / "states").exists()  # TLC ran in a temporary metadir
-    assert cli(["tlc", str(spec), "-q"]) == 2
-    assert "line 5" in capsys.readouterr().err
+    assert cli(["tlc", str(spec), "-q", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "line 5" in err and f"TLC's output: {tmp_path / 'SyntaxError.tlc.log'}" in err
 
 
 def test_seed_without_simulate_is_refused(capsys):
@@ -268,7 +269,7 @@ def test_seed_without_simulate_is_refused(capsys):
 def test_cli_violation_writes_trace_and_confirms(tmp_path, capsys):
     out = tmp_path / "cex.jsonl"
     code = cli(["tlc", str(SPECS / "ABCAST/ABCAST_EarlyDelivery.tla"), "--workers", "2",
-                "--trace-out", str(out), "-q", "--format", "json"])
+                "--trace-out", str(out), "-q", "--format", "json", "--out", str(tmp_path)])
     assert code == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == "violation" and doc["violated"] == "GapFreeTotalOrder"
@@ -282,7 +283,8 @@ def test_cli_violation_writes_trace_and_confirms(tmp_path, capsys):
 def test_cli_simulation_prints_seed(tmp_path, capsys):
     out = tmp_path / "sim.jsonl"
     code = cli(["tlc", str(SPECS / "ABCAST/ABCAST_EarlyDelivery.tla"), "--simulate",
-                "--seed", "7", "--depth", "40", "--trace-out", str(out), "-q"])
+                "--seed", "7", "--depth", "40", "--trace-out", str(out), "-q", "--out",
+                str(tmp_path)])
     text = capsys.readouterr().out
     assert "simulation with seed 7" in text
-    assert code == 1 and "counterexample trace written to" in text
+    assert code == 1 and f"written to {out}" in text

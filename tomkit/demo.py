@@ -197,7 +197,8 @@ def tlc_demo(out_dir: Path) -> str:
     """Check ABCAST (no error) and its broken variant ABCAST_EarlyDelivery (a
     counterexample, written as a trace in ``out_dir`` and confirmed by the trace
     checker). Returns printable text."""
-    from tomkit.fuzz.tlc.report import render, write_and_check
+    from tomkit.fuzz.tlc.outputs import counterexample_outputs, default_paths, write_log
+    from tomkit.fuzz.tlc.report import render
     from tomkit.fuzz.tlc.runner import TlcError, TlcSetupError, run_tlc
 
     specs = Path(__file__).resolve().parent.parent / "specs"
@@ -205,11 +206,12 @@ def tlc_demo(out_dir: Path) -> str:
     parts = []
     try:
         good = run_tlc(specs / "ABCAST/ABCAST.tla", workers=2)
-        parts.append(render(good, None, None))
+        parts.append(render(good))
         bad = run_tlc(specs / "ABCAST/ABCAST_EarlyDelivery.tla", workers=2)
-        path = str(out_dir / "ABCAST_EarlyDelivery.cex.jsonl")
-        conf = write_and_check(bad, path)
-        parts.append(render(bad, path, conf))
+        log, trace = default_paths(out_dir, bad.config)
+        outputs = counterexample_outputs(bad, trace)
+        outputs.log_path = write_log(bad, log)
+        parts.append(render(bad, outputs, diff=True))
     except (TlcSetupError, TlcError) as e:
         parts.append(f"TLC part skipped: {e}")
     return "\n\n".join(parts)

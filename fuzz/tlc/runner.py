@@ -20,9 +20,19 @@ of :class:`TlcState` whose variables are parsed by
 
 :func:`run_tlc` runs TLC in a temporary directory (``-metadir`` and
 ``java.io.tmpdir``, where TLC writes its states/ folder and unpacks the
-standard modules), so nothing is left beside the spec. Modules in the
-folders beside the spec's folder are on TLC's library path, so that
-``specs/ABCAST/ABCAST.tla`` finds ``specs/TotalOrderBroadcast``.
+standard modules), so nothing is left beside the spec.
+
+Module resolution is predictable (:func:`module_path`): a module named by
+``EXTENDS`` or ``INSTANCE`` is looked up in the spec's own folder, then in
+the folders the user names (``lib``, in order), then in the modules tomkit
+ships: its proof-only stubs (``fuzz/tlc/modules``: ``TLAPS``) and the folders
+of ``specs/``; then among TLC's standard modules. Nothing else is searched. A
+module found earlier shadows a later one of the same name, as with TLC's own
+``-DTLA-Library``.
+
+The config is first fitted to the jar (:mod:`~tomkit.fuzz.tlc.config`): TLC
+2.15 lacks ``CHECK_DEADLOCK``, ``ALIAS`` and ``POSTCONDITION``; what a
+translation or tomkit can honour is, the rest is refused with the reason.
 """
 
 from __future__ import annotations
@@ -40,10 +50,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tomkit.fuzz.tlc.values import TlaValueError, parse_state
+from tomkit.fuzz.tlc.config import ConfigError, fit_config, jar_keywords, read_config
+from tomkit.fuzz.tlc.values import TlaValueError, parse_state, split_state
 
-__all__ = ["Message", "TlcError", "TlcResult", "TlcSetupError", "TlcState", "find_jar",
-           "find_java", "interpret", "parse_output", "run_tlc"]
+__all__ = ["SHIPPED_MODULES", "SHIPPED_SPECS", "Message", "TlcError", "TlcResult",
+           "TlcSetupError", "TlcState", "find_jar", "find_java", "interpret", "module_path",
+           "parse_output", "run_tlc"]
+
+#: the proof-only standard modules tomkit ships as TLC-evaluable stubs (TLAPS)
+SHIPPED_MODULES = Path(__file__).resolve().parent / "modules"
+#: tomkit's own specifications, one folder per spec (present in a source checkout)
+SHIPPED_SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 # TLC message codes (tlc2.output.EC of TLC 2.15)
 GENERAL = 1000
@@ -111,6 +128,7 @@ class TlcState:
     action: str  # "Initial predicate", an action name, "Stuttering", "Back to state"
     location: str | None
     values: dict[str, Any]
+    texts: dict[str, str] = field(default_factory=dict)  # each value as TLC printed it
 
 
 @dataclass
@@ -136,6 +154,10 @@ class TlcResult:
     config: str | None = None
     command: list[str] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)  # TLC's stdout, line by line
+    library: list[str] = field(default_factory=list)  # the module path after the spec's folder
+    notes: list[str] = field(default_factory=list)  # how the config was fitted to the jar
+    alias: str | None = None  # the config's ALIAS, which tomkit applies itself
 
     @property
     def exhaustive(self) -> bool:
@@ -156,6 +178,8 @@ class TlcResult:
                      f"distinct, depth {n(self.depth)}, TLC time {t}")
         if self.status == "ok":
             lines.append("no error found")
+        elif self.status == "violation" and self.violation_kind == "deadlock":
+            lines.append(f"deadlock reached (counterexample of {len(self.behaviour)} states)")
         elif self.status == "violation":
             lines.append(f"{self.violation_kind} violated: {self.violated} "
                          f"(counterexample of {len(self.behaviour)} states)")
@@ -172,6 +196,8 @@ class TlcResult:
             "wall_seconds": self.wall_seconds, "violation_kind": self.violation_kind,
             "violated": self.violated, "counterexample_states": len(self.behaviour),
             "errors": self.errors, "tlc_version": self.version,
+            "module_path": [str(Path(self.spec).parent)] + self.library if self.spec else
+            self.library, "config_notes": self.notes,
         }
 
 
@@ -279,7 +305,9 @@ def parse_trace_state(text: str) -> TlcState:
         action, loc = m.group(2), m.group(3)
     else:
         action, loc = "Back to state", m.group(6)
-    return TlcState(index, action, loc, parse_state(body))
+    # lenient: a value the parser cannot read is kept as TLC's text, so that any spec's
+    # counterexample can be shown
+    return TlcState(index, action, loc, parse_state(body, strict=False), split_state(body))
 
 
 def interpret(messages: list[Message], properties: list[str] | None = None) -> TlcResult:
@@ -362,30 +390,35 @@ def _looks_like_error(text: str) -> bool:
 
 def config_properties(cfg: Path) -> list[str]:
     """The PROPERTY/PROPERTIES names of a TLC config (to name a temporal violation)."""
-    names: list[str] = []
-    text = re.sub(r"\\\*.*$", "", cfg.read_text(), flags=re.MULTILINE)
-    text = re.sub(r"\(\*.*?\*\)", "", text, flags=re.DOTALL)
-    keywords = r"CONSTANTS?|INIT|NEXT|SPECIFICATION|INVARIANTS?|PROPERTY|PROPERTIES|VIEW|SYMMETRY" \
-               r"|CONSTRAINTS?|ACTION_CONSTRAINTS?|CHECK_DEADLOCK"
-    for m in re.finditer(r"\b(PROPERTY|PROPERTIES)\b(.*?)(?=\b(?:" + keywords + r")\b|\Z)", text,
-                         re.DOTALL):
-        names.extend(m.group(2).split())
-    return names
+    return [t for sec in read_config(cfg.read_text(), str(cfg))
+            if sec.keyword in ("PROPERTY", "PROPERTIES") for t in sec.tokens]
 
 
-def library_path(spec: Path) -> list[Path]:
-    """Folders TLC searches for EXTENDS/INSTANCE: every folder beside the spec's folder."""
-    parent = spec.resolve().parent.parent
-    return sorted(d for d in parent.iterdir() if d.is_dir() and any(d.glob("*.tla")))
+def module_path(libs: Iterable[str | os.PathLike] = ()) -> list[Path]:
+    """Where TLC looks for modules after the spec's own folder: the user's ``libs`` (which
+    must be folders), tomkit's stubs, then each folder of tomkit's specs/."""
+    path = []
+    for d in libs:
+        p = Path(d)
+        if not p.is_dir():
+            raise TlcSetupError(f"--lib {d}: no such folder")
+        path.append(p.resolve())
+    path.append(SHIPPED_MODULES)
+    if SHIPPED_SPECS.is_dir():
+        path.extend(sorted(d for d in SHIPPED_SPECS.iterdir()
+                           if d.is_dir() and any(d.glob("*.tla"))))
+    return path
 
 
 def tlc_command(java: str, jar: Path, spec: Path, cfg: Path, metadir: Path, tmpdir: Path,
                 workers: int = 1, simulate: bool = False, seed: int | None = None,
-                depth: int = 100) -> list[str]:
-    lib = os.pathsep.join(str(d) for d in library_path(spec))
+                depth: int = 100, library: list[Path] | None = None,
+                options: Iterable[str] = ()) -> list[str]:
+    """The java command line; run it in the spec's folder (TLC looks there first)."""
+    lib = os.pathsep.join(str(d) for d in (module_path() if library is None else library))
     cmd = [java, "-XX:+UseParallelGC", f"-Djava.io.tmpdir={tmpdir}", f"-DTLA-Library={lib}",
            "-cp", str(jar), "tlc2.TLC", "-tool", "-metadir", str(metadir),
-           "-workers", str(workers), "-config", str(cfg.resolve())]
+           "-workers", str(workers), "-config", str(cfg.resolve()), *options]
     if simulate:
         cmd += ["-simulate", "-depth", str(depth), "-seed", str(seed if seed is not None else 0)]
     cmd.append(spec.name)
@@ -395,14 +428,17 @@ def tlc_command(java: str, jar: Path, spec: Path, cfg: Path, metadir: Path, tmpd
 def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
             workers: int = 1, simulate: bool = False, seed: int | None = None,
             depth: int = 100, timeout: float | None = None,
+            lib: Iterable[str | os.PathLike] = (),
             progress: Callable[[TlcResult], None] | None = None) -> TlcResult:
     """Run TLC on ``spec`` (a .tla file) with ``config`` (default: the .cfg of the same name).
 
     Returns the result whatever TLC found; raises :class:`TlcSetupError` when Java, the jar
     or an input file is missing and :class:`TlcError` when TLC cannot check the spec (the
-    message quotes TLC's, with file and line). ``simulate`` runs random behaviours of at
-    most ``depth`` steps from ``seed`` instead of the exhaustive search. ``progress`` is
-    called with the partial result at each of TLC's progress reports."""
+    message quotes TLC's, with file and line) or the config asks for what TLC 2.15 cannot
+    do. ``simulate`` runs random behaviours of at most ``depth`` steps from ``seed``
+    instead of the exhaustive search. ``lib`` adds folders to the module path
+    (:func:`module_path`). ``progress`` is called with the partial result at each of
+    TLC's progress reports."""
     spec = Path(spec)
     if spec.suffix != ".tla":
         spec = spec.with_suffix(".tla")
@@ -413,20 +449,32 @@ def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
         raise TlcSetupError(f"{cfg}: no such config")
     if workers < 1:
         raise TlcSetupError(f"--workers must be at least 1, not {workers}")
-    java, jar = find_java(), find_jar()
+    library = module_path(lib)
+    jar = find_jar()
     if simulate and seed is None:
         seed = 0
-    props = config_properties(cfg)
+    try:
+        fitted = fit_config(cfg.read_text(), str(cfg), jar_keywords(jar))
+    except ConfigError as e:
+        raise TlcError(str(e)) from None
+    java = find_java()
+    props = fitted.properties
     with tempfile.TemporaryDirectory(prefix="tomkit-tlc-") as tmp:
         tmpdir = Path(tmp)
-        cmd = tlc_command(java, jar, spec, cfg, tmpdir / "states", tmpdir, workers, simulate,
-                          seed, depth)
+        cfg_used = cfg
+        if fitted.text != cfg.read_text():  # TLC reads the fitted copy, same name and lines
+            cfg_used = tmpdir / cfg.name
+            cfg_used.write_text(fitted.text)
+        cmd = tlc_command(java, jar, spec, cfg_used, tmpdir / "states", tmpdir, workers,
+                          simulate, seed, depth, library, fitted.tlc_options)
         t0 = time.monotonic()
         lines = _run(cmd, spec.resolve().parent, timeout, progress, props)
         wall = time.monotonic() - t0
     res = interpret(parse_output(lines), props)
     res.wall_seconds = round(wall, 3)
     res.spec, res.config, res.command = str(spec), str(cfg), cmd
+    res.output, res.library = lines, [str(d) for d in library]
+    res.notes, res.alias = fitted.notes, fitted.alias
     if simulate:
         res.mode, res.seed = "simulation", seed
     if res.status == "error":
@@ -471,6 +519,14 @@ def describe_errors(res: TlcResult, spec: Path) -> str:
         head = f"TLC rejected the config {res.config}"
     else:
         head = f"TLC failed on {spec}"
+    missing = re.findall(r"Cannot find source file for module (\S+)", body)
+    if missing:
+        # TLC's own list of folders leaves out the spec's folder, where it looked first
+        body += (f"\nmodule {missing[0]}: tomkit looks in the spec's folder "
+                 f"({spec.resolve().parent}), then in "
+                 + ", ".join(res.library or ["tomkit's modules"])
+                 + ", then among TLC's standard modules; name the folder that holds it with "
+                 "--lib DIR")
     return f"{head}:\n{body}"
 
 

@@ -12,6 +12,7 @@ sequence / tuple           ``<<1, <<2, 3>>>>``                   ``tuple``
 set                        ``{1, 2}``                            ``frozenset``
 record                     ``[kind |-> "ack", ts |-> <<1, 2>>]`` :class:`Record`
 function                   ``(1 :> "a" @@ 2 :> "b")``            :class:`Function`
+interval                   ``1..3``                              ``frozenset``
 =========================  ====================================  ===================
 
 A function whose domain is ``1..n`` is printed by TLC as a sequence, so
@@ -19,6 +20,10 @@ A function whose domain is ``1..n`` is printed by TLC as a sequence, so
 functions are hashable ``dict`` subclasses (so that sets of them work); do
 not mutate them. The parser is a small recursive-descent one over a token
 stream; a malformed value raises :class:`TlaValueError` naming the offset.
+:func:`parse_state` with ``strict=False`` keeps a value it cannot read (TLC
+may print values such as ``SUBSET {1}`` or ``[{1} -> {2}]`` that are not in the
+table) as a :class:`RawValue` holding TLC's text, so that any spec's
+counterexample can still be shown.
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Function", "ModelValue", "Record", "TlaValueError", "format_value",
-           "parse_state", "parse_value"]
+__all__ = ["Function", "ModelValue", "RawValue", "Record", "TlaValueError", "format_value",
+           "parse_state", "parse_value", "split_state"]
 
 
 class TlaValueError(ValueError):
@@ -43,6 +48,16 @@ class ModelValue:
 
     def __str__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True)
+class RawValue:
+    """A value kept as the text TLC printed, because the parser does not read its form."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class _FrozenDict(dict):
@@ -62,7 +77,7 @@ _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<str>"(?:[^"\\]|\\.)*")
   | (?P<int>-?\d+)
-  | (?P<sym><<|>>|\|->|:>|@@|[{}\[\](),])
+  | (?P<sym><<|>>|\|->|:>|@@|\.\.|[{}\[\](),])
   | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
 """, re.VERBOSE)
 
@@ -115,6 +130,13 @@ class _Parser:
     def value(self) -> Any:
         kind, text, pos = self.take()
         if kind == "int":
+            if self.at(".."):  # an interval a..b, as TLC prints 1..3
+                self.take()
+                hi_kind, hi, hi_pos = self.take()
+                if hi_kind != "int":
+                    raise TlaValueError(f"expected an integer after '..' at offset {hi_pos} in "
+                                        f"{_excerpt(self.text, hi_pos)}")
+                return frozenset(range(int(text), int(hi) + 1))
             return int(text)
         if kind == "str":
             return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text[1:-1])
@@ -194,18 +216,30 @@ def parse_value(text: str) -> Any:
 _VAR_LINE = re.compile(r"^(?:/\\ )?([A-Za-z_][A-Za-z0-9_]*) = ", re.MULTILINE)
 
 
-def parse_state(text: str) -> dict[str, Any]:
-    """The variables of one state printed as ``/\\ x = 1`` lines (values may span lines)."""
+def split_state(text: str) -> dict[str, str]:
+    """The variables of one state printed as ``/\\ x = 1`` lines, each with the text of its
+    value as TLC printed it (values may span lines)."""
     heads = list(_VAR_LINE.finditer(text))
     if not heads and text.strip():
         raise TlaValueError(f"no 'var = value' line in state {text[:60]!r}")
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for k, m in enumerate(heads):
         end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        out[m.group(1)] = text[m.end():end].strip()
+    return out
+
+
+def parse_state(text: str, strict: bool = True) -> dict[str, Any]:
+    """The variables of one state (see :func:`split_state`), parsed. ``strict=False`` keeps
+    a value the parser cannot read as a :class:`RawValue` instead of raising."""
+    out: dict[str, Any] = {}
+    for name, value in split_state(text).items():
         try:
-            out[m.group(1)] = parse_value(text[m.end():end])
+            out[name] = parse_value(value)
         except TlaValueError as e:
-            raise TlaValueError(f"variable {m.group(1)}: {e}") from None
+            if strict:
+                raise TlaValueError(f"variable {name}: {e}") from None
+            out[name] = RawValue(" ".join(value.split()))
     return out
 
 
@@ -217,8 +251,8 @@ def format_value(v: Any) -> str:
         return str(v)
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, ModelValue):
-        return v.name
+    if isinstance(v, (ModelValue, RawValue)):
+        return str(v)
     if isinstance(v, tuple):
         return "<<" + ", ".join(format_value(x) for x in v) + ">>"
     if isinstance(v, frozenset):

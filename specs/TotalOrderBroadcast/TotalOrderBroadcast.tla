@@ -19,7 +19,7 @@
 (* and delivers one message per step.                                      *)
 (*                                                                         *)
 (* Messages are pairs <<p, i>>: the i-th message broadcast by process p    *)
-(* (the paper's mi and mi_id, 004 section 3.2.1.1); checker/tlc_trace.py   *)
+(* (the paper's mi and mi_id, 004 section 3.2.1.1); fuzz/tlc/trace.py      *)
 (* reads the sender of a send record from the pair.                        *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets

