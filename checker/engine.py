@@ -93,6 +93,12 @@ class CheckReport:
     def violated(self) -> bool:
         return any(c[Verdict.VIOLATED] for c in self.counts.values())
 
+    def to_dict(self) -> dict:
+        """The report as plain data, as ``tomkit check --format json`` prints it."""
+        from tomkit.checker.report import to_dict
+
+        return to_dict(self)
+
     def exit_code(self) -> int:
         """1 when a property is violated, else 2 when records were rejected, else 0."""
         if self.violated:

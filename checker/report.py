@@ -115,7 +115,12 @@ def to_text(report: CheckReport) -> str:
 
 
 def to_json(report: CheckReport) -> str:
-    doc: dict[str, Any] = {
+    return json.dumps(to_dict(report), indent=1) + "\n"
+
+
+def to_dict(report: CheckReport) -> dict[str, Any]:
+    """The report as plain data (what ``tomkit check --format json`` prints)."""
+    return {
         "tomkit": __version__,
         "format_version": FORMAT_VERSION,
         "properties": report.properties,
@@ -140,7 +145,6 @@ def to_json(report: CheckReport) -> str:
             for o in report.outcomes
         ],
     }
-    return json.dumps(doc, indent=1) + "\n"
 
 
 def plot_latency(report: CheckReport, path: str) -> bool:

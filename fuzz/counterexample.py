@@ -8,7 +8,7 @@ one is *replayed concretely* (:func:`replay`): the rule runs on a
 :class:`ReplayMismatch` unless the replay reproduces the violation (and, for a Z3
 witness, Z3's claimed deliveries), so the symbolic encoding is checked on every answer.
 
-Outputs (issue 4, point 4):
+Outputs:
 
 * :func:`to_trace`: a v1 trace on which ``tomkit check`` fails. The messages are sent by
   their processors; two observer processes, named ``V1`` and ``V2`` after the views,

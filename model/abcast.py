@@ -29,7 +29,7 @@ seen") also moves the counter past every final timestamp a host learns:
 ``counter <- max(counter, final.counter)`` when the validation message arrives. We do
 that by default (``raise_counter=True``); it changes nothing in Figure 1 (every
 reception there comes before every decision). ``raise_counter=False`` is the literal
-reading; tests/test_model_acksim.py shows the checker catching its violations.
+reading; tests/test_sim_abcast_tomp.py shows the checker catching its violations.
 
 Everything else follows the rules; where Figure 1 disagrees with them the rules win:
 Figure 1 step 2 shows m2 at host1 with 16.1, but host1 gave m2 17.1 in step 1 and

@@ -13,7 +13,7 @@ nodes, and turn the recorded expression into straight-line Python source (common
 subexpressions shared, constants folded), compiled once and cached. Evaluating the rule
 is then one call to that function.
 
-This is the same idea as the Z3 interpretation of the proving issue (candidate slots,
+This is the same idea as the Z3 interpretation (fuzz/prove/symbolic.py: candidate slots,
 values as terms) with Python source as the term language. The rule is still defined once:
 the compiled function is derived from the rule body, and a test compares it with
 ``ConcreteRuleView`` on random DAG views for every built-in rule.

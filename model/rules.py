@@ -7,7 +7,7 @@ criterion (DEL), Figure 3; Crash handling 000 section 5.2, Figure 4), S-ToTo (00
 Each rule is ``rule(v: RuleView, params: Params) -> Delivery | None``: given the
 vocabulary ``v`` of one process's current activation (``model/vocab.py``), the ordered
 messages to deliver now, or None. Rule bodies use only the vocabulary, so the Z3
-interpretation of a later issue can evaluate them unchanged; ``OpaqueRuleView`` checks
+interpretation (``fuzz/prove/symbolic.py``) evaluates them unchanged; ``OpaqueRuleView`` checks
 that they do.
 
 A process evaluates its rule whenever its DAG view changes (000 Figure 3 is event

@@ -122,6 +122,13 @@ class SimResult:
     #: the protocol's options as the run used them (defaults filled in)
     options: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The run as plain data: its options (a rule function by name), statistics and
+        trace records."""
+        return {"options": {k: getattr(v, "__name__", v) if callable(v) else v
+                            for k, v in self.options.items()},
+                "stats": dict(self.stats), "records": list(self.records)}
+
 
 def simulate(config: SimConfig,
              progress: Callable[[int], None] | None = None) -> SimResult:

@@ -34,7 +34,7 @@ proposes at least ``ackmi_ts + 1 + Delta`` for mk, and the final timestamp, a ma
 over all proposals, is at least ``max_next_ts(k) + Delta``. A raised timestamp is a
 lower bound of the final one, as a local proposal is in ABCAST, so the delivery rule
 stays sound; with ABCAST's proposals and decisions unchanged, TOMP delivers the same
-messages in the same order, never later (tests/test_model_acksim.py checks both).
+messages in the same order, never later (tests/test_sim_abcast_tomp.py checks both).
 Identifiers are consecutive per sender from 1 (``next_mid(hi) <- mi_id + 1`` and
 ``Delta`` count on it); a data message out of sequence is refused with ValueError.
 

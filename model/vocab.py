@@ -10,8 +10,8 @@ Why a vocabulary
 A delivery rule (``model/rules.py``) is a pure function ``rule(v, params)`` of a
 :class:`RuleView` ``v``. It never touches a :class:`~tomkit.model.dag.DagView`: it only
 combines the primitives below. :class:`ConcreteRuleView` interprets them as Python
-values computed from a ``DagView``; a later issue substitutes an interpretation whose
-values are Z3 terms, and proves properties of the *same* rule bodies. For that to work a
+values computed from a ``DagView``; ``fuzz/prove/symbolic.py`` substitutes an
+interpretation whose values are Z3 terms, and proves properties of the *same* rule bodies. For that to work a
 rule body must obey three constraints:
 
 * never branch on a value from ``v`` with Python ``if``/``and``/``or``/``not``/``bool``:

@@ -24,3 +24,31 @@ def test_readme_names_the_two_commands_first():
     readme = (ROOT / "README.md").read_text()
     head = readme[: readme.index("##")]
     assert "make demo" in head and "make test" in head
+
+
+def test_public_api_doctest():
+    """The examples of tomkit/__init__.py run (simulate, write, check, conform, prove)."""
+    import doctest
+
+    import tomkit
+
+    res = doctest.testmod(tomkit)
+    assert res.attempted >= 10 and res.failed == 0
+
+
+def test_result_objects_have_to_dict(tmp_path):
+    import json
+
+    import tomkit
+
+    from tomkit.model.rules import s_toto
+
+    run = tomkit.simulate("toto", n=4, messages=20, seed=3, rule=s_toto)
+    doc = run.to_dict()
+    assert doc["options"]["rule"] == "s_toto" and doc["stats"]["sends"] == 20
+    assert len(doc["records"]) == len(run.records)
+    tomkit.write(tmp_path / "t.jsonl", run.records)
+    assert json.dumps(tomkit.check(tmp_path / "t.jsonl").to_dict())
+    o = tomkit.prove("s-toto-no-internal", n=6, delta=3, props=("agreement",)).to_dict()
+    assert o["status"] == "counterexample" and o["counterexample"]["property"]
+    json.dumps(o)

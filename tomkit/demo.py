@@ -4,8 +4,11 @@ Generates a small clean trace file and a small faulty one (one planted fault
 per trace, of several kinds), checks both with `tomkit check`, prints the
 verdicts and witnesses, and confirms that every planted fault was found and
 nothing else was. Then simulates a ToTo run, checks it, replays it through the
-reference rule (`tomkit conform`), and does both again on a copy with two
-deliveries swapped. Deterministic given --seed.
+reference model (`tomkit conform`), and does both again on a copy with two
+deliveries swapped; proves ToTo with Z3 and refutes a broken rule; fuzzes a broken
+rule and a broken TOMP variant, showing the shrunk trace the checker rejects; runs
+TLC on ABCAST and a broken variant; and scans a small data set with Spark.
+Deterministic given --seed.
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {mark:<8} {t['trace']:<24} found: {', '.join(sorted(got))}")
     ok &= toto_run(out, args.seed)
     ok &= prove_and_fuzz(out, args.seed)
+    ok &= fuzz_tomp(out, args.seed)
     ok &= tlc(out)
     ok &= spark(out, args.seed)
     print("\ndemo " + ("passed" if ok else "FAILED"))
@@ -99,7 +103,7 @@ def tail(text: str, lines: int) -> str:
 
 
 def toto_run(out: Path, seed: int) -> bool:
-    """Issue 3: a ToTo run simulated, checked and replayed through the reference rule;
+    """A ToTo run simulated, checked and replayed through the reference model;
     then the same trace with two deliveries of one process swapped."""
     banner("5. simulate ToTo (n = 8, delta = 4) on a LAN")
     sim = out / "toto.parquet"
@@ -138,7 +142,7 @@ def toto_run(out: Path, seed: int) -> bool:
 
 
 def prove_and_fuzz(out: Path, seed: int) -> bool:
-    """Issue 4: a proof, a refuted mutant with its counterexample picture, and the fuzzer
+    """A proof, a refuted mutant with its counterexample picture, and the fuzzer
     catching another mutant."""
     banner("8. prove ToTo with Z3; refute S-ToTo without internal stability")
     text = prove_demo(out / "prove")
@@ -153,17 +157,44 @@ def prove_and_fuzz(out: Path, seed: int) -> bool:
     return ok and code == 1
 
 
+def fuzz_tomp(out: Path, seed: int) -> bool:
+    """The one process machine fuzzes TOMP with max_next_ts taken over every
+    acknowledgement (004 section 3.2.2.3 takes it over those reporting min_next_mid), shrinks
+    the failure, and the trace it writes is rejected by the checker."""
+    banner("10. fuzz TOMP with max_next_ts over all acknowledgements (Hypothesis)")
+    code, text = run(["fuzz", "--protocol", "tomp", "--variant", "raise-all", "--n", "3",
+                      "--seed", str(seed), "--out", str(out / "fuzz-tomp")])
+    print(text, end="")
+    ok = code == 1
+    trace = next((out / "fuzz-tomp").glob("*.run.jsonl"), None)
+    if trace is None:
+        return False
+    from tomkit.traces.reader import read_records
+
+    seqs: dict[str, list[str]] = {}
+    for r in read_records(trace):
+        if r["kind"] == "deliver":
+            seqs.setdefault(r["process"], []).append(r["msg"])
+    print("the shrunk run's deliveries:")
+    for p, msgs in sorted(seqs.items()):
+        print(f"  {p}: {' '.join(msgs)}")
+    code, text = run(["check", str(trace), "-q"])
+    print("\n".join(ln for ln in text.splitlines() if "VIOLATED" in ln or ln.startswith(
+        ("    p", "verdict"))))
+    return ok and code == 1
+
+
 def tlc(out: Path) -> bool:
-    """Issue 6: TLC on the ABCAST spec and on its broken variant."""
-    banner("10. TLC: ABCAST (004) and a variant that delivers before the timestamp is final")
+    """TLC on the ABCAST spec and on its broken variant."""
+    banner("11. TLC: ABCAST (004) and a variant that delivers before the timestamp is final")
     text = tlc_demo(out / "tlc")
     print(text)
     return "violated" in text.lower() or "not found" in text.lower()
 
 
 def spark(out: Path, seed: int) -> bool:
-    """Issue 5: a small data set (some traces faulty) generated and scanned with Spark."""
-    banner("11. generate a data set and scan it with Spark (local)")
+    """A small data set (some traces faulty) generated and scanned with Spark."""
+    banner("12. generate a data set and scan it with Spark (local)")
     text = spark_demo(str(out / "spark"), seed)
     print(text)
     return "violated" in text

@@ -45,6 +45,22 @@ class Outcome:
     note: str = ""
     files: dict[str, str] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as plain data (the counterexample as its property, views and the
+        two deliveries)."""
+        cx = self.counterexample
+        return {
+            "n": self.n, "delta": self.delta, "status": self.status, "method": self.method,
+            "seconds": self.seconds, "k": self.k,
+            "queries": {p: {"status": st, "seconds": t}
+                        for p, (st, t) in self.per_property.items()},
+            "note": self.note, "files": dict(self.files),
+            "counterexample": None if cx is None else {
+                "property": cx.property,
+                "views": [list(v.messages) for v in cx.views],
+                "delivered": [list(d) for d in cx.delivered]},
+        }
+
     def line(self, rule: str) -> str:
         d = "-" if self.delta is None else str(self.delta)
         props = ", ".join(f"{p} {s} {t:.1f}s" for p, (s, t) in self.per_property.items())
