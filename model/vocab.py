@@ -11,8 +11,8 @@ A delivery rule (``model/rules.py``) is a pure function ``rule(v, params)`` of a
 :class:`RuleView` ``v``. It never touches a :class:`~tomkit.model.dag.DagView`: it only
 combines the primitives below. :class:`ConcreteRuleView` interprets them as Python
 values computed from a ``DagView``; ``fuzz/prove/symbolic.py`` substitutes an
-interpretation whose values are Z3 terms, and proves properties of the *same* rule bodies. For that to work a
-rule body must obey three constraints:
+interpretation whose values are Z3 terms, and proves properties of the *same* rule
+bodies. For that to work a rule body must obey three constraints:
 
 * never branch on a value from ``v`` with Python ``if``/``and``/``or``/``not``/``bool``:
   use ``v.and_``, ``v.or_``, ``v.not_``, ``v.implies``, ``v.ite`` and ``v.first``;
