@@ -40,7 +40,6 @@ def test_result_objects_have_to_dict(tmp_path):
     import json
 
     import tomkit
-
     from tomkit.model.rules import s_toto
 
     run = tomkit.simulate("toto", n=4, messages=20, seed=3, rule=s_toto)
