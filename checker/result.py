@@ -2,7 +2,7 @@
 
 A check never passes silently: its verdict is one of holds / violated /
 unknown, and an unknown carries the reason (e.g. "no send events logged").
-Verdicts combine worst-first: violated over unknown over holds.
+Verdicts are ordered worst-last: holds < unknown < violated.
 """
 
 from __future__ import annotations
@@ -21,11 +21,6 @@ class Verdict(IntEnum):
 
     def __str__(self) -> str:
         return self.name.lower()
-
-
-def combine(verdicts: list[Verdict]) -> Verdict:
-    """The worst of several verdicts (holds for none)."""
-    return max(verdicts, default=Verdict.HOLDS)
 
 
 @dataclass(frozen=True)

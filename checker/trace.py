@@ -153,9 +153,5 @@ class Trace:
         return [v for e, v in zip(self.events[process], views) if e.kind == "deliver"]
 
     @cached_property
-    def n_events(self) -> int:
-        return sum(len(v) for v in self.events.values())
-
-    @cached_property
     def messages(self) -> set[str]:
         return {e.msg for evs in self.events.values() for e in evs if e.msg is not None}

@@ -20,6 +20,3 @@ def send(trace: Trace, msg: str) -> WitnessEvent:
 def event(e: Ev, index: int | None = None) -> WitnessEvent:
     return WitnessEvent(e.process, e.kind, e.msg, index, e.location, e.view)
 
-
-def fmt_msgs(msgs) -> str:
-    return ", ".join(str(m) for m in msgs)
