@@ -66,7 +66,10 @@ receptions and decisions, and the trace logs
   (``<mid>/ack/<host>``, at the emitter) and a validation message (``<mid>/final``, at
   every host), with ``x_packet`` ("ack" or "final"), ``x_of`` (the data message),
   ``x_from`` (the host that sent it), ``x_ts`` and, in TOMP, ``x_next_mid`` or
-  ``x_min_next_mid`` and ``x_max_next_ts``. They are never sent by the application
+  ``x_min_next_mid`` and ``x_max_next_ts``. A validation message's content is logged
+  once, on its emitter's record (the emitter receives it at once, when it decides);
+  the other hosts' records carry ``x_packet`` only (a replay finds the content by id:
+  an implementation may log it at every host as well). They are never sent by the application
   (no ``send`` record), so no property reads them as application messages.
 * ``deliver`` with 004's latency split (section 2.3, Figure 2): ``x_t1`` from the
   reception of the message to the reception of its final timestamp, ``x_t2`` from there
@@ -111,6 +114,9 @@ __all__ = ["BROKEN", "DL", "UD", "VARIANTS", "AbcastProcess", "Ack", "Data", "De
 UD, DL = "ud", "dl"
 #: planted faults (module docstring)
 BROKEN = ("ignore-head", "deliver-ud")
+#: the record fields of a validation message received from another host (its content is
+#: in the emitter's record: _logged_control)
+_FINAL_SEEN = {"x_packet": "final"}
 
 
 class Timestamp(NamedTuple):
@@ -236,8 +242,7 @@ class AbcastProcess:
 
     def __init__(self, host: int, group: Sequence[int], counter: int = 0, *,
                  raise_counter: bool = True, broken: str | None = None,
-                 names: Sequence[str] | None = None, control_records: bool = True,
-                 log_cache: dict | None = None) -> None:
+                 names: Sequence[str] | None = None, control_records: bool = True) -> None:
         self.group = tuple(group)
         if len(set(self.group)) != len(self.group):
             raise ValueError(f"group lists a host twice: {self.group}")
@@ -265,9 +270,6 @@ class AbcastProcess:
             f"p{r}" for r in range(len(self.group)))
         self.name = self.names[self.index]
         self.control_records = control_records
-        #: final mid -> (the validation message, its record), shared by a run's hosts
-        self._log_cache: dict[str, tuple[Final, Logged]] = {} if log_cache is None \
-            else log_cache
         self._to_group = tuple(range(len(self.group)))
         self._recv_at: dict[str, float] = {}
         self._final_at: dict[str, float] = {}
@@ -401,7 +403,8 @@ class AbcastProcess:
 
     def _logged_control(self, m: Ack | Final) -> Logged:
         """The recv record of a protocol message (module docstring). A validation message
-        reaches every host: its record is rendered once per run (``log_cache``)."""
+        reaches every host, but its content is logged once, where its emitter receives it
+        (at once, when it decides); the other hosts' records name it by id."""
         names = self.names
         if type(m) is Ack:
             frm = names[self.rank[m.host]]
@@ -410,17 +413,14 @@ class AbcastProcess:
             if m.next_mid is not None:
                 fields["x_next_mid"] = list(m.next_mid)
             return Logged(f"{m.mid}/ack/{frm}", fields)
-        cached = self._log_cache.get(m.mid)
-        if cached is not None and cached[0] is m:
-            return cached[1]
+        if m.sender != self.host:
+            return Logged(f"{m.mid}/final", _FINAL_SEEN)
         fields = {"x_packet": "final", "x_of": m.mid, "x_from": names[self.rank[m.sender]],
                   "x_ts": f"{m.ts[0]}.{m.ts[1]}"}
         if m.min_next_mid is not None and m.max_next_ts is not None:
             fields["x_min_next_mid"] = list(m.min_next_mid)
             fields["x_max_next_ts"] = [f"{c}.{h}" for c, h in m.max_next_ts]
-        logged = Logged(f"{m.mid}/final", fields)
-        self._log_cache[m.mid] = (m, logged)
-        return logged
+        return Logged(f"{m.mid}/final", fields)
 
     def _output(self, st: Step, now: float) -> Output:
         out = Output()
@@ -549,11 +549,9 @@ def make(cls: type[AbcastProcess]):
                        rate: float) -> list[AbcastProcess]:
         variant = opts.get("variant")
         group = tuple(range(len(names)))
-        cache: dict = {}  # the hosts of one run share it (_logged_control)
         return [cls(i, group, raise_counter=variant != "literal-counter",
                     broken=variant if variant in cls.broken_variants() else None,
-                    names=names, control_records=opts.get("control_records", True),
-                    log_cache=cache)
+                    names=names, control_records=opts.get("control_records", True))
                 for i in group]
 
     return make_processes
@@ -616,6 +614,9 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
             s = at[r["process"]]
             count[s] += 1
             data[r["msg"]] = (s, count[s])
+    #: final id -> the record that carries its content (the emitter's)
+    finals = {r["msg"]: r for r in records
+              if r["kind"] == "recv" and r.get("x_packet") == "final" and "x_ts" in r}
     if not any(r["kind"] == "recv" and r.get("x_packet") for r in records):
         raise ReplayError("the trace logs no receptions of acknowledgements or final "
                           "timestamps (x_packet): ABCAST and TOMP need them to replay "
@@ -649,11 +650,15 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
                         mid, s, at[r["x_from"]], Timestamp.parse(r["x_ts"]),
                         _vector(r, "x_next_mid")))))
                 elif packet == "final":
-                    mid = r["x_of"]
-                    s, _ = of(r, mid)
+                    c = r if "x_ts" in r else finals.get(r["msg"])
+                    if c is None:
+                        raise ReplayError(f"{p}: record {i} ({r['msg']}): no record of this "
+                                          "validation message carries its content (x_ts)")
+                    mid = c["x_of"]
+                    s, _ = of(c, mid)
                     out[p].append(Replayed(i, Receive(Final(
-                        mid, s, Timestamp.parse(r["x_ts"]), _vector(r, "x_min_next_mid"),
-                        _vector(r, "x_max_next_ts", Timestamp.parse)))))
+                        mid, s, Timestamp.parse(c["x_ts"]), _vector(c, "x_min_next_mid"),
+                        _vector(c, "x_max_next_ts", Timestamp.parse)))))
                 else:
                     raise ReplayError(f"{p}: unknown x_packet {packet!r} on {r['msg']}")
         except (KeyError, ValueError) as e:

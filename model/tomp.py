@@ -96,10 +96,9 @@ class TompProcess(AbcastProcess):
 
     def __init__(self, host: int, group: Sequence[int], counter: int = 0, *,
                  raise_counter: bool = True, broken: str | None = None,
-                 names: Sequence[str] | None = None, control_records: bool = True,
-                 log_cache: dict | None = None) -> None:
+                 names: Sequence[str] | None = None, control_records: bool = True) -> None:
         super().__init__(host, group, counter, raise_counter=raise_counter, broken=broken,
-                         names=names, control_records=control_records, log_cache=log_cache)
+                         names=names, control_records=control_records)
         #: next_mid(k): the identifier of the next message expected from host k
         self.next_mid: dict[int, int] = {h: 1 for h in self.group}
         #: per own message waiting for acknowledgements: [min_next_mid, max_next_ts]

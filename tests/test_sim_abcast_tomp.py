@@ -31,7 +31,7 @@ ALL = ["integrity", "total-order-weak", "total-order-strong", "fifo-order", "cau
 LAN = Delay("gamma", 0.001)
 
 
-def run(protocol: str = "tomp", variant: str | None = None, **kw) -> SimResult:
+def sim(protocol: str = "tomp", variant: str | None = None, **kw) -> SimResult:
     return simulate(SimConfig(protocol=protocol, options={"variant": variant}, **kw))
 
 
@@ -54,9 +54,9 @@ def sequences(records: list[dict]) -> dict[str, list[str]]:
 
 def test_deterministic_given_seed() -> None:
     cfg = dict(protocol="tomp", n=4, rate=400, messages=150, delay=LAN, seed=5)
-    a, b = run(**cfg), run(**cfg)
+    a, b = sim(**cfg), sim(**cfg)
     assert a.records == b.records
-    c = run(protocol="tomp", n=4, rate=400, messages=150, delay=LAN, seed=6)
+    c = sim(protocol="tomp", n=4, rate=400, messages=150, delay=LAN, seed=6)
     assert c.records != a.records
 
 
@@ -65,7 +65,7 @@ def test_same_inputs_same_order_tomp_never_later(source: str) -> None:
     """On one seed both protocols send and receive every data message at the same times
     and decide at the same times (t1 equal), deliver the same sequence at every process,
     and TOMP delivers each message no later than ABCAST (model/tomp.py)."""
-    runs = {p: run(protocol=p, n=5, rate=300, messages=400,
+    runs = {p: sim(protocol=p, n=5, rate=300, messages=400,
                             delay=Delay("exponential", 0.001), source=source, seed=2)
             for p in PROTOCOLS}
     ab, tp = runs["abcast"].records, runs["tomp"].records
@@ -93,7 +93,7 @@ def test_same_inputs_same_order_tomp_never_later(source: str) -> None:
 
 def test_latency_split_fields() -> None:
     """x_t1 + x_t2 is 004's latency time: from the reception to the delivery."""
-    res = run(protocol="abcast", n=3, rate=200, messages=120, delay=LAN, seed=4)
+    res = sim(protocol="abcast", n=3, rate=200, messages=120, delay=LAN, seed=4)
     recv = {(r["process"], r["msg"]): r["time"] for r in res.records if r["kind"] == "recv"}
     d = deliveries(res.records)
     lat = []
@@ -123,7 +123,7 @@ def test_checkers_pass_on_written_file(protocol: str, tmp_path) -> None:
     from tomkit.traces.writer import write_records
 
     for cfg in configs:
-        res = run(**cfg)
+        res = sim(**cfg)
         assert res.stats["undelivered"] == 0
         path = tmp_path / f"{cfg['trace_id']}.jsonl"
         write_records(path, res.records, grouped=True)
@@ -146,7 +146,7 @@ def test_tomp_raises_are_lower_bounds(monkeypatch) -> None:
             raised.extend((m, new) for m, _, new in out.raised)
 
         monkeypatch.setattr(TompProcess, "_anticipate", spy)
-        res = run("tomp", variant, n=4, rate=600, messages=300,
+        res = sim("tomp", variant, n=4, rate=600, messages=300,
                            delay=Delay("exponential", 0.001), seed=3)
         monkeypatch.undo()
         final = {r["msg"]: Timestamp.parse(r["x_final_ts"])
@@ -169,9 +169,9 @@ def test_planted_faults_are_caught(protocol: str, variant: str) -> None:
     caught = False
     for seed in range(1, 6):
         cfg = dict(n=4, rate=500, messages=200, delay=Delay("exponential", 0.001), seed=seed)
-        v = verdicts(run(protocol, variant, **cfg).records,
+        v = verdicts(sim(protocol, variant, **cfg).records,
                      ["total-order-weak", "total-order-strong"])
-        assert verdicts(run(protocol, **cfg).records,
+        assert verdicts(sim(protocol, **cfg).records,
                         ["total-order-weak", "total-order-strong"]) == {
             "total-order-weak": Verdict.HOLDS, "total-order-strong": Verdict.HOLDS}
         if v["total-order-weak"] == Verdict.VIOLATED:
@@ -186,7 +186,7 @@ def test_literal_counter_rule_is_not_a_total_order() -> None:
     a final timestamp it has delivered: the checker finds an inversion on some seed
     (model/abcast.py's decision)."""
     found = [seed for seed in range(1, 9)
-             if verdicts(run("abcast", "literal-counter", n=4, rate=500,
+             if verdicts(sim("abcast", "literal-counter", n=4, rate=500,
                                       messages=300, delay=Delay("exponential", 0.001),
                                       seed=seed).records,
                          ["total-order-weak"])["total-order-weak"] == Verdict.VIOLATED]
@@ -197,19 +197,19 @@ def test_bad_config_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown protocol"):
         simulate(SimConfig(protocol="nope"))
     with pytest.raises(ValueError, match="at least 2"):
-        run(n=1)
+        sim(n=1)
     with pytest.raises(ValueError, match="source must be"):
-        run(source="bursty")
+        sim(source="bursty")
     with pytest.raises(ValueError, match="no link from p1 to itself"):
-        run(n=3, link_delays={("p1", 1): LAN})
+        sim(n=3, link_delays={("p1", 1): LAN})
     with pytest.raises(ValueError, match="unknown process"):
-        run(n=3, link_delays={("p1", "p7"): LAN})
+        sim(n=3, link_delays={("p1", "p7"): LAN})
     with pytest.raises(ValueError, match="--variant must be one of"):
-        run("abcast", "raise-all")
+        sim("abcast", "raise-all")
     with pytest.raises(ValueError, match="does not take delta"):
         simulate(SimConfig(protocol="abcast", options={"delta": 2}))
     with pytest.raises(ValueError, match="no failure handling"):
-        run("abcast", crashes=(("p1", 0.1),))
+        sim("abcast", crashes=(("p1", 0.1),))
 
 
 def _parser(add) -> argparse.ArgumentParser:
