@@ -111,8 +111,9 @@ def run_protocol(args: argparse.Namespace) -> int:
     how = "as found" if args.no_shrink else "after shrinking"
     print(f"FAILED ({found.kind}) in example {found.found_at}, {how}, {took:.1f} s: "
           f"{found.describe()}")
-    variant = options.get("variant")
-    stem = f"{args.protocol}{'-' + variant if variant else ''}-n{args.n}-{found.kind}"
+    parts = [str(v) if isinstance(v, str) else f"{k}{v}" for k, v in options.items()]
+    stem = "-".join([args.protocol, *parts, f"n{args.n}", found.kind])
+    stem = stem.replace(":", ".").replace("/", ".")
     write_run(args.out, stem, found, not args.no_shrink)
     return 1
 
