@@ -163,6 +163,7 @@ def fuzz_tomp(out: Path, seed: int) -> bool:
     the failure, and the trace it writes is rejected by the checker."""
     banner("10. fuzz TOMP with max_next_ts over all acknowledgements (Hypothesis)")
     code, text = run(["fuzz", "--protocol", "tomp", "--variant", "raise-all", "--n", "3",
+                      "--messages", "4",
                       "--seed", str(seed), "--out", str(out / "fuzz-tomp")])
     print(text, end="")
     ok = code == 1
