@@ -33,8 +33,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from tomkit.checker.chunk import _ranges
-from tomkit.checker.engine import READ_ROWS, _batches, _decide, _grouped_chunks, _split_by_trace
+from tomkit.checker.chunk import concat_ranges
+from tomkit.checker.engine import (
+    READ_ROWS,
+    decide_chunk,
+    grouped_chunks,
+    read_pieces,
+    split_by_trace,
+)
 from tomkit.checker.properties import EXACT, HOLDS, UNKNOWN, VIOLATED, Options, properties
 from tomkit.checker.spark.exact import check_wanted
 from tomkit.checker.spark.properties import NAMES, unknown_reason
@@ -107,7 +113,7 @@ def check_file(f: DataFile, index: int, root: str | None) -> tuple[Summary, np.n
         reader = TraceReader(f.path, keep_going=True, batch_rows=READ_ROWS, dictionary=True)
         if reader.info.grouped:
             try:
-                for pieces in _grouped_chunks(_batches(reader, None), f.path):
+                for pieces in grouped_chunks(read_pieces(reader, None), f.path):
                     names += _chunk(pieces, f, summary, parts)
             except TraceFormatError as e:
                 if "declares its traces grouped" not in e.message:
@@ -117,7 +123,7 @@ def check_file(f: DataFile, index: int, root: str | None) -> tuple[Summary, np.n
                 summary, names, reader = Summary(), [], None
         if reader is None or not reader.info.grouped:
             pieces, reader = _read(f)
-            for part in _split_by_trace(pieces):
+            for part in split_by_trace(pieces):
                 names += _chunk(part, f, summary, parts)
         _rejected(reader.rejected, summary, parts)
     except ColumnError as e:  # raised on opening: nothing was written
@@ -145,7 +151,7 @@ def check_together(files: list[DataFile], name: str, root: str | None) -> Summar
             continue
         held.extend(pieces)
         _rejected(reader.rejected, summary, parts)
-    for part in _split_by_trace(held):
+    for part in split_by_trace(held):
         _chunk(part, files[0], summary, parts)
     parts.close()
     return summary
@@ -153,7 +159,7 @@ def check_together(files: list[DataFile], name: str, root: str | None) -> Summar
 
 def _read(f: DataFile):
     reader = TraceReader(f.path, keep_going=True, batch_rows=READ_ROWS, dictionary=True)
-    return list(_batches(reader, None)), reader
+    return list(read_pieces(reader, None)), reader
 
 
 def key_hashes(f: DataFile, traces: list[str]) -> np.ndarray:
@@ -179,7 +185,7 @@ def _rejected(errors, summary: Summary, parts: Parts) -> None:
 def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts) -> list[str]:
     """Decide a chunk of whole traces: its verdict rows to ``parts``, its share of the
     report to ``summary``; the names of its traces."""
-    chunk, codes = _decide(pieces, [properties()[n] for n in NAMES], Options())
+    chunk, codes = decide_chunk(pieces, [properties()[n] for n in NAMES], Options())
     sizes = np.diff(chunk.trace_start)
     bad = chunk.bad_traces
     seq = []
@@ -300,7 +306,7 @@ def _iols(pieces, chunk) -> tuple[np.ndarray, np.ndarray]:
 def _flat(values: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``values[bounds[i]:bounds[i+1]]`` for each i in ``rows``, concatenated."""
     lo, hi = bounds[rows], bounds[rows + 1]
-    return values[_ranges(lo.astype(np.int64), (hi - lo).astype(np.int64))]
+    return values[concat_ranges(lo.astype(np.int64), (hi - lo).astype(np.int64))]
 
 
 def iter_groups(groups: Iterator[int], plan: list[list[int]], files: list[DataFile],
