@@ -96,7 +96,7 @@ class Progress:
         if not self.enabled:
             return
         elapsed = max(time.perf_counter() - self.start, 1e-9)
-        what = f"{files} files, " if files is not None else ""
+        what = f"{files} file(s), " if files is not None else ""
         self.stream.write(f"scan: {what}{rate(events)} events in {elapsed:.1f} s "
                           f"({rate(events / elapsed)} events/s)\n")
         self.stream.flush()

@@ -85,7 +85,10 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
 
 
 def quiet(jvm) -> None:
-    """Every logger of a running JVM at level ERROR."""
+    """Every logger of a running JVM at level ERROR. Spark sets up its default logging
+    when it first logs (the SparkContext would), which would undo this: it is made to do
+    so first, silently."""
+    jvm.org.apache.spark.SparkConf(False).initializeLogIfNecessary(False, True)
     log4j = jvm.org.apache.logging.log4j
     log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME,
                                                 log4j.Level.ERROR)

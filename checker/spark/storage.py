@@ -139,7 +139,9 @@ def _open(st: Store) -> pafs.FileSystem:
         return pafs.LocalFileSystem()
     if st.scheme in _S3:
         kw: dict[str, Any] = {}
-        endpoint = _s3_option(st, "endpoint")
+        # the AWS SDKs' variables, which pyarrow's constructor does not read itself
+        endpoint = (_s3_option(st, "endpoint") or os.environ.get("AWS_ENDPOINT_URL_S3")
+                    or os.environ.get("AWS_ENDPOINT_URL"))
         if endpoint:
             ssl = (_s3_option(st, "connection.ssl.enabled") or "true").lower() == "true"
             if "://" in endpoint:
@@ -153,8 +155,7 @@ def _open(st: Store) -> pafs.FileSystem:
             v = _s3_option(st, key)
             if v:
                 kw[arg] = v
-        if ("region" not in kw and not endpoint and not os.environ.get("AWS_ENDPOINT_URL")
-                and not os.environ.get("AWS_REGION")
+        if ("region" not in kw and not endpoint and not os.environ.get("AWS_REGION")
                 and not os.environ.get("AWS_DEFAULT_REGION")):
             kw["region"] = pafs.resolve_s3_region(st.authority)  # AWS itself: ask
         return pafs.S3FileSystem(**kw)
