@@ -260,19 +260,21 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 
 def run_args(args: argparse.Namespace) -> int:
     from tomkit.checker.spark.read import SchemaMismatch
-    from tomkit.checker.spark.session import get_session
+    from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
 
     master = args.master
     if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
-            and not os.environ.get("PYSPARK_GATEWAY_PORT"):  # not under spark-submit
+            and not under_spark_submit():
         master = "local[*]"
     spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
                         verbose=args.verbose)
+    err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
-                   progress=Progress(spark))
+                   progress=Progress(spark, stream=err))
     except (SchemaMismatch, FileNotFoundError) as e:
-        print(f"tomkit scan: {e}", file=sys.stderr)
+        err.write(f"tomkit scan: {e}\n")
+        err.flush()
         return 2
     print(json.dumps(res.doc, indent=1) if args.json else res.text, end="")
     return res.exit_code

@@ -60,7 +60,7 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
         b = b.master(master)
     if not verbose:
         b = b.config("spark.ui.showConsoleProgress", "false")
-        if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit's JVM runs already
+        if under_spark_submit():  # its JVM runs already
             from pyspark import SparkContext
 
             SparkContext._ensure_initialized()
@@ -82,6 +82,28 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
         spark.sparkContext.setLogLevel("ERROR")
     apply_conf(spark)
     return spark
+
+
+def under_spark_submit() -> bool:
+    """Is this Python the driver spark-submit started (its JVM already running)?"""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+class JvmStderr:
+    """The standard error of spark-submit's JVM, as a text stream: spark-submit merges its
+    Python driver's standard error into standard output, which holds the report."""
+
+    def __init__(self, jvm):
+        self._err = jvm.System.err
+
+    def write(self, text: str) -> None:
+        self._err.print(text)
+
+    def flush(self) -> None:
+        self._err.flush()
+
+    def isatty(self) -> bool:
+        return False
 
 
 def quiet(jvm) -> None:
