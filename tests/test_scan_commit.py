@@ -95,7 +95,12 @@ def _steps(tree: C.Tree, base: str, old: bool) -> list[str]:
 
 @pytest.mark.parametrize("old", [True, False], ids=["replace", "first"])
 def test_install_stopped_at_every_step(store, old):
-    tree, fs, base = store
+    stop_at_every_step(*store, old)
+
+
+def stop_at_every_step(tree: C.Tree, fs: pafs.FileSystem, base: str, old: bool) -> None:
+    """Install a new result (over an old one, or first) stopped after each step in turn,
+    and before it; check the states (module docstring)."""
     steps = _steps(tree, base, old)
     assert steps[0] == "marked" and steps[-1] == "installed"
     if not tree.atomic:  # every object of the old result is deleted and every new one copied
