@@ -42,12 +42,13 @@ def _cores(master: str) -> int:
 
 def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
                 driver_memory: str | None = None,
-                shuffle_partitions: int | None = None, verbose: bool = False) -> SparkSession:
+                shuffle_partitions: int | None = None, verbose: bool = False,
+                conf: dict[str, str] | None = None) -> SparkSession:
     """The active session, or a new one. With a ``local`` master: UI off, shuffle
     partitions 4 per core (Spark's 200 is meant for clusters), driver memory
     ``driver_memory`` (default $TOMKIT_SPARK_MEMORY or 4g; it is also the executor's
     memory in local mode). ``master=None`` leaves the master to spark-submit. Quiet
-    unless ``verbose`` (module docstring)."""
+    unless ``verbose`` (module docstring). ``conf``: more Spark settings."""
     if master is not None and master.startswith("local"):
         # python workers must run this interpreter (which has tomkit), not "python3"
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -77,6 +78,8 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
              .config("spark.default.parallelism", str(2 * cores)))
     elif shuffle_partitions:
         b = b.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    for k, v in (conf or {}).items():
+        b = b.config(k, v)
     spark = b.getOrCreate()
     if not verbose:
         spark.sparkContext.setLogLevel("ERROR")
