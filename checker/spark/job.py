@@ -261,6 +261,7 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 def run_args(args: argparse.Namespace) -> int:
     from tomkit.checker.spark.read import SchemaMismatch
     from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
+    from tomkit.checker.spark.storage import StoreError
 
     master = args.master
     if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
@@ -272,7 +273,8 @@ def run_args(args: argparse.Namespace) -> int:
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
                    progress=Progress(spark, stream=err))
-    except (SchemaMismatch, FileNotFoundError) as e:
+    except (SchemaMismatch, FileNotFoundError, StoreError, OSError) as e:
+        # bad input, or a store that cannot be reached (pyarrow's I/O errors are OSErrors)
         err.write(f"tomkit scan: {e}\n")
         err.flush()
         return 2

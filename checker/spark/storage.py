@@ -32,12 +32,16 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-__all__ = ["S3_KEYS", "Store", "hadoop_settings", "qualify", "store_of"]
+__all__ = ["S3_KEYS", "Store", "StoreError", "hadoop_settings", "qualify", "store_of"]
 
 #: the s3a settings that have a pyarrow counterpart
 S3_KEYS = ("endpoint", "access.key", "secret.key", "session.token", "endpoint.region",
            "connection.ssl.enabled")
 _S3 = ("s3", "s3a", "s3n")
+
+
+class StoreError(ValueError):
+    """A path whose store cannot be opened (unknown scheme, no connector)."""
 
 
 def qualify(spark, path: str) -> str:
@@ -169,6 +173,6 @@ def _open(st: Store) -> pafs.FileSystem:
     try:
         import fsspec
     except ImportError:
-        raise ValueError(f"{uri}: pyarrow has no file system for scheme {st.scheme!r}, "
+        raise StoreError(f"{uri}: pyarrow has no file system for scheme {st.scheme!r}, "
                          "and fsspec is not installed") from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem(st.scheme)))
