@@ -37,6 +37,7 @@ of local[2]'s events per second. ``--repeat N`` measures every row N times.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import tempfile
@@ -61,6 +62,19 @@ def bare(spark, path: str) -> float:
     return time.perf_counter() - t
 
 
+def generated(data: str, n: int, seed: int) -> int:
+    """Write the data set of ``n`` traces (1 % more planted faults) unless ``data`` holds it
+    already (a --workdir kept from an earlier run); its number of records."""
+    meta = os.path.join(data, "_generate.json")
+    if os.path.exists(meta):
+        with open(meta) as f:
+            m = json.load(f)
+        if (m.get("seed"), m.get("traces"), m.get("generator")) == \
+                (seed, n + round(0.01 * n), "traces.generate.bulk_table"):
+            return m["records"]
+    return write_bulk(data, n, faulty=0.01, seed=seed)["records"]
+
+
 def to_jsonl(src: str, dst: str) -> None:
     """The same data set as JSON Lines, file for file."""
     for f in part_files(src):
@@ -70,51 +84,50 @@ def to_jsonl(src: str, dst: str) -> None:
 
 
 def measure(spark, mode: str, engines: list[str], datas: dict[int, tuple[str, int]],
-            work: str, args, base: dict | None) -> dict:
-    """One session's rows: per size, the bare read and each engine's scan, ``--repeat``
-    times; returns events per second by (engine, size) (the fastest run)."""
+            work: str, args, base: dict | None, single_too: bool) -> dict:
+    """One session's rows: per size, the bare read and each engine's scan; returns events
+    per second by (engine, size). ``base``: those of --master, for the last column."""
     # one small scan per engine first: the JVM's JIT and the Python workers' imports are
     # paid once per session, not per data set
     if not args.no_warmup:
         for engine in engines:
             scan(spark, datas[0][0], os.path.join(work, f"warm-out-{engine}"), engine=engine)
-    best: dict = {}
+    rates: dict = {}
     for n, (data, events) in sorted(datas.items()):
         if n == 0:
             continue
         bare(spark, data)  # warm up the JVM and the file cache
         single = float("nan")
-        if not args.no_single and mode != "cluster":
+        if single_too:
             t = time.perf_counter()
             check_paths(list(part_files(data)), select(None, Options()), Options())
             single = time.perf_counter() - t
-        for _ in range(args.repeat):
-            tb = bare(spark, data)
-            counts = {}
-            for engine in engines:
+        tb = bare(spark, data)
+        counts = {}
+        for engine in engines:
+            t = time.perf_counter()
+            res = scan(spark, data, os.path.join(work, f"out{n}-{engine}"), engine=engine)
+            ts = time.perf_counter() - t
+            assert res.doc["summary"]["events"] == events
+            counts[engine] = [g["counts"] for g in res.doc["groups"]]
+            rates[(engine, n)] = events / ts
+            extra = ""
+            if args.jsonl:
                 t = time.perf_counter()
-                res = scan(spark, data, os.path.join(work, f"out{n}-{engine}"), engine=engine)
-                ts = time.perf_counter() - t
-                assert res.doc["summary"]["events"] == events
-                counts[engine] = [g["counts"] for g in res.doc["groups"]]
-                best[(engine, n)] = max(best.get((engine, n), 0), events / ts)
-                extra = ""
-                if args.jsonl:
-                    t = time.perf_counter()
-                    rj = scan(spark, data + "-jsonl", os.path.join(work, f"outj{n}-{engine}"),
-                              engine=engine)
-                    tj = time.perf_counter() - t
-                    if [g["counts"] for g in rj.doc["groups"]] != counts[engine]:
-                        raise SystemExit(f"{engine}: JSON Lines and Parquet verdicts differ")
-                    extra += f" {tj:>8.1f} {tj / ts:>13.1f}"
-                if base is not None:
-                    extra += f" {events / ts / base[(engine, n)]:>10.2f}"
-                print(f"{mode:>9} {engine:>6} {n:>9,} {events:>11,} {ts:>8.1f} "
-                      f"{events / ts:>10,.0f} {tb:>7.1f} {ts / tb:>9.1f} {single:>8.1f} "
-                      f"{ts / single:>11.1f} {ts / events * 1e6:>11.1f}{extra}", flush=True)
-            if len({repr(c) for c in counts.values()}) > 1:
-                raise SystemExit(f"the engines' verdict counts differ at {n} traces")
-    return best
+                rj = scan(spark, data + "-jsonl", os.path.join(work, f"outj{n}-{engine}"),
+                          engine=engine)
+                tj = time.perf_counter() - t
+                if [g["counts"] for g in rj.doc["groups"]] != counts[engine]:
+                    raise SystemExit(f"{engine}: JSON Lines and Parquet verdicts differ")
+                extra += f" {tj:>8.1f} {tj / ts:>13.1f}"
+            if base is not None:
+                extra += f" {events / ts / base[(engine, n)]:>10.2f}"
+            print(f"{mode:>9} {engine:>6} {n:>9,} {events:>11,} {ts:>8.1f} "
+                  f"{events / ts:>10,.0f} {tb:>7.1f} {ts / tb:>9.1f} {single:>8.1f} "
+                  f"{ts / single:>11.1f} {ts / events * 1e6:>11.1f}{extra}", flush=True)
+        if len({repr(c) for c in counts.values()}) > 1:
+            raise SystemExit(f"the engines' verdict counts differ at {n} traces")
+    return rates
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,22 +169,27 @@ def main(argv: list[str] | None = None) -> int:
         datas = {}
         for n in ([0] if not args.no_warmup else []) + sizes:
             data = os.path.join(work, f"d{n}")
-            summary = write_bulk(data, n or min(1000, min(sizes)), faulty=0.01, seed=args.seed)
-            datas[n] = (data, summary["records"])
+            datas[n] = (data, generated(data, n or min(1000, min(sizes)), args.seed))
             if args.jsonl and n:
                 to_jsonl(data, data + "-jsonl")
-        spark = get_session(args.master)
-        base = measure(spark, args.master, engines, datas, work, args, None)
-        if args.cluster:
-            spark.stop()
-            with LocalCluster(os.path.join(work, "cluster"), workers=2, cores=1,
-                              memory="2g") as c:
-                spark = get_session(c.url, conf={"spark.executor.memory": "1g",
-                                                 "spark.ui.enabled": "false"})
-                try:
-                    measure(spark, "cluster", engines, datas, work, args, base)
-                finally:
+        # --master and the cluster take turns, so that both see the same machine (a shared
+        # one's load changes over minutes); the cluster's daemons idle in between
+        cluster = LocalCluster(os.path.join(work, "cluster"), workers=2, cores=1,
+                               memory="2g").start() if args.cluster else None
+        try:
+            for rep in range(args.repeat):
+                spark = get_session(args.master)
+                base = measure(spark, args.master, engines, datas, work, args, None,
+                               rep == 0 and not args.no_single)
+                if cluster is not None:
                     spark.stop()
+                    spark = get_session(cluster.url, conf={"spark.executor.memory": "1g",
+                                                           "spark.ui.enabled": "false"})
+                    measure(spark, "cluster", engines, datas, work, args, base, False)
+                    spark.stop()
+        finally:
+            if cluster is not None:
+                cluster.stop()
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

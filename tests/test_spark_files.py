@@ -290,6 +290,12 @@ def test_command_line_errors_and_progress(spark, tmp_path, capsys):
     assert out.startswith("tomkit scan: 1 trace(s)")
     assert not [ln for ln in out.splitlines() if ln.startswith("scan: ")]
     assert [ln for ln in err.splitlines() if ln.startswith("scan: 1 file(s), ")], err
+    assert main([str(tmp_path / "in"), "--master", "local[2]", "--engine", "arrow"]) == 0
+    err = capsys.readouterr().err
+    assert [ln for ln in err.splitlines() if ln.startswith("scan: 6 events in ")], err
+    from tomkit.checker.spark.progress import Progress  # the arrow and sql engines' line
+
+    assert Progress(spark).line().startswith("scan: 0/0 tasks of 0 running stage(s)")
     assert main([str(tmp_path / "nothing"), "--master", "local[2]"]) == 2
     assert "nothing: no such file or directory" in capsys.readouterr().err
     assert main(["nosuchscheme://x/y", "--master", "local[2]"]) == 2

@@ -122,10 +122,12 @@ def test_killed_while_the_job_writes(spark, data, tmp_path):
     assert leftovers(out) == []
 
 
+@pytest.mark.parametrize("atomic", [True, False], ids=["rename", "copy"])
 @pytest.mark.parametrize("old", [True, False], ids=["replace", "first"])
-def test_hadoop_commit_stopped_at_every_step(spark, tmp_path, old):
-    """The arrow and sql engines' commit, through Spark's Hadoop file system (rename on
-    local disks as on HDFS), stopped at every step as tests/test_scan_commit.py does."""
+def test_hadoop_commit_stopped_at_every_step(spark, tmp_path, old, atomic):
+    """The arrow and sql engines' commit, through Spark's Hadoop file system, stopped at
+    every step as tests/test_scan_commit.py does: by renames (local disks, HDFS), and by
+    copies and the marker (object stores such as s3a://, played on the local disk)."""
     import pyarrow.fs as pafs
     from test_scan_commit import stop_at_every_step
 
@@ -133,6 +135,7 @@ def test_hadoop_commit_stopped_at_every_step(spark, tmp_path, old):
 
     tree = HadoopTree(spark, str(tmp_path))
     assert tree.atomic
+    tree.atomic = atomic
     stop_at_every_step(tree, pafs.LocalFileSystem(), str(tmp_path), old)
 
 

@@ -100,6 +100,15 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     if out is not None:  # before anything else: put right what a killed run left
         tree = HadoopTree(spark, out)
         recover(tree, out)
+    with progress:
+        res = _scan_spark(spark, paths, out, fmt, fail_after_write, engine, tree)
+    progress.finish(None, res.doc["summary"]["events"])
+    return res
+
+
+def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
+                fail_after_write: bool, engine: str, tree: Tree | None) -> ScanResult:
+    """The arrow and sql engines' scan: Spark reads, decides and writes."""
     ev = read_events(spark, paths, fmt)
     fmt, rejected_records = ev.fmt, ev.rejected
     if engine == "arrow":
@@ -140,7 +149,6 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
         text = R.to_text(doc)
         if out is not None:
             _write(tree, out, verdicts, rejected, doc, text, fail_after_write)
-        progress.finish(None, doc["summary"]["events"])
         return ScanResult(doc, text, doc["exit_code"], out)
     finally:
         codes.unpersist()
