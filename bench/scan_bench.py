@@ -147,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cluster", action="store_true",
                     help="also scan on a standalone cluster of two one-core workers")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each row")
+    ap.add_argument("--cluster-url", default=None,
+                    help="with --cluster: use this running standalone cluster (spark://...) "
+                         "instead of starting one")
     ap.add_argument("--workdir", default=None)
     args = ap.parse_args(argv)
     sizes = [int(x) for x in (args.sizes or ("100000,1000000" if args.cluster
@@ -175,16 +178,20 @@ def main(argv: list[str] | None = None) -> int:
         # --master and the cluster take turns, so that both see the same machine (a shared
         # one's load changes over minutes); the cluster's daemons idle in between
         cluster = LocalCluster(os.path.join(work, "cluster"), workers=2, cores=1,
-                               memory="2g").start() if args.cluster else None
+                               memory="2g").start() \
+            if args.cluster and not args.cluster_url else None
+        url = args.cluster_url or (cluster.url if cluster is not None else None)
         try:
             for rep in range(args.repeat):
                 spark = get_session(args.master)
                 base = measure(spark, args.master, engines, datas, work, args, None,
                                rep == 0 and not args.no_single)
-                if cluster is not None:
+                if url is not None:
                     spark.stop()
-                    spark = get_session(cluster.url, conf={"spark.executor.memory": "1g",
-                                                           "spark.ui.enabled": "false"})
+                    spark = get_session(url, conf={
+                        "spark.executor.memory": "1g", "spark.ui.enabled": "false",
+                        "spark.driver.host": "127.0.0.1",
+                        "spark.driver.bindAddress": "127.0.0.1"})
                     measure(spark, "cluster", engines, datas, work, args, base, False)
                     spark.stop()
         finally:

@@ -72,3 +72,15 @@ def s3(s3_endpoint):
     bucket = f"tomkit-{uuid.uuid4().hex[:10]}"
     fs.create_dir(bucket)
     return fs, bucket
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A Spark standalone cluster on 127.0.0.1 for the session: a master and two workers of
+    one core each (``checker/spark/cluster.py``), their environment holding
+    S3_CREDENTIALS (executors read the local S3 server with them)."""
+    from tomkit.checker.spark.cluster import LocalCluster
+
+    with LocalCluster(tmp_path_factory.mktemp("cluster"), workers=2, cores=1, memory="1g",
+                      env=S3_CREDENTIALS) as c:
+        yield c

@@ -1,7 +1,8 @@
 """The scan submitted to a real Spark standalone cluster, as docs/spark.md says.
 
 A master and two workers (one core each) on 127.0.0.1, started from pyspark's own
-scripts for the module (``checker/spark/cluster.py``) and stopped at its end. The test
+scripts (``checker/spark/cluster.py``; the ``spark_cluster`` fixture of conftest.py,
+shared with the benchmark's smoke test) and stopped at the end of the session. The test
 builds tomkit's wheel, takes the ``spark-submit`` command of docs/spark.md word for word
 (only the master URL, the data set and the output replaced; test settings come from a
 ``spark-defaults.conf`` in ``SPARK_CONF_DIR``, as a cluster's would), and compares the
@@ -31,8 +32,6 @@ from tomkit.traces.writer import write_records
 
 pytest.importorskip("pyspark")
 
-from tomkit.checker.spark.cluster import LocalCluster  # noqa: E402
-
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,11 +45,9 @@ def documented_submit() -> str:
     return block.replace("\\\n", " ").strip()
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with LocalCluster(tmp_path_factory.mktemp("cluster"), workers=2, cores=1, memory="1g",
-                      env=S3_CREDENTIALS) as c:
-        yield c
+@pytest.fixture
+def cluster(spark_cluster):
+    return spark_cluster
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +183,4 @@ def test_submit_reading_and_writing_s3(cluster, wheel_dir, tmp_path, s3, s3_endp
     names = [i.base_name for i in fs.get_file_info(pafs.FileSelector(f"{bucket}/scans"))]
     assert names == ["run-1"]  # no staging directory left
     assert fs.get_file_info(f"{bucket}/scans/run-1/_SUCCESS").type == pafs.FileType.File
+

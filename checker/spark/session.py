@@ -72,6 +72,9 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
     if master is not None and master.startswith("local"):
         cores = _cores(master)
         b = (b.config("spark.ui.enabled", "false")
+             # one machine: the driver's services on loopback only
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.memory",
                      driver_memory or os.environ.get("TOMKIT_SPARK_MEMORY", "4g"))
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4 * cores))
