@@ -259,7 +259,7 @@ class Chunk:
         NM = max(len(self.msg_names), 1)
         dep_t = np.repeat(self.t, np.maximum(self.dep_len, 0))
         row_has_dep = self.dep_len > 0
-        dep_idx = _ranges(self.dep_off[row_has_dep], self.dep_len[row_has_dep])
+        dep_idx = concat_ranges(self.dep_off[row_has_dep], self.dep_len[row_has_dep])
         self.dep_codes = dep_codes[dep_idx]
         # deps flat array now follows the sorted row order
         self.dep_off = np.zeros(n, np.int64)
@@ -424,7 +424,7 @@ def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return starts, lens
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of arange(s, s + l) for each pair, vectorized."""
     total = int(lengths.sum())
     if total == 0:

@@ -144,7 +144,7 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
         inflight: deque[Future] = deque()
 
         def submit(pieces: list[Piece]) -> None:
-            inflight.append(pool.submit(_decide, pieces, props, options))
+            inflight.append(pool.submit(decide_chunk, pieces, props, options))
             while len(inflight) > workers:
                 _record(*inflight.popleft().result(), props, options, report, keep_going)
 
@@ -153,23 +153,23 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
                                  dictionary=True)
             stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
             report.files.append(stats)
-            stream = _batches(reader, bar)
+            stream = read_pieces(reader, bar)
             if reader.info.grouped and not merge:
-                for chunk_pieces in _grouped_chunks(stream, str(path)):
+                for chunk_pieces in grouped_chunks(stream, str(path)):
                     submit(chunk_pieces)
             else:
                 pieces = list(stream)
                 if merge:
                     held.extend(pieces)
                 else:
-                    for part in _split_by_trace(pieces):
+                    for part in split_by_trace(pieces):
                         submit(part)
             # += because rejected traces (found while checking) move their records from
             # accepted to rejected
             stats.accepted += reader.accepted
             stats.rejected += len(reader.rejected)
             report.rejected.extend(reader.rejected)
-        for part in _split_by_trace(held):
+        for part in split_by_trace(held):
             submit(part)
         while inflight:
             _record(*inflight.popleft().result(), props, options, report, keep_going)
@@ -186,7 +186,9 @@ def _progress(enabled: bool):
     return tqdm(unit=" events", unit_scale=True, file=sys.stderr, desc="checking")
 
 
-def _batches(reader: TraceReader, bar) -> Iterator[Piece]:
+def read_pieces(reader: TraceReader, bar=None) -> Iterator[Piece]:
+    """A reader's non-empty batches as pieces, their string columns encoded for the chunks
+    (``bar``: a tqdm progress bar to advance, or None)."""
     for b in reader:
         if bar is not None:
             bar.update(b.table.num_rows)
@@ -194,7 +196,7 @@ def _batches(reader: TraceReader, bar) -> Iterator[Piece]:
             yield Piece(encode_strings(b.table), b.lines, b.source, b.fmt)
 
 
-def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece]]:
+def grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece]]:
     """Cut a grouped file's batches into chunks of whole traces; a trace that appears
     again after another started breaks the file's promise and is bad input."""
     done: set[str] = set()
@@ -238,7 +240,7 @@ def _grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece
         yield pending
 
 
-def _split_by_trace(pieces: list[Piece]) -> Iterator[list[Piece]]:
+def split_by_trace(pieces: list[Piece]) -> Iterator[list[Piece]]:
     """Regroup pieces whose traces interleave into chunks of whole traces."""
     if not pieces:
         return
@@ -274,9 +276,11 @@ def _loc(piece: Piece, i: int) -> Location:
                                                                                  line=n)
 
 
-def _decide(pieces: list[Piece], props: list[Property],
+def decide_chunk(pieces: list[Piece], props: list[Property],
             options: Options) -> tuple[Chunk, np.ndarray]:
-    """Build a chunk and run every detector on it (in a worker thread)."""
+    """Build a chunk and run every detector on it: the chunk and its detection codes
+    (trace x property). The engine runs it in a worker thread; the Spark files engine's
+    tasks call it directly."""
     chunk = Chunk.build(pieces)
     codes = np.stack([p.detect(chunk, options) for p in props], axis=1) if props else \
         np.zeros((chunk.ntr, 0), np.int8)

@@ -54,3 +54,22 @@ def test_the_layer_test_sees_a_violation(tmp_path):
     bad = tmp_path / "x.py"
     bad.write_text("from tomkit.checker.engine import check_paths\n")
     assert {layer(m) for m in imports(bad)} - ALLOWED["model"] == {"tomkit.checker"}
+
+
+def private_imports(path: Path) -> set[str]:
+    """``module.name`` of every private name (``_x``) imported from a tomkit module."""
+    return {f"{node.module}.{a.name}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tomkit")
+            for a in node.names if a.name.startswith("_") and not a.name.startswith("__")}
+
+
+def test_checker_imports_no_private_names():
+    """A name another module needs has a public home (issue 12)."""
+    for f in sorted((ROOT / "checker").rglob("*.py")):
+        assert not private_imports(f), f"{f.relative_to(ROOT)} imports {private_imports(f)}"
+
+
+def test_the_private_import_test_sees_one(tmp_path):
+    bad = tmp_path / "x.py"
+    bad.write_text("from tomkit.checker.chunk import Piece, _ranges\n")
+    assert private_imports(bad) == {"tomkit.checker.chunk._ranges"}

@@ -273,3 +273,30 @@ def test_json_lines_are_parsed_once(spark, tmp_path):
         plan = df._jdf.queryExecution().executedPlan().toString()
         assert plan.count("from_json") <= 1, plan
     assert ev.events.count() == len(clean_trace("t", n_processes=2, n_messages=2, recv=False))
+
+
+def test_command_line_errors_and_progress(spark, tmp_path, capsys):
+    """``tomkit scan``'s job: tomkit's closing progress line on stderr with the report on
+    stdout; a missing input and a store nothing can open are errors (exit 2) naming
+    them."""
+    from tomkit.checker.spark.job import main
+
+    path = tmp_path / "in" / "one.parquet"
+    path.parent.mkdir()
+    write_records(str(path), clean_trace("t", n_processes=2, n_messages=2, recv=False),
+                  grouped=True)
+    assert main([str(tmp_path / "in"), "--master", "local[2]"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("tomkit scan: 1 trace(s)")
+    assert not [ln for ln in out.splitlines() if ln.startswith("scan: ")]
+    assert [ln for ln in err.splitlines() if ln.startswith("scan: 1 file(s), ")], err
+    assert main([str(tmp_path / "in"), "--master", "local[2]", "--engine", "arrow"]) == 0
+    err = capsys.readouterr().err
+    assert [ln for ln in err.splitlines() if ln.startswith("scan: 6 events in ")], err
+    from tomkit.checker.spark.progress import Progress  # the arrow and sql engines' line
+
+    assert Progress(spark).line().startswith("scan: 0/0 tasks of 0 running stage(s)")
+    assert main([str(tmp_path / "nothing"), "--master", "local[2]"]) == 2
+    assert "nothing: no such file or directory" in capsys.readouterr().err
+    assert main(["nosuchscheme://x/y", "--master", "local[2]"]) == 2
+    assert "no file system for scheme 'nosuchscheme'" in capsys.readouterr().err

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import Chunk, _ranges
+from tomkit.checker.chunk import Chunk, concat_ranges
 from tomkit.checker.properties import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -71,7 +71,7 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     nd[has] = np.maximum(c.dep_len[send_row[has]], 0)
     with_deps = np.flatnonzero(nd)
     which = np.repeat(with_deps, nd[with_deps])
-    dep_local = c.dep_ml[_ranges(c.dep_off[send_row[with_deps]], nd[with_deps])]
+    dep_local = c.dep_ml[concat_ranges(c.dep_off[send_row[with_deps]], nd[with_deps])]
     m = max(c.max_msgs, 1)
     want = c.f_tp[which].astype(np.int64) * m + dep_local
     have = c.f_tp.astype(np.int64) * m + c.ml[c.f_rows]

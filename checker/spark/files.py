@@ -1,12 +1,14 @@
 """The files engine: Spark schedules the data set's files, tomkit's own engine checks them.
 
-``tomkit scan --engine files``, the default (``auto``) for paths on the local file system. The
-other engines hand every event through Spark's row format: the ``sql`` engine into windows
-and joins, the ``arrow`` engine into ``mapInArrow``, whose JVM-side Arrow writer alone costs
-5-8 times a bare Spark read (measured). Here events never cross into the JVM, and neither
-do the results: the driver lists the files and packs them into groups; Spark runs one task
-per group (``files_task.py``), which checks its files with tomkit's engine, writes their
-verdict and rejected rows as Parquet parts of the scan's temporary output, and returns per
+``tomkit scan``'s default engine, on every store (``storage.py``: local disks, HDFS, S3,
+GCS, Azure). The other engines hand every event through Spark's row format: the ``sql``
+engine into windows and joins, the ``arrow`` engine into ``mapInArrow``, whose JVM-side
+Arrow writer alone costs 5-8 times a bare Spark read (measured). Here events never cross
+into the JVM, and neither do the results: the driver lists the files (through
+``pyarrow.fs``, so no Hadoop connector is needed) and packs them into groups; Spark runs
+one task per group (``files_task.py``), which reads its files through ``pyarrow.fs``,
+checks them with tomkit's engine, writes their verdict and rejected rows as Parquet parts
+of the scan's staging directory (``commit.py``) on the output's store, and returns per
 file a summary (``summary.py``: the report's aggregates) and the hashes of its traces'
 keys. The report is the merged summaries: one Spark job in all.
 
@@ -19,64 +21,64 @@ only joins two files needlessly: checked together, a trace that one file holds w
 the same verdict. Data sets written by tomkit keep each trace in one file, and the second
 pass is then empty.
 
-Limits: tasks open the files and write the output by local path, so every executor must
-see both under the same path (local mode, NFS, a mounted bucket). For ``hdfs://``,
-``s3a://`` and other schemes use ``--engine arrow`` (docs/spark.md).
+On a cluster every executor must reach the inputs and the output under the names the
+driver gives: a shared store (HDFS, an object store), or local paths only in local mode or
+on a file system mounted alike on every node (NFS).
 """
 
 from __future__ import annotations
 
-import os
 import urllib.parse
 
 import numpy as np
+import pyarrow.fs as pafs
+from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import SparkSession
 
-from tomkit.checker.spark.files_task import DataFile, check_together, iter_groups
-from tomkit.checker.spark.read import PARTITIONS, SchemaMismatch, data_files
+from tomkit.checker.spark.files_task import DataFile, Target, check_together, iter_groups
+from tomkit.checker.spark.read import PARTITIONS, SchemaMismatch
+from tomkit.checker.spark.storage import Store, store_of
 from tomkit.checker.spark.summary import Summary
 
-__all__ = ["DataFile", "NotLocal", "is_local", "list_files", "plan_groups", "run_files"]
+__all__ = ["DataFile", "list_files", "plan_groups", "run_files"]
 
 #: a group of files is about this share of the data set per core, for balance
 GROUPS_PER_CORE = 4
 MIN_GROUP_BYTES = 1 << 20
 
 
-class NotLocal(ValueError):
-    """An input the files engine cannot open by path."""
-
-
-def is_local(spark: SparkSession, paths: list[str]) -> bool:
-    """Are all ``paths`` on the local file system (``file:`` or no scheme)?"""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    for p in paths:
-        path = jvm.org.apache.hadoop.fs.Path(p)
-        if path.getFileSystem(conf).makeQualified(path).toUri().getScheme() != "file":
-            return False
-    return True
-
-
-def list_files(spark: SparkSession, paths: list[str]) -> list[DataFile]:
-    """Every data file below ``paths``, skipping names that start with ``_`` or ``.`` (as
-    Spark does), with its partition values (``protocol=P/config=C`` below the given root,
-    unescaped as Spark does; "" when absent)."""
+def list_files(roots: list[str], settings: dict[str, str] | None = None) -> list[DataFile]:
+    """Every data file below the qualified paths ``roots`` (``storage.qualify``), skipping
+    names that start with ``_`` or ``.`` below a root (as Spark does: _SUCCESS,
+    _ground_truth.jsonl, .crc), with its partition values (``protocol=P/config=C`` below
+    the root, unescaped as Spark does; "" when absent). A missing root is a
+    FileNotFoundError."""
     out = []
-    for root, st, below in data_files(spark, paths):
-        scheme = root.toUri().getScheme()
-        if scheme != "file":
-            raise NotLocal(f"{root.toString()}: the files engine reads local paths only "
-                           f"(scheme {scheme}); use --engine arrow")
-        part = {}
-        for x in below[:-1]:
-            k, eq, v = x.partition("=")
-            if eq and k in PARTITIONS:
-                part[k] = urllib.parse.unquote(v)
-        out.append(DataFile(st.getPath().toUri().getPath(), part.get("protocol", ""),
-                            part.get("config", ""), int(st.getLen())))
+    stores: dict[tuple[str, str], Store] = {}
+    for root in roots:
+        st = store_of(root, settings)
+        st = stores.setdefault((st.scheme, st.authority), st)
+        top = st.path(root)
+        info = st.fs.get_file_info(top)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(f"{root}: no such file or directory")
+        infos = [info] if info.type == pafs.FileType.File else [
+            i for i in st.fs.get_file_info(pafs.FileSelector(top, recursive=True))
+            if i.type == pafs.FileType.File]
+        for i in infos:
+            below = [x for x in i.path[len(top):].split("/") if x] or [i.base_name]
+            if any(x.startswith(("_", ".")) for x in below):
+                continue
+            part = {}
+            for x in below[:-1]:
+                k, eq, v = x.partition("=")
+                if eq and k in PARTITIONS:
+                    part[k] = urllib.parse.unquote(v)
+            name = root.rstrip("/") + "/" + "/".join(below) if i.path != top else root
+            out.append(DataFile(name, part.get("protocol", ""), part.get("config", ""),
+                                int(i.size), st, i.path))
     if not out:
-        raise FileNotFoundError(f"{', '.join(paths)}: no data file found")
+        raise FileNotFoundError(f"{', '.join(roots)}: no data file found")
     return sorted(out, key=lambda f: f.path)
 
 
@@ -96,20 +98,35 @@ def plan_groups(files: list[DataFile], parallelism: int) -> list[list[int]]:
     return groups
 
 
-def run_files(spark: SparkSession, files: list[DataFile], root: str | None) -> Summary:
+class _Pair(AccumulatorParam):
+    """(files, events) checked, summed over the tasks."""
+
+    def zero(self, value):
+        return (0, 0)
+
+    def addInPlace(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+
+def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
+              progress=None) -> Summary:
     """Check ``files`` (``list_files``), writing the verdict and rejected parts under
-    ``root`` (``verdicts/``, ``rejected/``; None: write nothing), and return the report's
+    ``target`` (``verdicts/``, ``rejected/``; None: write nothing), and return the report's
     Summary (module docstring). A Parquet file whose columns do not fit the format stops
-    the scan (``SchemaMismatch``), as the other engines' schema check does."""
+    the scan (``SchemaMismatch``), as the other engines' schema check does. ``progress``
+    (``progress.Progress``) is told the files and events checked as tasks finish."""
     sc = spark.sparkContext
-    if root is not None:
+    if target is not None:
         for d in ("verdicts", "rejected"):
-            os.makedirs(os.path.join(root, d))
+            target.store.fs.create_dir(f"{target.root}/{d}", recursive=True)
     plan = plan_groups(files, sc.defaultParallelism)
     bfiles, bplan = sc.broadcast(files), sc.broadcast(plan)
+    done = sc.accumulator((0, 0), _Pair())
+    if progress is not None:
+        progress.watch(lambda: done.value, len(files))
     sc.setJobDescription(f"tomkit scan: {len(files)} file(s)")
     first = sc.parallelize(range(len(plan)), len(plan)).mapPartitions(
-        lambda gs: iter_groups(gs, bplan.value, bfiles.value, root)).collect()
+        lambda gs: iter_groups(gs, bplan.value, bfiles.value, target, done)).collect()
     bad = sorted(m for _, s, _ in first for m in s.mismatches)
     if bad:
         more = f" (and {len(bad) - 1} more file(s))" if len(bad) > 1 else ""
@@ -122,16 +139,16 @@ def run_files(spark: SparkSession, files: list[DataFile], root: str | None) -> S
         if i not in dirty:
             summary.merge(s)
     if sets:
-        for i in dirty if root is not None else ():  # checked again, together
+        for i in dirty if target is not None else ():  # checked again, together
             for d in ("verdicts", "rejected"):
-                part = os.path.join(root, d, f"part-f{i:06d}.parquet")
-                if os.path.exists(part):
-                    os.remove(part)
+                part = target.part(d, f"f{i:06d}")
+                if target.store.fs.get_file_info(part).type != pafs.FileType.NotFound:
+                    target.store.fs.delete_file(part)
         bsets = sc.broadcast(sets)
         sc.setJobDescription(f"tomkit scan: {len(sets)} set(s) of files that share traces")
         again = sc.parallelize(range(len(sets)), len(sets)).map(
             lambda c: check_together([bfiles.value[i] for i in bsets.value[c]],
-                                     f"s{c:06d}", root)).collect()
+                                     f"s{c:06d}", target)).collect()
         for s in again:
             summary.merge(s)
     return summary

@@ -1,11 +1,17 @@
 """The files engine's task: check files with tomkit's engine, write what they give.
 
 A task (``files.py`` runs one per group of files) reads each file with
-``traces.reader.TraceReader`` (the reader, validation and messages of ``tomkit check``),
+``traces.reader.TraceReader`` (the reader, validation and messages of ``tomkit check``):
+a local file where it is, a file of a remote store (``storage.py``) from a copy in the
+task's scratch directory (Spark's local directory), which it deletes when done; records,
+witnesses and errors name the file as the scan's input does (``s3://b/k``, not the copy).
+The task
 cuts it into chunks of whole traces, decides them with the vectorized ``detect`` of every
 property and the reference ``check`` of the flagged traces, as ``checker/engine.py`` does,
 and writes the results itself, as Parquet parts of the scan's temporary output (nothing
 but a small summary goes back through Spark):
+
+(through ``pyarrow.fs``, on any store):
 
 * ``verdicts/part-<name>.parquet``: one row per trace and property (``VERDICT_SCHEMA``,
   the columns ``job.verdict_rows`` gives the other engines);
@@ -23,24 +29,37 @@ breaks the promise is read again as ungrouped, its part written anew.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
+import posixpath
+import shutil
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from tomkit.checker.chunk import _ranges
-from tomkit.checker.engine import READ_ROWS, _batches, _decide, _grouped_chunks, _split_by_trace
+from tomkit.checker.chunk import concat_ranges
+from tomkit.checker.engine import (
+    READ_ROWS,
+    decide_chunk,
+    grouped_chunks,
+    read_pieces,
+    split_by_trace,
+)
 from tomkit.checker.properties import EXACT, HOLDS, UNKNOWN, VIOLATED, Options, properties
 from tomkit.checker.spark.exact import check_wanted
 from tomkit.checker.spark.properties import NAMES, unknown_reason
 from tomkit.checker.spark.read import INDEX_OF_LATENCY
+from tomkit.checker.spark.storage import Store
 from tomkit.checker.spark.summary import Summary
-from tomkit.traces.errors import ColumnError, TraceFormatError
+from tomkit.traces.errors import ColumnError, Location, TraceFormatError
 from tomkit.traces.reader import TraceReader
 
 VERDICT_SCHEMA = pa.schema(
@@ -55,19 +74,33 @@ _REASONS = [unknown_reason(n, s) for n in NAMES for s in (False, True)]
 
 @dataclass(frozen=True)
 class DataFile:
-    path: str  # a local path
+    path: str  # as records and reports name it: a local path, or a URI (s3://b/k)
     protocol: str
     config: str
     size: int
+    store: Store  # where it lives
+    fs_path: str  # its path in store.fs
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a scan's tasks write: the staging directory ``root`` (a path of ``store``)."""
+
+    store: Store
+    root: str
+
+    def part(self, table: str, name: str) -> str:
+        return f"{self.root}/{table}/part-{name}.parquet"
 
 
 class Parts:
-    """The Parquet parts one file (or one set of files) writes under a scan's temporary
-    output ``root`` (None: the report only, nothing is written)."""
+    """The Parquet parts one file (or one set of files) writes under a scan's staging
+    directory (``target``; None: the report only, nothing is written)."""
 
-    def __init__(self, root: str | None, name: str):
-        self.paths = None if root is None else {
-            d: os.path.join(root, d, f"part-{name}.parquet") for d in ("verdicts", "rejected")}
+    def __init__(self, target: Target | None, name: str):
+        self.target = target
+        self.paths = None if target is None else {
+            d: target.part(d, name) for d in ("verdicts", "rejected")}
         self.writer: pq.ParquetWriter | None = None
         self.rejected: list[dict] = []
 
@@ -75,14 +108,15 @@ class Parts:
         if self.paths is None or not table.num_rows:
             return
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.paths["verdicts"], VERDICT_SCHEMA)
+            self.writer = pq.ParquetWriter(self.paths["verdicts"], VERDICT_SCHEMA,
+                                           filesystem=self.target.store.fs)
         self.writer.write_table(table)
 
     def discard(self) -> None:
         """Forget what was written (the file is read again)."""
         if self.writer is not None:
             self.writer.close()
-            os.remove(self.paths["verdicts"])
+            self.target.store.fs.delete_file(self.paths["verdicts"])
             self.writer = None
         self.rejected = []
 
@@ -91,69 +125,118 @@ class Parts:
             self.writer.close()
         if self.paths is not None and self.rejected:
             pq.write_table(pa.Table.from_pylist(self.rejected, REJECTED_SCHEMA),
-                           self.paths["rejected"])
+                           self.paths["rejected"], filesystem=self.target.store.fs)
+
+
+def scratch_dir() -> str:
+    """Spark's local directory of this executor (where it spills), else the temp dir."""
+    dirs = os.environ.get("SPARK_LOCAL_DIRS", "")
+    return dirs.split(",")[0] if dirs else tempfile.gettempdir()
+
+
+@contextmanager
+def opened(f: DataFile) -> Iterator[str]:
+    """A local path to read ``f`` by: its own, or a copy of a remote file in the scratch
+    directory (kept for the duration, with the file's name, whose suffix gives the
+    format). A file that cannot be copied is a TraceFormatError of the file."""
+    if f.store.local:
+        yield f.fs_path
+        return
+    d = tempfile.mkdtemp(prefix="tomkit-scan-", dir=scratch_dir())
+    try:
+        local = os.path.join(d, posixpath.basename(f.fs_path))
+        try:
+            pafs.copy_files(f.fs_path, local, source_filesystem=f.store.fs,
+                            destination_filesystem=pafs.LocalFileSystem())
+        except (OSError, pa.ArrowException) as e:
+            raise TraceFormatError(Location(f.path), f"cannot read: {e}") from None
+        yield local
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def renamed(e: TraceFormatError, local: str, name: str) -> TraceFormatError:
+    """``e`` naming the file ``name`` instead of its local copy ``local``."""
+    if local == name:
+        return e
+    loc = Location(name, e.location.line, e.location.row) \
+        if e.location.source == local else e.location
+    out = type(e)(loc, e.message.replace(local, name), e.field)
+    return out
+
+
+def _pieces(reader: TraceReader, name: str):
+    """The reader's pieces, named after the file as the scan's input names it."""
+    for p in read_pieces(reader):
+        yield p if p.source == name else dataclasses.replace(p, source=name)
 
 
 # ---- the two passes --------------------------------------------------------------------
 
 
-def check_file(f: DataFile, index: int, root: str | None) -> tuple[Summary, np.ndarray]:
+def check_file(f: DataFile, index: int, target: Target | None) -> tuple[Summary, np.ndarray]:
     """First pass: one file on its own, written as part ``f<index>``; its Summary and the
     hashes of its traces' keys."""
-    parts = Parts(root, f"f{index:06d}")
+    parts = Parts(target, f"f{index:06d}")
     summary = Summary()
     names: list[str] = []
+    local = f.path
     try:
-        reader = TraceReader(f.path, keep_going=True, batch_rows=READ_ROWS, dictionary=True)
-        if reader.info.grouped:
-            try:
-                for pieces in _grouped_chunks(_batches(reader, None), f.path):
-                    names += _chunk(pieces, f, summary, parts)
-            except TraceFormatError as e:
-                if "declares its traces grouped" not in e.message:
-                    raise
-                # the promise is broken: read it again, ungrouped
-                parts.discard()
-                summary, names, reader = Summary(), [], None
-        if reader is None or not reader.info.grouped:
-            pieces, reader = _read(f)
-            for part in _split_by_trace(pieces):
-                names += _chunk(part, f, summary, parts)
-        _rejected(reader.rejected, summary, parts)
+        with opened(f) as local:
+            reader = TraceReader(local, keep_going=True, batch_rows=READ_ROWS,
+                                 dictionary=True)
+            if reader.info.grouped:
+                try:
+                    for pieces in grouped_chunks(_pieces(reader, f.path), f.path):
+                        names += _chunk(pieces, f, summary, parts)
+                except TraceFormatError as e:
+                    if "declares its traces grouped" not in e.message:
+                        raise
+                    # the promise is broken: read it again, ungrouped
+                    parts.discard()
+                    summary, names, reader = Summary(), [], None
+            if reader is None or not reader.info.grouped:
+                pieces, reader = _read(f, local)
+                for part in split_by_trace(pieces):
+                    names += _chunk(part, f, summary, parts)
+            _rejected([renamed(e, local, f.path) for e in reader.rejected], summary, parts)
     except ColumnError as e:  # raised on opening: nothing was written
-        return Summary(mismatches=[str(e)]), np.zeros(0, np.uint64)
+        return Summary(mismatches=[str(renamed(e, local, f.path))]), np.zeros(0, np.uint64)
     except TraceFormatError as e:
         parts.discard()
         summary = Summary()
-        _rejected([e], summary, parts)
+        _rejected([renamed(e, local, f.path)], summary, parts)
         names = []
     parts.close()
     return summary, key_hashes(f, names)
 
 
-def check_together(files: list[DataFile], name: str, root: str | None) -> Summary:
+def check_together(files: list[DataFile], name: str, target: Target | None) -> Summary:
     """Second pass: files that share traces, as one input (their records merged by trace),
     written as part ``name``."""
-    parts = Parts(root, name)
+    parts = Parts(target, name)
     summary = Summary()
     held = []
     for f in files:
+        local = f.path
         try:
-            pieces, reader = _read(f)
+            with opened(f) as local:
+                pieces, reader = _read(f, local)
         except TraceFormatError as e:  # changed since the first pass read it
-            _rejected([e], summary, parts)
+            _rejected([renamed(e, local, f.path)], summary, parts)
             continue
         held.extend(pieces)
-        _rejected(reader.rejected, summary, parts)
-    for part in _split_by_trace(held):
+        _rejected([renamed(e, local, f.path) for e in reader.rejected], summary, parts)
+    for part in split_by_trace(held):
         _chunk(part, files[0], summary, parts)
     parts.close()
     return summary
 
 
-def _read(f: DataFile):
-    reader = TraceReader(f.path, keep_going=True, batch_rows=READ_ROWS, dictionary=True)
-    return list(_batches(reader, None)), reader
+def _read(f: DataFile, local: str):
+    """All of a file's pieces (read whole: its traces may interleave) and its reader."""
+    reader = TraceReader(local, keep_going=True, batch_rows=READ_ROWS, dictionary=True)
+    return list(_pieces(reader, f.path)), reader
 
 
 def key_hashes(f: DataFile, traces: list[str]) -> np.ndarray:
@@ -179,7 +262,7 @@ def _rejected(errors, summary: Summary, parts: Parts) -> None:
 def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts) -> list[str]:
     """Decide a chunk of whole traces: its verdict rows to ``parts``, its share of the
     report to ``summary``; the names of its traces."""
-    chunk, codes = _decide(pieces, [properties()[n] for n in NAMES], Options())
+    chunk, codes = decide_chunk(pieces, [properties()[n] for n in NAMES], Options())
     sizes = np.diff(chunk.trace_start)
     bad = chunk.bad_traces
     seq = []
@@ -300,12 +383,16 @@ def _iols(pieces, chunk) -> tuple[np.ndarray, np.ndarray]:
 def _flat(values: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``values[bounds[i]:bounds[i+1]]`` for each i in ``rows``, concatenated."""
     lo, hi = bounds[rows], bounds[rows + 1]
-    return values[_ranges(lo.astype(np.int64), (hi - lo).astype(np.int64))]
+    return values[concat_ranges(lo.astype(np.int64), (hi - lo).astype(np.int64))]
 
 
 def iter_groups(groups: Iterator[int], plan: list[list[int]], files: list[DataFile],
-                root: str | None) -> Iterator[tuple[int, Summary, np.ndarray]]:
-    """A first-pass task: (file index, Summary, hashes) for each file of its groups."""
+                target: Target | None, done=None) -> Iterator[tuple[int, Summary, np.ndarray]]:
+    """A first-pass task: (file index, Summary, hashes) for each file of its groups;
+    ``done``: a Spark accumulator of (files, events) checked, for the progress line."""
     for g in groups:
         for i in plan[g]:
-            yield (i, *check_file(files[i], i, root))
+            summary, hashes = check_file(files[i], i, target)
+            if done is not None:
+                done.add((1, sum(gr.events for gr in summary.groups.values())))
+            yield i, summary, hashes

@@ -1,14 +1,12 @@
 """The scan job: read a data set, decide every default property per trace, write the results.
 
-Entry points: :func:`scan` (used by ``tomkit scan`` and tests) and :func:`main`, so that
+Entry points: :func:`scan` (used by ``tomkit scan`` and tests) and :func:`main`, which
+``tomkit scan`` and the launcher script for ``spark-submit`` (``launcher.py``) run:
 
-    spark-submit --master URL -m tomkit.checker.spark.job DIR --out OUT
+    spark-submit --master URL --py-files tomkit.whl "$(tomkit scan --launcher)" DIR --out OUT
 
-(or ``python -m tomkit.checker.spark.job``) runs the same job on a cluster.
-
-Output, committed atomically (written to ``OUT.tmp-<id>``, then renamed into place; an
-older ``OUT`` is replaced only once the new one is complete, and a failed run removes
-its temporary directory, so a reader sees the old result or the new one, never a half):
+Output, replaced atomically (``commit.py``: written into a staging directory beside it,
+marked complete, then installed; a killed run's leftovers are put right by the next run):
 
 * ``verdicts/`` Parquet, one row per trace and property: protocol, config, trace,
   property, verdict (holds / violated / unknown), clause, explanation (the reason when
@@ -16,6 +14,8 @@ its temporary directory, so a reader sees the old result or the new one, never a
 * ``rejected/`` Parquet: every bad record (source, line or row, field, message), and one
   row per trace rejected for its ``seq`` (all its records count as rejected).
 * ``report.json`` and ``report.txt``: the aggregate report (``report.py``).
+* ``_SUCCESS``: written last; on object stores a reader takes ``OUT`` as complete only
+  when it exists.
 
 Exit codes as ``tomkit check``: 1 a property is violated; else 2 records were rejected;
 else 0.
@@ -24,10 +24,10 @@ else 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +38,10 @@ from pyspark.sql import functions as F
 from tomkit.checker.engine import EngineDisagreement
 from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED
 from tomkit.checker.spark import report as R
+from tomkit.checker.spark.commit import ArrowTree, HadoopTree, Tree, commit, recover, staging_name
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
 from tomkit.checker.spark.options import ENGINES
+from tomkit.checker.spark.progress import Progress
 from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
 from tomkit.checker.spark.read import KEY, detect_format, read_events
 from tomkit.checker.spark.summary import LISTED, Summary
@@ -77,26 +79,36 @@ def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
 
 def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
          fmt: str | None = None, fail_after_write: bool = False,
-         engine: str = "auto") -> ScanResult:
+         engine: str = "files", progress: Progress | None = None) -> ScanResult:
     """Scan ``inputs`` (module docstring); ``out=None`` computes the report only.
     ``fail_after_write`` raises after the outputs are written but before the commit (a
-    test of atomicity). ``engine``: "files" has Spark run tomkit's own engine on the files
-    (``files.py``; local paths only), "arrow" the numpy engine on Spark's rows in
-    ``mapInArrow`` (``arrow.py``, needs pandas), "sql" decides the properties with
-    DataFrame windows and joins (``properties.py``); "auto" is files for local paths, else
-    arrow. The verdicts are the same."""
+    test of atomicity). ``engine``: "files" (the default) has Spark run tomkit's own engine
+    on the files (``files.py``; any store pyarrow opens), "arrow" the numpy engine on
+    Spark's rows in ``mapInArrow`` (``arrow.py``, needs pandas), "sql" decides the
+    properties with DataFrame windows and joins (``properties.py``). The verdicts are the
+    same. ``progress``: where to report progress (None: nowhere)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     from tomkit.checker.spark.session import apply_conf
 
     apply_conf(spark)
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
-    if engine == "auto":
-        from tomkit.checker.spark.files import is_local
-
-        engine = "files" if is_local(spark, paths + ([out] if out else [])) else "arrow"
+    progress = progress or Progress(spark, enabled=False)
     if engine == "files":
-        return _scan_files(spark, paths, out, fmt, fail_after_write)
+        return _scan_files(spark, paths, out, fmt, fail_after_write, progress)
+    tree = None
+    if out is not None:  # before anything else: put right what a killed run left
+        tree = HadoopTree(spark, out)
+        recover(tree, out)
+    with progress:
+        res = _scan_spark(spark, paths, out, fmt, fail_after_write, engine, tree)
+    progress.finish(None, res.doc["summary"]["events"])
+    return res
+
+
+def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
+                fail_after_write: bool, engine: str, tree: Tree | None) -> ScanResult:
+    """The arrow and sql engines' scan: Spark reads, decides and writes."""
     ev = read_events(spark, paths, fmt)
     fmt, rejected_records = ev.fmt, ev.rejected
     if engine == "arrow":
@@ -136,7 +148,7 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
         doc = R.document(summary, paths, fmt, listed)
         text = R.to_text(doc)
         if out is not None:
-            _write(spark, out, verdicts, rejected, doc, text, fail_after_write)
+            _write(tree, out, verdicts, rejected, doc, text, fail_after_write)
         return ScanResult(doc, text, doc["exit_code"], out)
     finally:
         codes.unpersist()
@@ -172,83 +184,59 @@ def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
     return summary
 
 
-def _fs(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    p = jvm.org.apache.hadoop.fs.Path(path)
-    return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), p
-
-
-def _write_text(spark: SparkSession, path: str, text: str) -> None:
-    fs, p = _fs(spark, path)
-    stream = fs.create(p, True)
-    try:
-        stream.write(bytearray(text.encode()))
-    finally:
-        stream.close()
-
-
-def _write(spark: SparkSession, out: str, verdicts: DataFrame, rejected: DataFrame,
+def _write(tree: Tree, out: str, verdicts: DataFrame, rejected: DataFrame,
            doc: dict, text: str, fail_after_write: bool) -> None:
-    """Write everything under OUT.tmp-<id>, then rename it to OUT (module docstring)."""
-    tmp = _tmp_name(out)
+    """Spark writes the tables into a staging directory, then the commit (``commit.py``)."""
+    staging = staging_name(out)
     try:
-        verdicts.write.mode("error").parquet(f"{tmp}/verdicts")
-        rejected.write.mode("error").parquet(f"{tmp}/rejected")
-        _commit(spark, out, tmp, doc, text, fail_after_write)
+        verdicts.write.mode("error").parquet(f"{staging}/verdicts")
+        rejected.write.mode("error").parquet(f"{staging}/rejected")
+        _finish(tree, out, staging, doc, text, fail_after_write)
     except BaseException:
-        _delete(spark, tmp)
+        _after_failure(tree, out)
         raise
 
 
-def _tmp_name(out: str) -> str:
-    return f"{out.rstrip('/')}.tmp-{uuid.uuid4().hex[:12]}"
-
-
-def _delete(spark: SparkSession, path: str) -> None:
-    fs, p = _fs(spark, path)
-    fs.delete(p, True)
-
-
-def _commit(spark: SparkSession, out: str, tmp: str, doc: dict, text: str,
+def _finish(tree: Tree, out: str, staging: str, doc: dict, text: str,
             fail_after_write: bool) -> None:
-    """Add the report to the temporary output ``tmp``, then rename it to ``out``, moving
-    an older ``out`` aside first and deleting it last."""
-    out = out.rstrip("/")
-    fs, tmp_p = _fs(spark, tmp)
-    jvm = spark.sparkContext._jvm
-    _write_text(spark, f"{tmp}/report.json", json.dumps(doc, indent=1) + "\n")
-    _write_text(spark, f"{tmp}/report.txt", text)
+    """Add the report to the staging directory and commit it."""
+    tree.write(f"{staging}/report.json", (json.dumps(doc, indent=1) + "\n").encode())
+    tree.write(f"{staging}/report.txt", text.encode())
     if fail_after_write:
         raise RuntimeError("failing on purpose before the commit")
-    out_p = jvm.org.apache.hadoop.fs.Path(out)
-    old_p = None
-    if fs.exists(out_p):
-        old_p = jvm.org.apache.hadoop.fs.Path(f"{out}.old-{uuid.uuid4().hex[:12]}")
-        if not fs.rename(out_p, old_p):
-            raise OSError(f"{out}: could not move the previous result aside")
-    if not fs.rename(tmp_p, out_p):
-        if old_p is not None:
-            fs.rename(old_p, out_p)
-        raise OSError(f"{out}: could not move the new result into place")
-    if old_p is not None:
-        fs.delete(old_p, True)
+    commit(tree, out, staging)
+
+
+def _after_failure(tree: Tree, out: str) -> None:
+    """A failed run leaves a complete result: its own staging directory is deleted, or
+    installed if the failure came inside the commit, once it was complete."""
+    with contextlib.suppress(Exception):  # the store may be what failed: keep that error
+        recover(tree, out)
 
 
 def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
-                fail_after_write: bool) -> ScanResult:
+                fail_after_write: bool, progress: Progress) -> ScanResult:
     """The files engine's scan: its tasks write the verdict and rejected parts straight
-    into the temporary output, and their summaries make the report (``files.py``)."""
-    from tomkit.checker.spark.files import NotLocal, is_local, list_files, run_files
-    from tomkit.checker.spark.files_task import REJECTED_SCHEMA, VERDICT_SCHEMA
+    into the staging directory, and their summaries make the report (``files.py``)."""
+    from tomkit.checker.spark.files import list_files, run_files
+    from tomkit.checker.spark.files_task import REJECTED_SCHEMA, VERDICT_SCHEMA, Target
+    from tomkit.checker.spark.storage import hadoop_settings, qualify, store_of
 
-    if out is not None and not is_local(spark, [out]):
-        raise NotLocal(f"{out}: the files engine writes local paths only; use --engine arrow")
-    files = list_files(spark, paths)
+    roots = [qualify(spark, p) for p in paths]
+    dest = qualify(spark, out) if out is not None else None
+    settings = hadoop_settings(spark, roots + ([dest] if dest else []))
+    target, tree = None, None
+    if dest is not None:  # before anything else: put right what a killed run left
+        st = store_of(dest, settings)
+        tree = ArrowTree(st.fs, st.renames_atomically)
+        recover(tree, st.path(dest))
+    files = list_files(roots, settings)
     fmt = fmt or detect_format(spark, paths, (f.path for f in files))
-    tmp = _tmp_name(out) if out is not None else None
-    root = os.path.abspath(local_path(tmp)) if tmp is not None else None
+    if tree is not None:
+        target = Target(st, staging_name(st.path(dest)))
     try:
-        summary = run_files(spark, files, root)
+        with progress:
+            summary = run_files(spark, files, target, progress)
         if summary.disagreements:
             raise EngineDisagreement(summary.disagreements[0])
         listed = [{"source": r["src"], "line": r["line"], "row": r["row"],
@@ -256,15 +244,17 @@ def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str
                   for r in summary.first_listed()]
         doc = R.document(summary, paths, fmt, listed)
         text = R.to_text(doc)
-        if tmp is not None:
+        if target is not None:
             for d, schema in (("verdicts", VERDICT_SCHEMA), ("rejected", REJECTED_SCHEMA)):
-                if not os.listdir(os.path.join(root, d)):  # readable as an empty table
-                    pq.write_table(schema.empty_table(), os.path.join(root, d, "part-0.parquet"))
-            _commit(spark, out, tmp, doc, text, fail_after_write)
+                if not tree.files(f"{target.root}/{d}"):  # readable as an empty table
+                    pq.write_table(schema.empty_table(), target.part(d, "0"),
+                                   filesystem=st.fs)
+            _finish(tree, st.path(dest), target.root, doc, text, fail_after_write)
+        progress.finish(len(files), doc["summary"]["events"])
         return ScanResult(doc, text, doc["exit_code"], out)
     except BaseException:
-        if tmp is not None:
-            _delete(spark, tmp)
+        if tree is not None:
+            _after_failure(tree, st.path(dest))
         raise
 
 
@@ -277,19 +267,24 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 
 
 def run_args(args: argparse.Namespace) -> int:
-    from tomkit.checker.spark.files import NotLocal
     from tomkit.checker.spark.read import SchemaMismatch
-    from tomkit.checker.spark.session import get_session
+    from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
+    from tomkit.checker.spark.storage import StoreError
 
     master = args.master
     if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
-            and not os.environ.get("SPARK_ENV_LOADED"):
+            and not under_spark_submit():
         master = "local[*]"
-    spark = get_session(master, shuffle_partitions=args.shuffle_partitions)
+    spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
+                        verbose=args.verbose)
+    err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
-        res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine)
-    except (SchemaMismatch, FileNotFoundError, NotLocal) as e:
-        print(f"tomkit scan: {e}", file=sys.stderr)
+        res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
+                   progress=Progress(spark, stream=err))
+    except (SchemaMismatch, FileNotFoundError, StoreError, OSError) as e:
+        # bad input, or a store that cannot be reached (pyarrow's I/O errors are OSErrors)
+        err.write(f"tomkit scan: {e}\n")
+        err.flush()
         return 2
     print(json.dumps(res.doc, indent=1) if args.json else res.text, end="")
     return res.exit_code

@@ -4,10 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-__all__ = ["ENGINES", "add_arguments"]
+__all__ = ["ENGINES", "LAUNCHER", "add_arguments"]
 
-ENGINES = ("auto", "files", "arrow", "sql")
+ENGINES = ("files", "arrow", "sql")
+#: the script spark-submit runs (``tomkit scan --launcher`` prints its path)
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
+
+
+class _PrintLauncher(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(LAUNCHER)
+        parser.exit()
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -21,11 +30,15 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--format", dest="fmt", choices=["parquet", "jsonl"],
                     help="input format (default: from the file names)")
     ap.add_argument("--json", action="store_true", help="print report.json instead of text")
-    ap.add_argument("--engine", choices=ENGINES, default="auto",
-                    help="how properties are decided: files (Spark runs tomkit's engine on "
-                         "whole files; local or shared file systems only), arrow (the same "
-                         "numpy engine on Spark's rows, in mapInArrow; any storage, needs "
-                         "pandas), sql (DataFrame windows and joins); default auto: files when "
-                         "the inputs and --out are local paths, else arrow")
+    ap.add_argument("--engine", choices=ENGINES, default="files",
+                    help="how properties are decided: files (the default: Spark runs "
+                         "tomkit's engine on whole files, read and written through pyarrow on "
+                         "any store), arrow (the same numpy engine on Spark's rows, in "
+                         "mapInArrow; needs pandas), sql (DataFrame windows and joins)")
     ap.add_argument("--shuffle-partitions", type=int, default=None,
                     help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
+    ap.add_argument("--verbose", action="store_true",
+                    help="Spark's own logs and console progress bar (default: errors only, "
+                         "and tomkit's progress line)")
+    ap.add_argument("--launcher", action=_PrintLauncher, nargs=0,
+                    help="print the path of the script to give spark-submit, and exit")

@@ -5,6 +5,11 @@ only adds the SQL settings the scan relies on (they are per session, so they do 
 affect other jobs): partition columns stay strings (``config=8`` is a name, not a
 number), and co-partitioned joins reuse the one repartition by trace instead of
 shuffling again.
+
+Quiet by default: Spark's log level is ERROR from the start (a JVM tomkit starts reads
+``log4j2-quiet.properties``; the JVM of ``spark-submit``, already running, is set through
+the gateway before the SparkContext starts), and Spark's console progress bar is off
+(``progress.py`` prints tomkit's own). ``verbose=True`` leaves Spark's logging alone.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import os
 import sys
 
 from pyspark.sql import SparkSession
+
+QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
 #: SQL settings the scan sets on any session it runs in
 SCAN_CONF = {
@@ -35,11 +42,13 @@ def _cores(master: str) -> int:
 
 def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
                 driver_memory: str | None = None,
-                shuffle_partitions: int | None = None) -> SparkSession:
-    """The active session, or a new one. With a ``local`` master: UI off, quiet logs,
-    shuffle partitions 4 per core (Spark's 200 is meant for clusters), driver memory
+                shuffle_partitions: int | None = None, verbose: bool = False,
+                conf: dict[str, str] | None = None) -> SparkSession:
+    """The active session, or a new one. With a ``local`` master: UI off, shuffle
+    partitions 4 per core (Spark's 200 is meant for clusters), driver memory
     ``driver_memory`` (default $TOMKIT_SPARK_MEMORY or 4g; it is also the executor's
-    memory in local mode). ``master=None`` leaves the master to spark-submit."""
+    memory in local mode). ``master=None`` leaves the master to spark-submit. Quiet
+    unless ``verbose`` (module docstring). ``conf``: more Spark settings."""
     if master is not None and master.startswith("local"):
         # python workers must run this interpreter (which has tomkit), not "python3"
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -50,23 +59,67 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
     b = SparkSession.builder.appName(app_name)
     if master is not None:
         b = b.master(master)
+    if not verbose:
+        b = b.config("spark.ui.showConsoleProgress", "false")
+        if under_spark_submit():  # its JVM runs already
+            from pyspark import SparkContext
+
+            SparkContext._ensure_initialized()
+            quiet(SparkContext._jvm)
+        else:
+            b = b.config("spark.driver.extraJavaOptions",
+                         f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}")
     if master is not None and master.startswith("local"):
         cores = _cores(master)
         b = (b.config("spark.ui.enabled", "false")
-             # Spark's own progress bar (stage, tasks done), when someone watches
-             .config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
+             # one machine: the driver's services on loopback only
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.memory",
                      driver_memory or os.environ.get("TOMKIT_SPARK_MEMORY", "4g"))
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4 * cores))
-             .config("spark.default.parallelism", str(2 * cores))
-             .config("spark.driver.extraJavaOptions",
-                     "-Dlog4j2.level=ERROR -Dlog4j.rootLogger=ERROR"))
+             .config("spark.default.parallelism", str(2 * cores)))
     elif shuffle_partitions:
         b = b.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    for k, v in (conf or {}).items():
+        b = b.config(k, v)
     spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not verbose:
+        spark.sparkContext.setLogLevel("ERROR")
     apply_conf(spark)
     return spark
+
+
+def under_spark_submit() -> bool:
+    """Is this Python the driver spark-submit started (its JVM already running)?"""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+class JvmStderr:
+    """The standard error of spark-submit's JVM, as a text stream: spark-submit merges its
+    Python driver's standard error into standard output, which holds the report."""
+
+    def __init__(self, jvm):
+        self._err = jvm.System.err
+
+    def write(self, text: str) -> None:
+        self._err.print(text)
+
+    def flush(self) -> None:
+        self._err.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def quiet(jvm) -> None:
+    """Every logger of a running JVM at level ERROR. Spark sets up its default logging
+    when it first logs (the SparkContext would), which would undo this: it is made to do
+    so first, silently."""
+    jvm.org.apache.spark.SparkConf(False).initializeLogIfNecessary(False, True)
+    log4j = jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME,
+                                                log4j.Level.ERROR)
 
 
 def apply_conf(spark: SparkSession) -> None:
