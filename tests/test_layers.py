@@ -63,9 +63,10 @@ def private_imports(path: Path) -> set[str]:
             for a in node.names if a.name.startswith("_") and not a.name.startswith("__")}
 
 
-def test_checker_imports_no_private_names():
-    """A name another module needs has a public home (issue 12)."""
-    for f in sorted((ROOT / "checker").rglob("*.py")):
+@pytest.mark.parametrize("folder", ["checker", "model", "fuzz", "tomkit"])
+def test_no_private_names_cross_modules(folder):
+    """A name another module needs has a public home."""
+    for f in sorted((ROOT / folder).rglob("*.py")):
         assert not private_imports(f), f"{f.relative_to(ROOT)} imports {private_imports(f)}"
 
 
