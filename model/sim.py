@@ -58,6 +58,7 @@ import numpy as np
 
 from tomkit.model.network import SOURCES, Delay, DelayDraws, first_send, source_gap
 from tomkit.model.process import Output, Protocol, Transmit
+from tomkit.model.protocols import protocol
 from tomkit.model.recorder import Recorder
 
 __all__ = ["Runaway", "SimConfig", "SimResult", "simulate"]
@@ -143,8 +144,6 @@ _SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER = range(5)
 
 class _Sim:
     def __init__(self, cfg: SimConfig, progress: Callable[[int], None] | None) -> None:
-        from tomkit.model.protocols import protocol
-
         self.protocol: Protocol = protocol(cfg.protocol)
         if cfg.n < 2:
             raise ValueError("a simulation needs at least 2 processes")
