@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 from dataclasses import replace
 
 import pytest
@@ -30,7 +31,13 @@ from tomkit.fuzz.prove.timestamps import (
 )
 from tomkit.fuzz.prove.ts_bmc import HostSnapshot, bmc, min_steps
 from tomkit.fuzz.prove.ts_invariant import CONJUNCTS, bounds_grow, invariant, safety
-from tomkit.fuzz.prove.ts_replay import Driver, concrete_state, trace_records, validate
+from tomkit.fuzz.prove.ts_replay import (
+    Driver,
+    concrete_state,
+    trace_records,
+    validate,
+    write_run,
+)
 
 BROKEN = [(p, v) for p in ("abcast", "tomp") for v in VARIANTS[p]]
 
@@ -82,51 +89,76 @@ def test_every_conjunct_is_needed(protocol):
         assert not holds(name), f"{protocol}: {name} is not needed"
 
 
-@pytest.mark.parametrize("protocol,variant", BROKEN)
-def test_every_broken_variant_is_refuted_by_a_replayed_run(protocol, variant, tmp_path,
-                                                          capsys):
-    code = run_cli("--protocol", protocol, "--variant", variant, "--n", "2",
-                   "--out", str(tmp_path))
-    out = capsys.readouterr().out
-    assert code == 1, out
-    assert "counterexample" in out and "not inductive" in out
-    o = ts_solve.prove_protocol(protocol, 2, variant)
-    run = o.search.run
-    validate(run)
-    # a shortest run: the lower bound of ts_bmc.min_steps is reached
-    assert len(run.steps) == min_steps(Spec(protocol, 2, 2, variant))
-    trace = tmp_path / f"{protocol}-{variant}-n2.jsonl"
-    assert trace.exists() and (tmp_path / f"{protocol}-{variant}-n2.txt").exists()
+def _rejected(trace, capsys) -> None:
     code = main(["check", str(trace), "-p", "total-order-weak,total-order-strong"])
     report = capsys.readouterr().out
     assert code == 1
     assert "total-order-strong  VIOLATED" in report
 
 
-@pytest.mark.parametrize("protocol,variant,conjunct", [
+def test_the_command_refutes_a_variant_with_a_replayed_run(tmp_path, capsys):
+    """The command refutes the variant at n = 2 with a run it replayed on the model (an
+    internal error otherwise), as short as possible, whose trace ``tomkit check``
+    rejects."""
+    protocol, variant = "tomp", "raise-all"
+    code = run_cli("--protocol", protocol, "--variant", variant, "--n", "2",
+                   "--out", str(tmp_path))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "counterexample" in out and "not inductive" in out
+    steps = int(re.search(r"\((\d+) steps, 2 messages\)", out).group(1))
+    assert steps == min_steps(Spec(protocol, 2, 2, variant))  # ts_bmc's lower bound
+    text = (tmp_path / f"{protocol}-{variant}-n2.txt").read_text()
+    assert f"a run of {steps} steps" in text and "total order (gap-free) violated" in text
+    _rejected(tmp_path / f"{protocol}-{variant}-n2.jsonl", capsys)
+
+
+#: each broken variant and the conjunct its failing step breaks
+BREAKS = [
     ("abcast", "literal-counter", "counter-above-final"),
     ("abcast", "deliver-ud", "dl-iff-final"),
     ("abcast", "ignore-head", "delivered-below-queue"),
+    ("tomp", "literal-counter", "counter-above-final"),
+    ("tomp", "deliver-ud", "dl-iff-final"),
+    ("tomp", "ignore-head", "delivered-below-queue"),
     ("tomp", "raise-all", "ud-below-final"),
-])
-def test_a_broken_variant_breaks_the_conjunct_it_should(protocol, variant, conjunct):
-    o = ts_solve.prove_protocol(protocol, 2, variant, search=False)
+]
+
+
+def test_every_variant_is_covered():
+    assert sorted((p, v) for p, v, _ in BREAKS) == sorted(BROKEN)
+
+
+@pytest.mark.parametrize("protocol,variant,conjunct", BREAKS)
+def test_every_broken_variant_is_refuted_by_a_replayed_run(protocol, variant, conjunct,
+                                                          tmp_path, capsys):
+    """At n = 2: exactly one step fails, breaking the conjunct the variant is about (base
+    and safety still hold: the invariant is the same); the search finds a shortest run,
+    which the model reproduces, and whose trace ``tomkit check`` rejects."""
+    o = ts_solve.prove_protocol(protocol, 2, variant)
+    assert o.status == "counterexample", o.line()
     failed = [q for q in o.queries if q.status == "failed"]
     assert len(failed) == 1 and conjunct in failed[0].broken, o.line()
     assert {q.name for q in o.queries if q.status == "proved"} >= {"base", "safety"}
+    run = o.search.run
+    assert len(run.steps) == min_steps(Spec(protocol, 2, 2, variant))
+    files = write_run(run, tmp_path, "cx")  # replays it: ReplayMismatch otherwise
+    _rejected(files["trace"], capsys)
 
 
-def test_the_variants_are_refuted_at_n_3_too():
-    for protocol, variant in (("abcast", "literal-counter"), ("tomp", "raise-all")):
-        r = bmc(protocol, 3, variant)
-        assert r.status == "counterexample"
-        validate(r.run)
+def test_a_variant_is_refuted_at_n_3_too():
+    r = bmc("tomp", 3, "raise-all")
+    assert r.status == "counterexample" and len(r.run.steps) == 11
+    validate(r.run)
 
 
 def test_the_search_finds_nothing_in_the_correct_protocols():
     for protocol in ("abcast", "tomp"):
-        r = bmc(protocol, 2, None, max_steps=min_steps(Spec(protocol, 2, 2)) + 3)
+        r = bmc(protocol, 2, None, max_steps=min_steps(Spec(protocol, 2, 2)) + 1)
         assert r.status == "none" and r.run is None, r
+    # below the lower bound nothing is even tried
+    r = bmc("abcast", 2, "literal-counter", max_steps=min_steps(Spec("abcast", 2, 2)) - 1)
+    assert r.status == "none" and r.per_depth == []
 
 
 def test_a_run_that_does_not_replay_is_an_internal_error(monkeypatch, capsys):

@@ -57,8 +57,9 @@ receives x's validation message: final timestamp, dl, counter raised to its coun
 unless the variant is the literal counter, TOMP's anticipation on the ud messages) and
 ``deliver`` (x leaves h's queue). Delivery is a transition of its own, enabled whenever
 the delivery condition holds, where the model delivers eagerly inside ``on_final``: an
-eager run is one whose deliveries follow at once, so a proof covers it, and bounded
-model checking adds eagerness (``ts_solve.py``) to match the model step for step.
+eager run is one whose deliveries follow at once, so a proof covers it; bounded model
+checking (``ts_bmc.py``) composes each input with the deliveries it makes
+(:func:`deliver_all`) to match the model step for step.
 
 The variants (``VARIANTS``): ``literal-counter`` (``raise_counter=False``: 004's
 "incremented after each new message reception", nothing more), ``deliver-ud`` (the head

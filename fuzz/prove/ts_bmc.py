@@ -25,8 +25,8 @@ that can decide the message of the other's validation message (``independent``);
 two adjacent independent steps the run takes the one listed first, which keeps one
 representative of every class of equivalent runs (the lexicographically least), hence
 every reachable final state. Numbers are bit-vectors with proved ranges (``bounds``):
-Z3 bit-blasts each depth to SAT, a few seconds at n = 8 where unbounded integers took
-minutes.
+Z3 bit-blasts each depth to SAT, seconds of solving at n = 8 where unbounded integers
+took minutes.
 """
 
 from __future__ import annotations
@@ -278,10 +278,14 @@ def width(spec: Spec) -> int:
     return 2 + (2 * (spec.n * spec.slots + spec.slots + 1)).bit_length()
 
 
-def _solver() -> z3.Solver:
+def _solver(seconds: float | None) -> z3.Solver:
     """The numbers are bit-vectors in their ranges (``bounds``), so Z3 bit-blasts the
-    whole run to SAT; unbounded integers took it minutes at n = 8."""
-    return z3.Then("simplify", "propagate-values", "solve-eqs", "bit-blast", "sat").solver()
+    whole run to SAT; unbounded integers took it minutes at n = 8. A tactic ignores the
+    solver's timeout parameter: ``TryFor`` bounds it."""
+    t = z3.Then("simplify", "propagate-values", "solve-eqs", "bit-blast", "sat")
+    if seconds is not None:
+        t = z3.TryFor(t, max(1, int(seconds * 1000)))
+    return t.solver()
 
 
 def bmc(protocol: str, n: int, variant: str | None, slots: int = 2,
@@ -290,7 +294,7 @@ def bmc(protocol: str, n: int, variant: str | None, slots: int = 2,
     (default: ``min_steps + 6``). ``timeout`` bounds the whole search (seconds)."""
     spec = Spec(protocol, n, slots, variant, order=True)
     lo = min_steps(spec)
-    hi = max(lo, lo + 6 if max_steps is None else max_steps)
+    hi = lo + 6 if max_steps is None else max_steps  # below lo: none, by the bound
     t0 = time.perf_counter()
     w = width(spec)
     s0 = fresh_state(spec, "t0", used=True, width=w)
@@ -306,19 +310,21 @@ def bmc(protocol: str, n: int, variant: str | None, slots: int = 2,
     acts: list[list[Any]] = []
     out = BmcResult("none", hi, 0.0)
     for t in range(hi):
+        left = None if timeout is None else timeout - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            out.status, out.reason, out.depth = "unknown", "timeout", t
+            break
         step, nxt, act = _step(spec, states[-1], t, ids, acts[-1] if acts else None, w)
         cs += step + bounds(nxt, False)
         states.append(nxt)
         acts.append(act)
         if t + 1 < lo:
             continue
-        solver = _solver()
-        if timeout is not None:
-            left = timeout - (time.perf_counter() - t0)
-            if left <= 0:
-                out.status, out.reason, out.depth = "unknown", "timeout", t
-                break
-            solver.set("timeout", max(1, int(left * 1000)))
+        left = None if timeout is None else timeout - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            out.status, out.reason, out.depth = "unknown", "timeout", t + 1
+            break
+        solver = _solver(left)
         t1 = time.perf_counter()
         solver.add(cs)
         solver.add(violation(nxt))
@@ -329,7 +335,10 @@ def bmc(protocol: str, n: int, variant: str | None, slots: int = 2,
             out.run = _extract(spec, solver.model(), states, acts)
             break
         if r == z3.unknown:
-            out.status, out.reason, out.depth = "unknown", solver.reason_unknown(), t + 1
+            why = solver.reason_unknown()
+            late = timeout is not None and time.perf_counter() - t0 >= timeout
+            out.status, out.depth = "unknown", t + 1
+            out.reason = "timeout" if late or "cancel" in why.lower() else why
             break
     out.seconds = time.perf_counter() - t0
     return out

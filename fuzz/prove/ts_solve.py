@@ -31,8 +31,9 @@ the same state restricted to {x, m, m'} satisfies I (a universal formula holds o
 subset), the transition is enabled there and breaks the same instance. Slots carry a
 ``used`` flag, so states with fewer than three messages are covered too; counters and
 identifiers are unbounded integers, so "any state" means any values, not small ones.
-By symmetry of the slots, x is slot 0. The safety query needs two slots; it runs on
-three as well. Each proof is for one n: the number of hosts is not symbolic.
+By symmetry of the slots, x is slot 0. The base case and the safety query have no
+transition, so two slots suffice (the same restriction argument; 4-5 times faster than
+three at n = 7). Each proof is for one n: the number of hosts is not symbolic.
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ from tomkit.fuzz.prove.ts_bmc import BmcResult, bmc
 from tomkit.fuzz.prove.ts_invariant import bounds_grow, invariant, safety
 from tomkit.fuzz.prove.ts_replay import validate
 
-__all__ = ["STEP_SLOTS", "QueryResult", "TsOutcome", "prove_protocol", "query_base",
+__all__ = ["STATE_SLOTS", "STEP_SLOTS", "QueryResult", "TsOutcome", "prove_protocol", "query_base",
            "query_safety", "query_step"]
 
-#: message slots of the inductive step (module docstring)
+#: message slots of the inductive step, and of the base case and safety (module docstring)
 STEP_SLOTS = 3
+STATE_SLOTS = 2
 
 
 @dataclass
@@ -135,6 +137,7 @@ def _conclude(name: str, t0: float, r: Any, model: Any, reason: str,
 
 
 def query_base(spec: Spec, timeout: float | None = None) -> QueryResult:
+    """Init => I (unsat of Init /\\ not I = proved)."""
     t0 = time.perf_counter()
     s = fresh_state(spec, "s")
     inv = invariant(s)
@@ -143,6 +146,7 @@ def query_base(spec: Spec, timeout: float | None = None) -> QueryResult:
 
 
 def query_safety(spec: Spec, timeout: float | None = None) -> QueryResult:
+    """I => no-smaller-final."""
     t0 = time.perf_counter()
     s = fresh_state(spec, "s")
     inv = invariant(s)
@@ -189,11 +193,12 @@ def prove_protocol(protocol: str, n: int, variant: str | None = None,
     model does not reproduce raises ReplayMismatch, an internal error)."""
     t0 = time.perf_counter()
     spec = Spec(protocol, n, STEP_SLOTS, variant)
+    small = Spec(protocol, n, STATE_SLOTS, variant)
     out = TsOutcome(protocol, variant, n, "proved", 0.0)
-    out.queries.append(query_base(spec, timeout))
+    out.queries.append(query_base(small, timeout))
     for kind in KINDS:
         out.queries.append(query_step(spec, kind, timeout))
-    out.queries.append(query_safety(spec, timeout))
+    out.queries.append(query_safety(small, timeout))
     statuses = {q.status for q in out.queries}
     if "failed" in statuses:
         out.status = "unknown"
