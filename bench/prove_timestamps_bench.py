@@ -4,10 +4,10 @@ variants, per n: issue 12's figures (README, docs/prove.md).
     .venv/bin/python bench/prove_timestamps_bench.py                  # n = 2..8, all
     .venv/bin/python bench/prove_timestamps_bench.py --max-n 4 --variants none
 
-Per (protocol, n): the time of each query (base, the step of each transition, safety)
-and the total. Per (protocol, variant, n): the time of the queries (the step that fails,
-and which conjunct), and of the bounded model checking that finds the shortest violating
-run (its length in steps), replay on the model included. The baseline, measured in the
+Per (protocol, n): the time of each query (base, the step of each transition, safety,
+order) and the total. Per (protocol, variant, n): the time of the queries (the step that
+fails, and which conjunct), and of the bounded model checking that finds the shortest
+violating run (its length in steps), replay on the model included. The baseline, measured in the
 same run, is ABCAST's proof at the same n (the smallest encoding): the ratio column is a
 row's total over it, so it says what TOMP's vectors, or a refutation, cost over ABCAST.
 ``--timeout`` bounds each query and each search; a row that hits it says unknown.
@@ -26,7 +26,7 @@ from tomkit.fuzz.prove.ts_solve import TsOutcome, prove_protocol
 
 def row(o: TsOutcome, base: float) -> str:
     q = {x.name: x for x in o.queries}
-    cells = " ".join(f"{q[k].seconds:>9.1f}" for k in ("base", *KINDS, "safety"))
+    cells = " ".join(f"{q[k].seconds:>9.1f}" for k in ("base", *KINDS, "safety", "order"))
     if o.search is not None:
         b = o.search
         found = f"{b.depth} steps" if b.run is not None else f"{b.status} <= {b.depth}"
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     protocols = args.protocols.split(",")
     print(f"# timeout = {args.timeout}; baseline: abcast proved at the same n")
-    heads = " ".join(f"{k:>9}" for k in ("base", *KINDS, "safety"))
+    heads = " ".join(f"{k:>9}" for k in ("base", *KINDS, "safety", "order"))
     print(f"{'protocol':23} {'n':>2} {'status':>14} {heads} {'total':>7} {'ratio':>6}")
     for n in tqdm(range(args.min_n, args.max_n + 1), desc="n", file=sys.stderr):
         base = prove_protocol("abcast", n, timeout=args.timeout)

@@ -26,4 +26,4 @@ def test_one_n(capsys):
             if not ln.startswith(("#", "protocol"))]
     assert [r[:3] for r in rows] == [["abcast", "2", "proved"],
                                      ["abcast[deliver-ud]", "2", "counterexample"]]
-    assert rows[0][11] == "1.00" and "5 steps" in " ".join(rows[1])
+    assert rows[0][12] == "1.00" and "5 steps" in " ".join(rows[1])

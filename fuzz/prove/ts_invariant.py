@@ -48,9 +48,10 @@ The invariant (one conjunct per name; m, m' range over messages, h, j, k over ho
 The safety property (``no-smaller-final``): if h delivered m and not m', some j has
 ``LB(j, m') > F(m)``, so no final timestamp m' gets later is smaller than F(m).
 With every reachable state satisfying it, each host delivers in increasing final
-timestamp order and, when it delivers m', has delivered every message whose final
-timestamp is smaller (after delivering m', every message it has not delivered ends
-above F(m')); so all hosts deliver prefixes of one sequence: total order, gap-free.
+timestamp order (``ascending``, checked on the delivery transition) and, when it
+delivers m', has delivered every message whose final timestamp is smaller (after
+delivering m', every message it has not delivered ends above F(m')); so all hosts
+deliver prefixes of one sequence: total order, gap-free.
 
 Each conjunct and the safety property speak of at most two messages; this is what makes
 three message slots enough for the inductive step (see ``ts_solve.py``).
@@ -74,7 +75,7 @@ from tomkit.fuzz.prove.timestamps import (
     ts_lt,
 )
 
-__all__ = ["CONJUNCTS", "bounds_grow", "invariant", "safety"]
+__all__ = ["CONJUNCTS", "ascending", "bounds_grow", "invariant", "safety"]
 
 #: the invariant's conjuncts in order, for each protocol (module docstring)
 CONJUNCTS = {
@@ -162,6 +163,14 @@ def safety(s: SymState) -> Any:
                 and_(s.used[a], s.used[b], s.st[h][a] == DONE, s.st[h][b] != DONE),
                 or_(*[ts_lt(fa, s.lower_bound(j, b)) for j in s.hosts])))
     return and_(*out)
+
+
+def ascending(s: SymState, h: Any, x: int) -> Any:
+    """``ascending``: every message host h (a Z3 integer or an int) has delivered has a
+    final timestamp below F(x), which h is about to deliver."""
+    fx = s.final(x)
+    return and_(*[implies(and_(h == g, s.used[m], s.st[g][m] == DONE), ts_lt(s.final(m), fx))
+                  for g in s.hosts for m in s.slots if m != x])
 
 
 def bounds_grow(s: SymState, t: SymState) -> Any:

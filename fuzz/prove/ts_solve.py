@@ -9,11 +9,16 @@ For n hosts and the invariant I of ``ts_invariant.py`` (each query unsat = prove
     a state satisfying I and a transition of that kind lead to a state violating I, or
     lower some bound LB(j, m) (``bounds-grow``);
 ``safety``
-    a state satisfies I and not ``no-smaller-final``.
+    a state satisfies I and not ``no-smaller-final``;
+``order``
+    a state satisfies I, h delivers x, and h has delivered a message whose final
+    timestamp is not below F(x) (``ascending``).
 
 Proved base and steps make I hold in every reachable state; safety then says that no
-message can later get a final timestamp smaller than one already delivered, and total
-order follows (``ts_invariant.py``). A sat step query is a counterexample to induction
+message can later get a final timestamp smaller than one already delivered, and order
+that each host delivers in increasing final timestamp order; with safety after the
+delivery (every message h has not delivered ends above F(x)), total order without gaps
+follows (``ts_invariant.py``). A sat step query is a counterexample to induction
 (CTI): the conjuncts it breaks are reported, but its state may be unreachable, so a
 broken variant is refuted by bounded model checking from the initial state
 (``ts_bmc.py``), whose run is replayed on the model (``ts_replay.py``).
@@ -32,8 +37,9 @@ subset), the transition is enabled there and breaks the same instance. Slots car
 ``used`` flag, so states with fewer than three messages are covered too; counters and
 identifiers are unbounded integers, so "any state" means any values, not small ones.
 By symmetry of the slots, x is slot 0. The base case and the safety query have no
-transition, so two slots suffice (the same restriction argument; 4-5 times faster than
-three at n = 7). Each proof is for one n: the number of hosts is not symbolic.
+transition, and order speaks of x and one more message, so two slots suffice (the same
+restriction argument; 4-5 times faster than three at n = 7). Each proof is for one n:
+the number of hosts is not symbolic.
 """
 
 from __future__ import annotations
@@ -55,11 +61,11 @@ from tomkit.fuzz.prove.timestamps import (
     successor,
 )
 from tomkit.fuzz.prove.ts_bmc import BmcResult, bmc
-from tomkit.fuzz.prove.ts_invariant import bounds_grow, invariant, safety
+from tomkit.fuzz.prove.ts_invariant import ascending, bounds_grow, invariant, safety
 from tomkit.fuzz.prove.ts_replay import validate
 
 __all__ = ["STATE_SLOTS", "STEP_SLOTS", "QueryResult", "TsOutcome", "prove_protocol", "query_base",
-           "query_safety", "query_step"]
+           "query_order", "query_safety", "query_step"]
 
 #: message slots of the inductive step, and of the base case and safety (module docstring)
 STEP_SLOTS = 3
@@ -154,20 +160,31 @@ def query_safety(spec: Spec, timeout: float | None = None) -> QueryResult:
     return _conclude("safety", t0, r, model, why, [("no-smaller-final", safety(s))])
 
 
-def _transition(spec: Spec, kind: str) -> tuple[SymState, Any, SymState, list[Any]]:
-    """A pre-state, the guard, the post-state and the range of the transition's
-    parameters: x is slot 0 (slots are symmetric), the hosts are symbolic."""
+def _transition(spec: Spec, kind: str) -> tuple[SymState, Any, SymState, list[Any], Any]:
+    """A pre-state, the guard, the post-state, the range of the transition's parameters
+    and its host: x is slot 0 (slots are symmetric), the hosts are symbolic."""
     s = fresh_state(spec, "s")
     h, j = z3.Int("act.h"), z3.Int("act.j")
     guard, t = successor(s, kind, h=h, x=0, j=j)
-    return s, guard, t, [h >= 0, h < spec.n, j >= 0, j < spec.n]
+    return s, guard, t, [h >= 0, h < spec.n, j >= 0, j < spec.n], h
+
+
+def query_order(spec: Spec, timeout: float | None = None) -> QueryResult:
+    """I /\\ h delivers x => every message h delivered has a final timestamp below
+    F(x)."""
+    t0 = time.perf_counter()
+    s, guard, _, ranges, h = _transition(spec, "deliver")
+    inv = invariant(s)
+    asc = ascending(s, h, 0)
+    r, model, why = _solve([*ranges, *(f for _, f in inv), guard, not_(asc)], timeout)
+    return _conclude("order", t0, r, model, why, [("ascending", asc)])
 
 
 def query_step(spec: Spec, kind: str, timeout: float | None = None) -> QueryResult:
     """I /\\ guard => I' /\\ bounds-grow, for one kind of transition; a failed query
     whose transition cannot fire from I at all says so (``vacuous``)."""
     t0 = time.perf_counter()
-    s, guard, t, ranges = _transition(spec, kind)
+    s, guard, t, ranges, _ = _transition(spec, kind)
     pre = [f for _, f in invariant(s)]
     post = invariant(t) + [("bounds-grow", bounds_grow(s, t))]
     r, model, why = _solve([*ranges, *pre, guard, not_(and_(*[f for _, f in post]))],
@@ -187,7 +204,7 @@ def query_step(spec: Spec, kind: str, timeout: float | None = None) -> QueryResu
 def prove_protocol(protocol: str, n: int, variant: str | None = None,
                    timeout: float | None = None, search: bool = True,
                    max_steps: int | None = None) -> TsOutcome:
-    """Decide base, every step and safety for ``n`` hosts. When a query fails and
+    """Decide base, every step, safety and order for ``n`` hosts. When a query fails and
     ``search`` is set, look for a violating run by bounded model checking (two messages,
     up to ``max_steps``), and replay it on the model (``ts_replay.validate``: a run the
     model does not reproduce raises ReplayMismatch, an internal error)."""
@@ -199,12 +216,17 @@ def prove_protocol(protocol: str, n: int, variant: str | None = None,
     for kind in KINDS:
         out.queries.append(query_step(spec, kind, timeout))
     out.queries.append(query_safety(small, timeout))
+    out.queries.append(query_order(small, timeout))
     statuses = {q.status for q in out.queries}
     if "failed" in statuses:
         out.status = "unknown"
         failed = [q for q in out.queries if q.status == "failed"]
-        out.note = "not inductive: " + "; ".join(
-            f"{q.name} breaks {', '.join(q.broken)}" for q in failed)
+        steps = [q for q in failed if q.name in KINDS]
+        notes = ["not inductive: " + "; ".join(
+            f"{q.name} breaks {', '.join(q.broken)}" for q in steps)] if steps else []
+        notes += [f"{q.name} fails ({', '.join(q.broken)})" for q in failed
+                  if q.name not in KINDS]
+        out.note = "; ".join(notes)
         if search:
             out.search = bmc(protocol, n, variant, max_steps=max_steps, timeout=timeout)
             if out.search.run is not None:
