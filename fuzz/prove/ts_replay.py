@@ -40,9 +40,6 @@ from tomkit.model.tomp import TompProcess
 
 __all__ = ["Driver", "concrete_state", "explain", "trace_records", "validate", "write_run"]
 
-_LABEL = {UD: "ud", DL: "dl"}
-
-
 @dataclass
 class Driver:
     """n processes of ``protocol`` with the variant's arguments, and the messages
