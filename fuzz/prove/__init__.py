@@ -8,8 +8,19 @@
 * :mod:`~tomkit.fuzz.prove.solve`: the queries (agreement, stability, internal and
   external stability), returning plain-data witnesses.
 
-This package does not import ``tomkit.model``: a rule is passed in as a function of one
-view, ``rule_fn(v)``, and the caller binds its parameters.
+ABCAST and TOMP (004, Dasser), proved by induction over the state of n hosts:
+
+* :mod:`~tomkit.fuzz.prove.timestamps`: the symbolic state and the transitions;
+* :mod:`~tomkit.fuzz.prove.ts_invariant`: the invariant and the safety property;
+* :mod:`~tomkit.fuzz.prove.ts_solve`: base case, inductive step per transition, safety;
+* :mod:`~tomkit.fuzz.prove.ts_bmc`: bounded model checking from the initial state, to
+  refute a broken variant with a reachable run;
+* :mod:`~tomkit.fuzz.prove.ts_replay`: that run replayed on the model, as a trace.
+
+The encodings do not import ``tomkit.model``: a rule is passed in as a function of one
+view, ``rule_fn(v)``, and the caller binds its parameters; the protocols are encoded
+from 004 and checked against ``model/abcast.py`` and ``model/tomp.py`` by the replays
+(``rules.py``, ``ts_replay.py``).
 """
 
 #: the safety queries on one activation (solve.py decides them with Z3, enumerate.py by

@@ -1,4 +1,5 @@
-"""``tomkit prove RULE --n N [--delta D]``: prove a delivery rule safe, or refute it.
+"""``tomkit prove RULE --n N [--delta D]``: prove a delivery rule safe, or refute it;
+``tomkit prove --protocol abcast|tomp [--n N] [--variant NAME]``: prove ABCAST or TOMP.
 
 For each (n, delta) (every delta the rule accepts when ``--delta`` is not given) it
 decides the four activation queries of ``fuzz/prove/solve.py`` (agreement, stability,
@@ -10,6 +11,12 @@ RULE is a built-in rule (``model.rules.RULES``), a mutant (``model.mutants.MUTAN
 is written to ``--out`` as a trace, DOT, SVG and a text explanation
 (``fuzz/counterexample.py``); a rule outside the vocabulary is enumerated and the line
 says ``method=enumeration``.
+
+With ``--protocol`` (004, Dasser: ABCAST and TOMP) it decides, for each n, the queries
+of ``fuzz/prove/ts_solve.py`` (base case, the inductive step per transition, safety) on
+the invariant of ``fuzz/prove/ts_invariant.py`` and prints one line; a broken variant
+fails the step and is refuted by a shortest run found by bounded model checking, replayed
+on the model and written to ``--out`` as a trace and a text (``fuzz/prove/ts_replay.py``).
 
 Exit codes: 0 every property proved, 1 a counterexample, 2 bad input, 3 unknown
 (timeout, or too large to enumerate) and no counterexample.
@@ -23,6 +30,9 @@ import sys
 from tomkit.fuzz.counterexample import ReplayMismatch, counterexample_files
 from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
 from tomkit.fuzz.prove.solve import QUERIES
+from tomkit.fuzz.prove.timestamps import PROTOCOLS, VARIANTS
+from tomkit.fuzz.prove.ts_replay import write_run
+from tomkit.fuzz.prove.ts_solve import prove_protocol
 from tomkit.model.mutants import resolve_rule
 
 __all__ = ["add_parser", "run"]
@@ -42,19 +52,29 @@ def _range(text: str) -> tuple[int, int]:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``prove`` subcommand to ``subparsers``."""
+    variants = sorted({v for vs in VARIANTS.values() for v in vs})
     s = subparsers.add_parser(
-        "prove", help="prove a delivery rule's agreement and stability with Z3, or refute it",
+        "prove", help="prove a delivery rule, or ABCAST / TOMP, safe with Z3, or refute it",
         description="Encode one activation of a ToTo-family delivery rule (papers 000, "
         "002) for n processors and ask Z3 whether two views of the same DAG can deliver "
-        "differently (docs/prove.md). Prints proved / counterexample per (n, delta).")
-    s.add_argument("rule", metavar="RULE",
+        "differently; or, with --protocol, prove the delivery conditions of ABCAST or "
+        "TOMP (004) safe by induction (docs/prove.md). Prints proved / counterexample / "
+        "unknown per (n, delta), or per n.")
+    s.add_argument("rule", metavar="RULE", nargs="?", default=None,
                    help="all-ack, toto, s-toto, g-toto, gl-toto, a mutant (toto-low-delta, "
-                   "s-toto-no-internal, g-toto-no-ntail, majority) or module:function")
-    s.add_argument("--n", type=_range, required=True, metavar="N",
-                   help="number of processors, or a range A-B")
+                   "s-toto-no-internal, g-toto-no-ntail, majority) or module:function; "
+                   "leave it out with --protocol")
+    s.add_argument("--protocol", choices=PROTOCOLS, default=None,
+                   help="prove ABCAST or TOMP (004) instead of a delivery rule")
+    s.add_argument("--variant", choices=variants, default=None,
+                   help="with --protocol: a broken variant to refute (abcast: "
+                   f"{', '.join(VARIANTS['abcast'])}; tomp also raise-all)")
+    s.add_argument("--n", type=_range, default=None, metavar="N",
+                   help="number of processors, or a range A-B (required with RULE; "
+                   "default 3 with --protocol)")
     s.add_argument("--delta", type=int, default=None,
                    help="the rule's delta (default: every delta the rule accepts)")
-    s.add_argument("--k", type=int, default=3,
+    s.add_argument("--k", type=int, default=None,
                    help="messages per processor in the DAG (default 3, which is complete "
                    "for one activation; see docs/prove.md)")
     s.add_argument("--property", action="append", choices=QUERIES, default=None,
@@ -62,15 +82,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--no-crashes", action="store_true", help="no Crash(q) events")
     s.add_argument("--method", choices=("auto", "z3", "enumeration"), default="auto",
                    help="auto: Z3, or enumeration for rules outside the vocabulary")
+    s.add_argument("--max-steps", type=int, default=None, metavar="K",
+                   help="with --protocol: the longest run the counterexample search tries "
+                   "(default: 6 steps over the shortest possible)")
     s.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                   help="per Z3 query (default none)")
+                   help="per Z3 query (default none); with --protocol the search too")
     s.add_argument("--out", default=None, metavar="DIR",
-                   help="write counterexamples here (trace .jsonl, .dot, .svg, .txt)")
+                   help="write counterexamples here (rules: trace .jsonl, .dot, .svg, .txt; "
+                   "protocols: trace .jsonl and .txt)")
     s.set_defaults(func=run)
     return s
 
 
+def _fail(msg: str) -> int:
+    print(f"tomkit prove: {msg}", file=sys.stderr)
+    return 2
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.protocol is not None:
+        return run_protocol(args)
+    if args.rule is None:
+        return _fail("give a RULE or --protocol abcast|tomp")
+    if args.variant is not None or args.max_steps is not None:
+        return _fail("--variant and --max-steps go with --protocol, not with a RULE")
+    if args.n is None:
+        return _fail("--n is required with a RULE")
+    if args.k is None:
+        args.k = 3
     try:
         rule = resolve_rule(args.rule)
     except ValueError as e:
@@ -116,4 +155,47 @@ def run(args: argparse.Namespace) -> int:
                 worst = 1
             elif o.status == "unknown" and worst == 0:
                 worst = 3
+    return worst
+
+
+def run_protocol(args: argparse.Namespace) -> int:
+    """``--protocol``: one line per n (docs/prove.md, "ABCAST and TOMP")."""
+    if args.rule is not None:
+        return _fail(f"give a RULE or --protocol, not both (got {args.rule!r})")
+    rule_only = [name for name, given in (
+        ("--delta", args.delta is not None), ("--k", args.k is not None),
+        ("--property", bool(args.property)), ("--no-crashes", args.no_crashes),
+        ("--method", args.method != "auto")) if given]
+    if rule_only:
+        return _fail(f"{', '.join(rule_only)} go with a RULE, not with --protocol")
+    if args.variant is not None and args.variant not in VARIANTS[args.protocol]:
+        return _fail(f"{args.protocol} has no variant {args.variant!r}; it has "
+                     f"{', '.join(VARIANTS[args.protocol])}")
+    lo, hi = args.n if args.n is not None else (3, 3)
+    if lo < 2:
+        return _fail(f"--protocol needs n >= 2 hosts, got {lo}")
+    if args.max_steps is not None and args.max_steps < 1:
+        return _fail(f"--max-steps must be at least 1, got {args.max_steps}")
+    worst = 0
+    for n in range(lo, hi + 1):
+        try:
+            o = prove_protocol(args.protocol, n, args.variant, args.timeout,
+                               max_steps=args.max_steps)
+        except ReplayMismatch as e:
+            print(f"tomkit prove: INTERNAL ERROR, a counterexample did not replay "
+                  f"concretely: {e}", file=sys.stderr)
+            return 2
+        print(o.line(), flush=True)
+        run_ = o.search.run if o.search is not None else None
+        if run_ is not None:
+            a, b, x, y = run_.violation
+            print(f"  total order: p{a} delivers {x} before {y}; p{b} delivers {y} without "
+                  f"{x} before it ({len(run_.steps)} steps, {len(run_.messages)} messages)")
+            if args.out:
+                variant = args.variant or "as-specified"
+                files = write_run(run_, args.out, f"{args.protocol}-{variant}-n{n}")
+                print("  wrote " + ", ".join(files[k] for k in ("trace", "txt")))
+            worst = 1
+        elif o.status == "unknown" and worst == 0:
+            worst = 3
     return worst
