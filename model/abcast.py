@@ -90,8 +90,9 @@ delivers the head of the queue even while it is ud, before its timestamp is fina
 from __future__ import annotations
 
 import math
+from bisect import insort
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from tomkit.model.process import (
@@ -150,8 +151,7 @@ class Timestamp(NamedTuple):
 # ---------------------------------------------------------------------------- messages
 
 
-@dataclass(frozen=True)
-class Data:
+class Data(NamedTuple):
     """An application message ``mi`` multicast by host ``sender``; ``seq`` is its message
     identifier ``mi_id`` (004 section 3.2.2.1: strictly increasing per sender, from 1)."""
 
@@ -160,8 +160,7 @@ class Data:
     seq: int
 
 
-@dataclass(frozen=True)
-class Ack:
+class Ack(NamedTuple):
     """``ack_mi`` from ``host`` to the emitter ``sender`` of ``mid``: the local timestamp
     ``ts`` (``ackmi_ts``) and, in TOMP only, ``next_mid`` (``ackmi_next_mid``, one entry
     per host in group order)."""
@@ -173,8 +172,7 @@ class Ack:
     next_mid: tuple[int, ...] | None = None
 
 
-@dataclass(frozen=True)
-class Final:
+class Final(NamedTuple):
     """The validation message ``ts_mi`` of ``mid`` by its emitter ``sender``: the final
     timestamp ``ts`` (``tsmi_ts``) and, in TOMP only, ``min_next_mid`` and
     ``max_next_ts`` (group order)."""
@@ -186,31 +184,47 @@ class Final:
     max_next_ts: tuple[Timestamp, ...] | None = None
 
 
-@dataclass(frozen=True)
-class Send:
+class Send(NamedTuple):
     """Send ``msg`` to every host of ``to`` (the sending host may be among them)."""
 
     msg: Data | Ack | Final
     to: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     mid: str
     ts: Timestamp
 
 
-@dataclass
 class Step:
     """What one input did: messages to send, deliveries in order, and (TOMP) the pending
     timestamps raised, as (mid, old, new)."""
 
-    sends: list[Send] = field(default_factory=list)
-    delivered: list[Delivery] = field(default_factory=list)
-    raised: list[tuple[str, Timestamp, Timestamp]] = field(default_factory=list)
+    # by hand rather than a dataclass (as model/process.py's Output): several are made per
+    # message in the simulator's inner loop
+    __slots__ = ("sends", "delivered", "raised")
+
+    def __init__(self, sends: list[Send] | None = None,
+                 delivered: list[Delivery] | None = None,
+                 raised: list[tuple[str, Timestamp, Timestamp]] | None = None) -> None:
+        self.sends: list[Send] = [] if sends is None else sends
+        self.delivered: list[Delivery] = [] if delivered is None else delivered
+        self.raised: list[tuple[str, Timestamp, Timestamp]] = [] if raised is None else raised
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Step:
+            return NotImplemented
+        return (self.sends, self.delivered, self.raised) == (other.sends, other.delivered,
+                                                             other.raised)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's
+
+    def __repr__(self) -> str:
+        return (f"Step(sends={self.sends!r}, delivered={self.delivered!r}, "
+                f"raised={self.raised!r})")
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """A message in the reception queue: its current timestamp and label."""
 
@@ -314,8 +328,9 @@ class AbcastProcess:
         self._received.add(m.mid)
         self.counter += 1
         ts = Timestamp(self.counter, self.host)
-        self.queue.append(Entry(m.mid, m.sender, m.seq, ts))
-        self._sort()
+        # the queue is sorted and keys are unique (they end with the id): an insertion
+        # is the sort's result, at log cost
+        insort(self.queue, Entry(m.mid, m.sender, m.seq, ts), key=self.sort_key)
         out = Step([Send(self._ack(m, ts), (m.sender,))])
         if self.broken == "deliver-ud":
             self._deliver(out)
@@ -377,7 +392,7 @@ class AbcastProcess:
         if cls is Data:
             self._recv_at[packet.mid] = now
             out = self._output(self.on_data(packet), now)  # type: ignore[arg-type]
-            out.received.insert(0, Logged(packet.mid, None))
+            out.received.append(Logged(packet.mid, None))  # _output logs no reception
             return out
         if cls is Final:
             self._final_at[packet.mid] = now
@@ -387,7 +402,7 @@ class AbcastProcess:
         else:
             out = self._output(self.receive(packet), now)
         if self.control_records:
-            out.received.insert(0, self._logged_control(packet))  # type: ignore[arg-type]
+            out.received.append(self._logged_control(packet))  # type: ignore[arg-type]
         return out
 
     def on_timer(self, now: float) -> Output:
@@ -435,19 +450,22 @@ class AbcastProcess:
                 delivered.append(Logged(d.mid, {"x_t1": f - r, "x_t2": now - f,
                                                 "x_final_ts": f"{d.ts[0]}.{d.ts[1]}"}))
                 self._last_delivered = d.mid
-        for s in st.sends:
-            msg = s.msg
-            to = self._to_group if s.to == self.group else tuple(self.rank[h] for h in s.to)
+        sends = out.sends
+        for msg, to in st.sends:
+            if to is self.group or to == self.group:
+                to = self._to_group
+            else:
+                to = tuple([self.rank[h] for h in to])
             cls = type(msg)
             if cls is Data:
-                out.sends.append(Transmit(msg, to))
+                sends.append(Transmit(msg, to))
                 continue
             others = len(to) - (self.index in to)
             if cls is Final:
                 self.finals_sent += others
             else:
                 self.acks_sent += others
-            out.sends.append(Transmit(msg, to, True))
+            sends.append(Transmit(msg, to, True))
         return out
 
     # ------------------------------------------------------------------------ state

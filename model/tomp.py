@@ -121,7 +121,8 @@ class TompProcess(AbcastProcess):
 
     def _ack(self, m: Data, ts: Timestamp) -> Ack:
         self.next_mid[m.sender] = m.seq + 1
-        return Ack(m.mid, m.sender, self.host, ts, tuple(self.next_mid[h] for h in self.group))
+        return Ack(m.mid, m.sender, self.host, ts,
+                   tuple(map(self.next_mid.__getitem__, self.group)))
 
     def _collect(self, a: Ack) -> None:
         if a.next_mid is None or len(a.next_mid) != len(self.group):
