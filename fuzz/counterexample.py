@@ -15,8 +15,11 @@ Outputs:
   receive their view and deliver what the rule delivered there, then receive the rest
   of the DAG and the Crash events (and Crash(q) of every processor still unseen, so the
   default rule can fire) and go on with the model (``model.rules.drain``);
-* :func:`to_dot` / :func:`render`: Graphviz, one lane per processor, candidates
-  highlighted, each view marked by colour;
+* :func:`to_svg`: a space-time diagram, one lane per processor, messages at their
+  causal depth, the two views as shaded cuts (``checker/spacetime.py``); what
+  ``tomkit prove`` writes;
+* :func:`to_dot` / :func:`render`: the same DAG for Graphviz (clusters as lanes,
+  candidates highlighted, each view marked by colour);
 * :func:`explain`: per view the candidates, nvt and votes tables, Win and Future values,
   the sources, which clause fired and what was delivered.
 
@@ -31,8 +34,11 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from graphlib import TopologicalSorter
 from typing import Any
 
+from tomkit.checker import spacetime
+from tomkit.checker.spacetime import Arrow, Cut, Event
 from tomkit.fuzz.prove import enumerate as en
 from tomkit.model.dag import DagView, Message
 from tomkit.model.mutants import resolve_rule
@@ -48,7 +54,7 @@ from tomkit.model.vocab import (
 )
 
 __all__ = ["Counterexample", "ReplayMismatch", "explain", "from_found", "from_witness",
-           "render", "replay", "shrink", "to_dot", "to_trace", "validate"]
+           "render", "replay", "shrink", "to_dot", "to_svg", "to_trace", "validate"]
 
 
 class ReplayMismatch(AssertionError):
@@ -87,6 +93,13 @@ class Counterexample:
     ends: tuple[bool, bool] = (True, True)
     clauses: tuple[str | None, str | None] = (None, None)
     method: str = "z3"
+
+    def size(self) -> tuple[int, int]:
+        """(messages, causal edges between messages of different processors): the two
+        numbers ``tomkit prove`` minimises (``fuzz/prove/minimal.py``)."""
+        sender = {i: s for i, s, _ in self.messages}
+        return len(self.messages), sum(1 for _, s, deps in self.messages for d in deps
+                                       if sender[d] != s)
 
     def dag_messages(self) -> list[Message]:
         return [Message(i, s, tuple(d)) for i, s, d in self.messages]
@@ -259,16 +272,22 @@ def trace_records(cx: Counterexample, rule: Rule | None = None,
         for mid in d.messages:
             rec(name, "deliver", msg=mid, x_view=name, x_clause=d.clause)
         g.deliver(d.messages, end_activation=d.ends_activation)
-        drained = drain(g, rule, cx.params())
-        for m in msgs:
-            if m.id not in view.messages:
-                g.insert(m)
-                rec(name, "recv", msg=m.id)
+        drained: list = []
+        try:
             drained += drain(g, rule, cx.params())
-        for q in [*crashed, *late]:
-            if q not in g.defunc:
-                g.crash(q)
+            for m in msgs:
+                if m.id not in view.messages:
+                    g.insert(m)
+                    rec(name, "recv", msg=m.id)
                 drained += drain(g, rule, cx.params())
+            for q in [*crashed, *late]:
+                if q not in g.defunc:
+                    g.crash(q)
+                    drained += drain(g, rule, cx.params())
+        except ValueError:
+            # the broken rule also misbehaves after the views (e.g. an empty delivery);
+            # the violation is already in the trace, so the observer stops here
+            pass
         for a in drained:
             for mid in a.delivery.messages:
                 rec(name, "deliver", msg=mid, x_clause=a.delivery.clause)
@@ -340,6 +359,51 @@ def to_dot(cx: Counterexample) -> str:
                  'purple = both, grey = neither; yellow = candidate"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def to_svg(cx: Counterexample) -> str:
+    """The DAG as a space-time diagram (``checker/spacetime.py``): one lane per
+    processor, its messages in sending order at their causal depth, an arrow from each
+    message to every message of another processor that follows it directly (its ACKs),
+    and the two views as shaded cuts (V1 blue, V2 red). A candidate is filled yellow;
+    notes say where a message was delivered and which view received Crash(q)."""
+    msgs = cx.dag_messages()
+    g = DagView(cx.processors)
+    for m in msgs:
+        g.insert(m)
+    cands = set(g.candidates())
+    lane = {q: r for r, q in enumerate(cx.processors)}
+    sender = {m.id: m.sender for m in msgs}
+    deps = {m.id: m.deps for m in msgs}
+    depth: dict[str, int] = {}
+    for mid in TopologicalSorter(deps).static_order():
+        depth[mid] = 1 + max((depth[d] for d in deps[mid]), default=-1)
+    events, arrows = [], []
+    for m in msgs:
+        notes = tuple(f"delivered at {name}" for i, name in enumerate(("V1", "V2"))
+                      if m.id in cx.delivered[i])
+        events.append(Event(m.id, lane[m.sender], depth[m.id], m.id, notes,
+                            "#fff3b0" if m.id in cands else "#ffffff"))
+        arrows += [Arrow(d, m.id) for d in m.deps if sender[d] != m.sender]
+    last = max(depth.values(), default=-1) + 1
+    frontiers = []
+    for i, v in enumerate(cx.views):
+        front: list[float | None] = [None] * len(cx.processors)
+        for mid in v.messages:
+            r = lane[sender[mid]]
+            front[r] = max(depth[mid], front[r] if front[r] is not None else -1)
+        for q in v.crashed:
+            front[lane[q]] = last
+            ev = f"Crash({q})"
+            if not any(e.id == ev for e in events):
+                which = " and ".join(n for n, w in zip(("V1", "V2"), cx.views)
+                                     if q in w.crashed)
+                events.append(Event(ev, lane[q], last, ev, (f"in {which}",), cross=True))
+        frontiers.append(Cut(("V1", "V2")[i], tuple(front), ("#1f77b4", "#d62728")[i]))
+    legend = ["shaded: what a view has seen (V1 blue, V2 red); yellow: a candidate; "
+              "arrow a -> b: b's sender had a (b follows a)",
+              f"V1 delivers {list(cx.delivered[0])}; V2 delivers {list(cx.delivered[1])}"]
+    return spacetime.svg(cx.processors, events, arrows, frontiers, _title(cx), legend)
 
 
 def _dot(s: str) -> str:
@@ -434,7 +498,10 @@ def counterexample_files(cx: Counterexample, out_dir: str | os.PathLike, stem: s
     if os.path.exists(files["trace"]):
         os.remove(files["trace"])
     to_trace(cx, files["trace"], rule)
-    render(cx, files["svg"])
+    with open(files["svg"], "w") as f:
+        f.write(to_svg(cx))
+    with open(files["dot"], "w") as f:
+        f.write(to_dot(cx))
     with open(files["txt"], "w") as f:
         f.write(explain(cx, rule))
     return files

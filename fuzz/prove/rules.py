@@ -20,6 +20,7 @@ from typing import Any
 
 from tomkit.fuzz.counterexample import Counterexample, from_found, from_witness, shrink
 from tomkit.fuzz.prove import enumerate as en
+from tomkit.fuzz.prove.minimal import Sizes
 from tomkit.fuzz.prove.solve import QUERIES, fires_somewhere, prove
 from tomkit.model.dag import DagView
 from tomkit.model.rules import Params, Rule
@@ -44,6 +45,8 @@ class Outcome:
     counterexample: Counterexample | None = None
     note: str = ""
     files: dict[str, str] = field(default_factory=dict)
+    #: Z3's minimisation of the counterexample (``fuzz/prove/minimal.py``)
+    sizes: Sizes | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome as plain data (the counterexample as its property, views and the
@@ -55,6 +58,7 @@ class Outcome:
             "queries": {p: {"status": st, "seconds": t}
                         for p, (st, t) in self.per_property.items()},
             "note": self.note, "files": dict(self.files),
+            "sizes": None if self.sizes is None else self.sizes.to_dict(),
             "counterexample": None if cx is None else {
                 "property": cx.property,
                 "views": [list(v.messages) for v in cx.views],
@@ -100,9 +104,12 @@ def _interpretable(rule: Rule, n: int, delta: int | None) -> str | None:
 
 def prove_rule(name: str, rule: Rule, n: int, delta: int | None, k: int = 3,
                props: tuple[str, ...] = QUERIES, crashes: bool = True,
-               method: str = "auto", timeout: float | None = None) -> Outcome:
+               method: str = "auto", timeout: float | None = None,
+               minimal: bool = True) -> Outcome:
     """Decide ``props`` for one (n, delta); the first counterexample found is replayed
-    concretely, shrunk and attached."""
+    concretely, shrunk and attached. With ``minimal``, Z3's counterexample has the
+    fewest messages, then the fewest causal edges (``fuzz/prove/minimal.py``); without,
+    it is the solver's first model, shrunk greedily."""
     t0 = time.perf_counter()
     note = ""
     if method in ("auto", "z3"):
@@ -121,12 +128,13 @@ def prove_rule(name: str, rule: Rule, n: int, delta: int | None, k: int = 3,
             if p == "stability" and out.per_property.get("agreement", ("",))[0] == "proved":
                 out.per_property[p] = ("implied", 0.0)  # a special case of agreement
                 continue
-            r = prove(fn, n, k, p, timeout=timeout, crashes=crashes)
+            r = prove(fn, n, k, p, timeout=timeout, crashes=crashes, minimal=minimal)
             out.per_property[p] = (r.status, r.seconds)
             if r.status == "counterexample":
                 assert r.witness is not None
                 cx = from_witness(r.witness, name, delta)
                 out.counterexample = shrink(cx, rule)  # validates the Z3 witness concretely
+                out.sizes = r.stats.get("sizes")
                 out.status = "counterexample"
                 break
             if r.status == "unknown":

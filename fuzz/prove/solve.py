@@ -38,6 +38,7 @@ import z3
 
 from tomkit.fuzz.prove import QUERIES
 from tomkit.fuzz.prove.encoding import SymbolicDag, SymbolicView, make_dag, make_view, nested
+from tomkit.fuzz.prove.minimal import minimize
 from tomkit.fuzz.prove.symbolic import SymOutcome, outcome_of
 
 __all__ = ["ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
@@ -174,12 +175,15 @@ def _witness(prop: str, m: z3.ModelRef, g: SymbolicDag, views: list[SymbolicView
 
 
 def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
-          timeout: float | None = None, crashes: bool = True) -> ProofResult:
+          timeout: float | None = None, crashes: bool = True,
+          minimal: bool = True) -> ProofResult:
     """Decide ``prop`` (one of :data:`QUERIES`) for the rule on n processors with at
     most k messages per processor, with (``crashes``) or without Crash(q) events.
 
     ``rule_fn(v)`` evaluates the rule, parameters bound, on a view ``v``. Raises
-    TypeError when the rule is outside the vocabulary (see ``symbolic.py``)."""
+    TypeError when the rule is outside the vocabulary (see ``symbolic.py``). With
+    ``minimal``, a witness has the fewest messages, then the fewest causal edges, of any
+    for this n and K (``minimal.py``; its sizes in ``stats["sizes"]``)."""
     if prop not in QUERIES:
         raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
     t0 = time.perf_counter()
@@ -202,8 +206,15 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
         r2, model2, _ = _check(query + [order_conflict(o1, o2, n)], timeout)
         if r2 == z3.sat:
             model, order = model2, True
+    stats: dict[str, Any] = {}
+    if minimal:
+        if order:
+            query = query + [order_conflict(o1, o2, n)]
+        model, sizes = minimize(query, model, g, [v1, v2], _check, timeout)
+        stats["sizes"] = sizes
     w = _witness(prop, model, g, [v1, v2], [o1, o2], order)
-    return ProofResult(prop, "counterexample", time.perf_counter() - t0, witness=w)
+    return ProofResult(prop, "counterexample", time.perf_counter() - t0, witness=w,
+                       stats=stats)
 
 
 def fires_somewhere(rule_fn: RuleFn, n: int, k: int = 3,

@@ -80,6 +80,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--property", action="append", choices=QUERIES, default=None,
                    help="check only this property (repeatable; default all four)")
     s.add_argument("--no-crashes", action="store_true", help="no Crash(q) events")
+    s.add_argument("--first-model", action="store_true",
+                   help="keep Z3's first counterexample (shrunk greedily) instead of the "
+                   "smallest one (fewest messages, then fewest causal edges)")
     s.add_argument("--method", choices=("auto", "z3", "enumeration"), default="auto",
                    help="auto: Z3, or enumeration for rules outside the vocabulary")
     s.add_argument("--max-steps", type=int, default=None, metavar="K",
@@ -135,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         for d in deltas:
             try:
                 o = prove_rule(args.rule, rule, n, d, args.k, props, not args.no_crashes,
-                               args.method, args.timeout)
+                               args.method, args.timeout, minimal=not args.first_model)
             except TypeError as e:
                 print(f"tomkit prove: {e}", file=sys.stderr)
                 return 2
@@ -149,6 +152,15 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {cx.property}: V1 sees {len(cx.views[0].messages)} messages and "
                       f"delivers {list(cx.delivered[0])}; V2 sees "
                       f"{len(cx.views[1].messages)} and delivers {list(cx.delivered[1])}")
+                msgs, edges = cx.size()
+                sz = o.sizes
+                if sz is not None:
+                    print(f"  smallest DAG: {msgs} messages, {edges} causal edges between "
+                          f"processors ({'proved minimal' if sz.proved else 'minimum not proved'}"
+                          f" for K = {o.k}; Z3's first model had {sz.messages_first} and "
+                          f"{sz.edges_first})")
+                else:
+                    print(f"  DAG: {msgs} messages, {edges} causal edges between processors")
                 if args.out:
                     files = counterexample_files(cx, args.out, stem(args.rule, o), rule)
                     print("  wrote " + ", ".join(files[x] for x in ("trace", "svg", "txt")))
@@ -165,6 +177,7 @@ def run_protocol(args: argparse.Namespace) -> int:
     rule_only = [name for name, given in (
         ("--delta", args.delta is not None), ("--k", args.k is not None),
         ("--property", bool(args.property)), ("--no-crashes", args.no_crashes),
+        ("--first-model", args.first_model),
         ("--method", args.method != "auto")) if given]
     if rule_only:
         return _fail(f"{', '.join(rule_only)} go with a RULE, not with --protocol")
