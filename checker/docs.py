@@ -28,6 +28,15 @@ Conventions shared by all properties:
 - Order properties read each process's *first* delivery of each message; a
   repeated delivery is an integrity violation, not a second order fact.
 - A trace without view events has every process connected to every other.
+- Scope (Défago, Schiper and Urbán 2004, section 2.2): a *scoped* property is judged
+  for every process, crashed ones included (uniform, the default), or, as
+  `NAME@correct` or with `--scope correct`, for the processes that log no `crash`
+  (the non-uniform form). A process that logs `leave` is judged up to its leave.
+  See `checker/properties/scope.py`.
+- Membership (Chockler, Keidar and Vitenberg 2001, section 4): a process owes nothing
+  for views it was not a member of (prefix-order, agreement, validity).
+- Guarantee profiles (`checker/profiles/*.toml`, `tomkit check --guarantee NAME`)
+  name the sets of properties systems promise; see docs/profiles.md.
 - Each check runs in O(E log E) or better for E events of a trace: the
   vectorized engine decides all traces of a chunk with array operations
   (sorts, direct-addressed tables, a bounded relaxation for order
@@ -45,8 +54,12 @@ def render() -> str:
     out = [HEADER]
     props = properties()
     for p in props.values():
-        default = "yes" if p.default else ("with `--liveness`" if p.name == "liveness"
-                                          else "with `--latency-bound`")
+        default = ("yes" if p.default
+                   else "with `--liveness`" if p.name in ("liveness", "agreement", "validity")
+                   else "with `--latency-bound`" if p.name == "latency"
+                   else "by name or guarantee")
+        if p.scoped:
+            default += "; scoped"
         out.append(f"| [`{p.name}`](#{p.name}) | {default} | {p.summary} |\n")
     for p in props.values():
         out.append(f"\n## {p.name}\n\n")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -36,8 +36,11 @@ from tomkit.checker.properties import (
     Options,
     Property,
     properties,
+    resolve,
+    with_scope,
 )
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
 from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.reader import TraceReader
 
@@ -80,6 +83,13 @@ class CheckReport:
     latencies: list[np.ndarray] = field(default_factory=list)
     latency_by_process: dict[str, list[float]] = field(default_factory=dict)  # count, sum, max
     slowest: list[tuple[float, str, str, str]] = field(default_factory=list)
+    #: the properties the verdict and exit code judge (None: all checked); a guarantee
+    #: profile checks the others only to fill the profile table (checker/profiles.py)
+    judged: list[str] | None = None
+    #: the profile rows of the report's last table, filled by the caller
+    profiles: list = field(default_factory=list)
+    #: the name of the guarantee profile judged, if any
+    guarantee: str | None = None
 
     @property
     def n_rejected(self) -> int:
@@ -91,7 +101,8 @@ class CheckReport:
 
     @property
     def violated(self) -> bool:
-        return any(c[Verdict.VIOLATED] for c in self.counts.values())
+        judged = self.properties if self.judged is None else self.judged
+        return any(self.counts[n][Verdict.VIOLATED] for n in judged if n in self.counts)
 
     def to_dict(self) -> dict:
         """The report as plain data, as ``tomkit check --format json`` prints it."""
@@ -107,30 +118,35 @@ class CheckReport:
 
 
 def select(names: Iterable[str] | None, options: Options, liveness: bool = False,
-           latency: bool = False) -> list[Property]:
-    """The properties to check: the named ones, else the defaults (plus liveness and latency
-    when asked for by flag or bound)."""
+           latency: bool = False, scope: str | None = None) -> list[Property]:
+    """The properties to check: the named ones (``NAME@correct`` for a scope), else the
+    defaults, plus liveness, agreement and validity (``liveness``) and latency (asked for
+    by flag or bound). ``scope`` judges every property that has one in that scope."""
     props = properties()
     if names:
-        unknown = [n for n in names if n not in props]
-        if unknown:
-            raise KeyError(f"unknown property {', '.join(unknown)}; "
-                           f"known: {', '.join(props)}")
-        return [props[n] for n in props if n in set(names)]
-    chosen = [p for p in props.values() if p.default]
+        chosen = [resolve(n) for n in dict.fromkeys(names)]
+    else:
+        chosen = [p for p in props.values() if p.default]
+    have = {p.name for p in chosen}
     if liveness:
-        chosen.append(props["liveness"])
-    if options.latency_bound is not None or latency:
+        chosen += [props[n] for n in ("agreement", "validity", "liveness") if n not in have]
+    if (options.latency_bound is not None or latency) and "latency" not in have:
         chosen.append(props["latency"])
+    if scope is not None:
+        chosen = [with_scope(p, scope) if p.scoped and "@" not in p.name else p
+                  for p in chosen]
     return chosen
 
 
 def check_paths(paths: list[str | os.PathLike], props: list[Property],
                 options: Options = Options(), *, keep_going: bool = False,
                 merge: bool = False, progress: bool = False,
-                workers: int | None = None) -> CheckReport:
+                workers: int | None = None,
+                on_violation: Callable[[Trace, Result], None] | None = None) -> CheckReport:
     """Check every trace of the given files. Raises TraceFormatError on bad input unless
     ``keep_going``, in which case bad records are counted and listed in the report.
+    ``on_violation(trace, result)`` is called for every violated property of a trace
+    (to draw its witness: ``checker/pictures.py``).
 
     The calling thread reads and records results in input order; ``workers`` threads
     (default: one per core, at most 4) build chunks and run the detectors, whose numpy
@@ -146,7 +162,8 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
         def submit(pieces: list[Piece]) -> None:
             inflight.append(pool.submit(decide_chunk, pieces, props, options))
             while len(inflight) > workers:
-                _record(*inflight.popleft().result(), props, options, report, keep_going)
+                _record(*inflight.popleft().result(), props, options, report, keep_going,
+                        on_violation)
 
         for path in paths:
             reader = TraceReader(path, keep_going=keep_going, batch_rows=READ_ROWS,
@@ -172,7 +189,8 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
         for part in split_by_trace(held):
             submit(part)
         while inflight:
-            _record(*inflight.popleft().result(), props, options, report, keep_going)
+            _record(*inflight.popleft().result(), props, options, report, keep_going,
+                        on_violation)
     if bar is not None:
         bar.close()
     return report
@@ -288,7 +306,8 @@ def decide_chunk(pieces: list[Piece], props: list[Property],
 
 
 def _record(chunk: Chunk, codes: np.ndarray, props: list[Property], options: Options,
-            report: CheckReport, keep_going: bool) -> None:
+            report: CheckReport, keep_going: bool,
+            on_violation: Callable[[Trace, Result], None] | None = None) -> None:
     """Turn a decided chunk into trace outcomes: exact checks and witnesses where needed."""
     if chunk.bad_traces and not keep_going:
         raise chunk.bad_traces[min(chunk.bad_traces)]  # the trace that appears first
@@ -325,6 +344,8 @@ def _record(chunk: Chunk, codes: np.ndarray, props: list[Property], options: Opt
                 verdict = res.verdict
                 if verdict != Verdict.HOLDS:
                     results[prop.name] = res
+                if verdict == Verdict.VIOLATED and on_violation is not None:
+                    on_violation(trace, res)
             elif code == UNKNOWN:
                 verdict = Verdict.UNKNOWN
                 reason = prop.reason(chunk, ti, options) if prop.reason else "not decidable"

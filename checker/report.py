@@ -35,7 +35,8 @@ def latency_summary(report: CheckReport) -> dict[str, float] | None:
 def overall(report: CheckReport) -> str:
     if report.violated:
         return "violated"
-    if any(c[Verdict.UNKNOWN] for c in report.counts.values()):
+    judged = report.properties if report.judged is None else report.judged
+    if any(report.counts[n][Verdict.UNKNOWN] for n in judged if n in report.counts):
         return "holds (some properties unknown)"
     return "holds"
 
@@ -47,7 +48,13 @@ def to_text(report: CheckReport) -> str:
     out.append(f"tomkit check: {len(report.files)} file(s), {n_tr} trace(s), {n_ev:,} events "
                f"checked ({report.n_accepted:,} records accepted, {report.n_rejected:,} "
                "rejected)")
-    out.append("properties: " + ", ".join(report.properties))
+    if report.judged is not None:
+        out.append(f"guarantee {report.guarantee}: " + ", ".join(report.judged))
+        rest = [n for n in report.properties if n not in report.judged]
+        if rest:
+            out.append("also checked, for the profile table: " + ", ".join(rest))
+    else:
+        out.append("properties: " + ", ".join(report.properties))
     if report.rejected:
         out.append("")
         out.append(f"rejected ({report.n_rejected:,} records):")
@@ -58,8 +65,9 @@ def to_text(report: CheckReport) -> str:
     show_all = n_tr <= ALL_TRACES_UP_TO
     width = max((len(p) for p in report.properties), default=10) + 2
     detailed = 0
+    judged = set(report.properties if report.judged is None else report.judged)
     bad_traces = [o for o in report.outcomes
-                  if any(v == Verdict.VIOLATED for v in o.verdicts.values())]
+                  if any(v == Verdict.VIOLATED for n, v in o.verdicts.items() if n in judged)]
     for o in report.outcomes:
         bad = o in bad_traces
         if not (show_all or bad):
@@ -73,6 +81,8 @@ def to_text(report: CheckReport) -> str:
             res = o.results.get(name)
             if v == Verdict.HOLDS and not show_all:
                 continue
+            if report.judged is not None and name not in report.judged:
+                continue  # in the profile table below
             label = "VIOLATED" if v == Verdict.VIOLATED else str(v)
             line = f"  {name:<{width}}{label}"
             if res is not None and res.explanation:
@@ -109,9 +119,31 @@ def to_text(report: CheckReport) -> str:
         for d in lat["slowest"][:3]:
             out.append(f"  slow: {d['process']} delivers {d['msg']} of trace {d['trace']} "
                        f"after {d['latency']:.6g} s")
+    if report.profiles:
+        out.append("")
+        out += profile_table(report)
     out.append("")
     out.append(f"verdict: {overall(report)}")
     return "\n".join(out) + "\n"
+
+
+def profile_table(report: CheckReport) -> list[str]:
+    """The guarantee profiles whose properties were all checked, strongest first:
+    satisfied, unknown, or violated with the property and a trace that rule it out."""
+    rows = report.profiles
+    width = max(len(r.profile.name) for r in rows) + 2
+    out = ["guarantees (strongest first):"]
+    for r in rows:
+        mark = " <- judged" if r.profile.name == report.guarantee else ""
+        line = f"  {r.profile.name:<{width}}{r.verdict}{mark}"
+        if r.verdict == "violated":
+            more = (f" (and {r.violated_traces - 1} more traces)"
+                    if r.violated_traces > 1 else "")
+            line += f": {r.property} in trace {r.trace}{more}"
+        out.append(line)
+        if r.verdict == "violated" and r.explanation:
+            out.append(f"  {'':<{width}}  {r.explanation}")
+    return out
 
 
 def to_json(report: CheckReport) -> str:
@@ -125,6 +157,9 @@ def to_dict(report: CheckReport) -> dict[str, Any]:
         "format_version": FORMAT_VERSION,
         "properties": report.properties,
         "options": {"latency_bound": report.options.latency_bound},
+        "guarantee": report.guarantee,
+        "judged": report.judged if report.judged is not None else report.properties,
+        "profiles": [r.to_dict() for r in report.profiles],
         "verdict": "violated" if report.violated else "holds",
         "files": [{"source": f.source, "format": f.fmt, "accepted": f.accepted,
                    "rejected": f.rejected, "grouped": f.grouped} for f in report.files],

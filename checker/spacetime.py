@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["Arrow", "Cut", "Event", "svg"]
+__all__ = ["Arrow", "Band", "Cut", "Event", "svg"]
 
 #: geometry, in SVG user units (pixels)
 LANE_H, COL_W, LEFT, TOP, RADIUS = 84, 110, 150, 60, 9
@@ -38,6 +38,8 @@ class Event:
     notes: tuple[str, ...] = ()
     fill: str = "#ffffff"
     cross: bool = False
+    #: ringed in red: an event a witness names
+    highlight: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,18 @@ class Arrow:
     src: str
     dst: str
     colour: str = "#555555"
+
+
+@dataclass(frozen=True)
+class Band:
+    """A stretch of lane ``lane`` from column ``start`` to ``end`` (inclusive), shaded
+    ``colour`` and labelled: a view a process had installed, for instance."""
+
+    lane: int
+    start: float
+    end: float
+    label: str
+    colour: str
 
 
 @dataclass(frozen=True)
@@ -81,7 +95,8 @@ def _cut_outline(cut: Cut, lanes: int, offset: float) -> list[tuple[float, float
 
 
 def svg(lanes: Sequence[str], events: Sequence[Event], arrows: Sequence[Arrow] = (),
-        cuts: Sequence[Cut] = (), title: str = "", legend: Sequence[str] = ()) -> str:
+        cuts: Sequence[Cut] = (), title: str = "", legend: Sequence[str] = (),
+        bands: Sequence[Band] = ()) -> str:
     """The diagram as an SVG document (module docstring). Raises ValueError for an
     arrow or event that names an unknown event or lane."""
     where: dict[str, Event] = {}
@@ -121,6 +136,16 @@ def svg(lanes: Sequence[str], events: Sequence[Event], arrows: Sequence[Arrow] =
                    'stroke-width="2" stroke-dasharray="6 3"/>')
         out.append(f'<text x="{LEFT - 26 + 40 * i}" y="{TOP - 8}" fill="{cut.colour}" '
                    f'font-weight="bold">{escape(cut.name)}</text>')
+    for b in bands:
+        if not 0 <= b.lane < len(lanes):
+            raise ValueError(f"band {b.label!r}: lane {b.lane} of {len(lanes)}")
+        x0, x1 = _x(b.start) - COL_W / 2, _x(b.end) + COL_W / 2
+        y0 = TOP + b.lane * LANE_H + 6
+        out.append(f'<rect class="band" data-label="{escape(b.label)}" x="{x0:.1f}" '
+                   f'y="{y0:.1f}" width="{x1 - x0:.1f}" height="{LANE_H - 12}" '
+                   f'fill="{b.colour}" fill-opacity="0.35" rx="6"/>')
+        out.append(f'<text x="{x0 + 4:.1f}" y="{y0 + 12:.1f}" font-size="10" '
+                   f'fill="#555555">{escape(b.label)}</text>')
     for r, name in enumerate(lanes):
         y = _y(r)
         out.append(f'<text x="10" y="{y + 4:.1f}" font-weight="bold">{escape(name)}</text>')
@@ -156,9 +181,10 @@ def svg(lanes: Sequence[str], events: Sequence[Event], arrows: Sequence[Arrow] =
                        f'{y - r:.1f} L {x + r:.1f} {y + r:.1f} M {x - r:.1f} {y + r:.1f} '
                        f'L {x + r:.1f} {y - r:.1f}" stroke="#000000" stroke-width="2.5"/>')
         else:
-            out.append(f'<circle class="event" data-id="{escape(e.id)}" cx="{x:.1f}" '
-                       f'cy="{y:.1f}" r="{RADIUS}" fill="{e.fill}" stroke="#333333" '
-                       'stroke-width="1.5"/>')
+            stroke, width_ = ("#d62728", 3.5) if e.highlight else ("#333333", 1.5)
+            out.append(f'<circle class="event{" witness" if e.highlight else ""}" '
+                       f'data-id="{escape(e.id)}" cx="{x:.1f}" cy="{y:.1f}" r="{RADIUS}" '
+                       f'fill="{e.fill}" stroke="{stroke}" stroke-width="{width_}"/>')
     y0 = TOP + len(lanes) * LANE_H + 24
     for k, line in enumerate(legend):
         out.append(f'<text x="10" y="{y0 + 18 * k}" font-size="11" fill="#333333">'

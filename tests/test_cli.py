@@ -162,7 +162,8 @@ def test_interleaved_traces_and_gzip(capsys, tmp_path):
     with gzip.open(path, "wt") as f:
         for r in mixed:
             f.write(json.dumps(r) + "\n")
-    code, out, _ = run(capsys, "check", str(path), "-q", "--format", "json")
+    code, out, _ = run(capsys, "check", str(path), "-q", "--format", "json", "-p",
+                       "integrity,fifo-order")
     doc = json.loads(out)
     verdicts = {t["trace"]: t["verdicts"]["fifo-order"] for t in doc["traces"]}
     assert verdicts == {"a": "holds", "b": "violated"} and code == 1

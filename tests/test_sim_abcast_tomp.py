@@ -127,7 +127,7 @@ def test_checkers_pass_on_written_file(protocol: str, tmp_path) -> None:
         assert res.stats["undelivered"] == 0
         path = tmp_path / f"{cfg['trace_id']}.jsonl"
         write_records(path, res.records, grouped=True)
-        report = check_paths([path], select(None, Options(), liveness=True), workers=1)
+        report = check_paths([path], select(ALL, Options(), liveness=True), workers=1)
         assert report.n_rejected == 0
         (outcome,) = report.outcomes
         got = {k: v for k, v in outcome.verdicts.items() if k in ALL}

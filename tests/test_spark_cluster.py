@@ -27,6 +27,7 @@ from conftest import S3_CREDENTIALS
 
 from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
+from tomkit.checker.spark.properties import NAMES
 from tomkit.traces.generate import FAULTS, clean_trace, faulty_trace
 from tomkit.traces.writer import write_records
 
@@ -103,7 +104,7 @@ def dataset(root: Path) -> list[list[str]]:
 def reference(groups: list[list[str]]) -> dict[str, dict[str, str]]:
     out = {}
     for files in groups:
-        rep = check_paths(files, select(None, Options()), Options(), keep_going=True,
+        rep = check_paths(files, select(NAMES, Options()), Options(), keep_going=True,
                           merge=len(files) > 1)
         for o in rep.outcomes:
             out[o.trace] = {n: str(v) for n, v in o.verdicts.items()}

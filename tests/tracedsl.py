@@ -14,7 +14,15 @@ import numpy as np
 import pyarrow as pa
 
 from tomkit.checker.chunk import Chunk, Piece
-from tomkit.checker.properties import EXACT, HOLDS, UNKNOWN, VIOLATED, Options, properties
+from tomkit.checker.properties import (
+    EXACT,
+    HOLDS,
+    UNKNOWN,
+    VIOLATED,
+    Options,
+    properties,
+    resolve,
+)
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 from tomkit.traces.schema import ARROW_SCHEMA
@@ -63,7 +71,7 @@ def chunk_of(records: list[dict], source: str = "test.jsonl") -> Chunk:
 def check(records: list[dict], name: str, options: Options = Options()) -> Result:
     """The reference verdict of one property on a one-trace record list, after asserting that
     the vectorized engine agrees with it."""
-    prop = properties()[name]
+    prop = resolve(name)
     trace = Trace.from_records(records, source="test.jsonl")
     res = prop.check(trace, options)
     c = chunk_of(records)

@@ -30,6 +30,9 @@ True
 >>> tomkit.write(os.path.join(folder, "bad.jsonl"), bad.records)
 >>> tomkit.check(os.path.join(folder, "bad.jsonl")).to_dict()["verdict"]
 'violated'
+>>> report = tomkit.check(path, guarantee="model-abcast-tomp")
+>>> [(r.profile.name, r.verdict) for r in report.profiles][:2]
+[('isis-virtual-synchrony', 'unknown'), ('model-abcast-tomp', 'satisfied')]
 >>> tomkit.prove("toto", n=3, delta=2).status
 'proved'
 
@@ -55,20 +58,33 @@ __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
 def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
           liveness: bool = False, latency_bound: float | None = None,
           keep_going: bool = False, merge: bool = False,
-          progress: bool = False) -> CheckReport:
+          progress: bool = False, scope: str | None = None,
+          guarantee: str | None = None) -> CheckReport:
     """Check the traces in ``paths`` (JSON Lines, plain or gzip, or Parquet) as ``tomkit
-    check`` does: the default safety properties, or the named ``properties``, plus
-    liveness and a latency bound when asked. Raises
+    check`` does: the default safety properties, or the named ``properties``
+    (``NAME@correct`` for the non-uniform form), plus liveness and a latency bound when
+    asked; ``scope`` ("uniform" or "correct") for every order and agreement property;
+    or what the built-in profile ``guarantee`` promises (the report then carries the
+    table of every profile, ``report.profiles``). Raises
     :class:`~tomkit.traces.errors.TraceFormatError` on bad input (unless
-    ``keep_going``), KeyError for an unknown property."""
+    ``keep_going``), KeyError for an unknown property or profile."""
     from tomkit.checker.engine import check_paths, select
+    from tomkit.checker.profiles import builtin, judge, to_check
     from tomkit.checker.properties import Options
 
     options = Options(latency_bound=latency_bound)
+    profiles = builtin()
+    chosen = None
+    if guarantee is not None:
+        if guarantee not in profiles:
+            raise KeyError(f"unknown guarantee {guarantee!r}; known: {', '.join(profiles)}")
+        chosen = profiles[guarantee]
+        properties = to_check(chosen, profiles.values())
     props = select(properties, options, liveness=liveness,
-                   latency=latency_bound is not None)
-    return check_paths(list(paths), props, options, keep_going=keep_going, merge=merge,
-                       progress=progress)
+                   latency=latency_bound is not None, scope=scope)
+    report = check_paths(list(paths), props, options, keep_going=keep_going, merge=merge,
+                         progress=progress)
+    return judge(report, chosen, profiles.values())
 
 
 def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:

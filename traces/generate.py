@@ -85,10 +85,16 @@ PROPERTIES: tuple[str, ...] = (
     "integrity",
     "total-order-weak",
     "total-order-strong",
+    "prefix-order",
     "global-order",
     "causal-order",
     "fifo-order",
+    "view-agreement",
+    "same-view-delivery",
+    "sending-view-delivery",
     "virtual-synchrony",
+    "agreement",
+    "validity",
     "liveness",
     "latency",
 )
@@ -102,7 +108,7 @@ FAULTS: dict[str, str] = {
     "causal": "causal-order",
     "fifo": "fifo-order",
     "view-mismatch": "virtual-synchrony",
-    "wrong-view": "virtual-synchrony",
+    "wrong-view": "sending-view-delivery",
     "lost": "liveness",
     "slow": "latency",
 }
@@ -119,18 +125,20 @@ FAULT_DESCRIPTIONS: dict[str, str] = {
     ),
     "swap": (
         "A correct process p delivers two adjacent, concurrent messages of different senders "
-        "in swapped order. Also violates: total-order-strong, global-order."
+        "in swapped order. Also violates: total-order-strong, prefix-order, global-order."
     ),
     "gap": (
         "A correct process q skips message m (the last message of its sender, acknowledged by "
         "nobody) and delivers everything else, including the next message m'. messages = "
-        "[m, m']. Also violates: liveness (q never delivers m), and virtual-synchrony when "
+        "[m, m']. Also violates: prefix-order, agreement and liveness (q never delivers "
+        "m), and virtual-synchrony when "
         "views are on and q installs a view after m's view."
     ),
     "cycle3": (
         "The last three messages a, b, c (concurrent, distinct senders): p delivers a, b; "
         "q delivers b, c; r delivers c, a; every other process delivers a, b. Pairwise "
         "agreement holds, no common sequence exists. Also violates: total-order-strong, "
+        "prefix-order, agreement, validity when one of p, q, r sent the message it skips, "
         "liveness, and virtual-synchrony when views are on and a view change follows them."
     ),
     "causal": (
@@ -151,12 +159,14 @@ FAULT_DESCRIPTIONS: dict[str, str] = {
     "wrong-view": (
         "Forces views. A correct process q installs v2 just before delivering the last "
         "message m of v1 (sent in v1), which it delivers in v2. Also violates: "
+        "same-view-delivery, virtual-synchrony (q's epoch v1 -> v2 lacks m), and "
         "total-order-strong when messages are delivered in v2 after m (with a crash), since "
         "q's deliveries in v2 then follow m and the others' do not."
     ),
     "lost": (
         "A correct process q never delivers the last message m, which everyone else delivers. "
-        "Also violates: virtual-synchrony when views are on and m's view is followed by a "
+        "Also violates: agreement, validity when q sent m, and virtual-synchrony when "
+        "views are on and m's view is followed by a "
         "view change (always with views and no crash)."
     ),
     "slow": (
@@ -583,12 +593,37 @@ def _execute(trace_id: str, rng: np.random.Generator, *, n: int, m: int, views: 
 
     if skel is None:
         return records, None
-    return records, _truth(trace_id, fault, skel, plan, sched, proc, msg)
+    return records, _truth(trace_id, fault, skel, plan, sched, proc, msg, senders)
+
+
+def _own_undelivered(sched: _Schedule, senders: list[int]) -> bool:
+    """Whether a process that never crashes sent a message it never delivers (validity:
+    Défago, Schiper and Urbán 2004, section 2.2), read off the schedule."""
+    for p, items in enumerate(sched.timed):
+        if any(it[0] == "crash" for _, it in items):
+            continue
+        got = {it[-1] for _, it in items
+               if it[0] in ("deliver", "slow", "dup", "view_before")}
+        if any(s == p and i not in got for i, s in enumerate(senders)):
+            return True
+    return False
+
+
+#: the properties a fault's pattern always breaks beside its own (the descriptions say why)
+_ALSO: dict[str, tuple[str, ...]] = {
+    "swap": ("prefix-order",),
+    "gap": ("prefix-order", "agreement"),
+    "cycle3": ("prefix-order", "agreement"),
+    "lost": ("agreement",),
+    "wrong-view": ("same-view-delivery", "virtual-synchrony"),
+}
 
 
 def _truth(trace_id: str, fault: str, skel: dict, plan: _Plan, sched: _Schedule,
-           proc: list[str], msg: list[str]) -> dict:
-    also = list(skel["also"])
+           proc: list[str], msg: list[str], senders: list[int]) -> dict:
+    also = list(skel["also"]) + list(_ALSO.get(fault, ()))
+    if _own_undelivered(sched, senders):
+        also.append("validity")
     if "vsync_if" in skel and plan.use_views:
         p, i = skel["vsync_if"]
         nxt = plan.epoch_of[i] + 1

@@ -26,6 +26,9 @@ HOLDS, UNKNOWN, VIOLATED, EXACT = 0, 1, 2, 3
 @dataclass(frozen=True)
 class Options:
     latency_bound: float | None = None
+    #: who is judged by the order and agreement properties: "uniform" (every process,
+    #: the default) or "correct" (no crash record); see properties/scope.py
+    scope: str = "uniform"
 
 
 @dataclass(frozen=True)
@@ -38,28 +41,94 @@ class Property:
     doc: str
     # why a trace that detect calls UNKNOWN is unknown (the same words check() uses)
     reason: Callable[[Chunk, int, Options], str] | None = None
+    #: an order property read through properties/scope.py (uniform or correct)
+    scoped: bool = False
+
+
+def with_scope(prop: Property, scope: str) -> Property:
+    """``prop`` judged in ``scope`` whatever the options say; named ``NAME@correct`` for
+    the correct-process form (the uniform form keeps its name)."""
+    from dataclasses import replace
+
+    from tomkit.checker.properties.scope import SCOPES, UNIFORM
+
+    if scope not in SCOPES:
+        raise KeyError(f"unknown scope {scope!r}; known: {', '.join(SCOPES)}")
+    if not prop.scoped:
+        raise KeyError(f"{prop.name} has no scope: it judges each process alone or the "
+                       "trace as a whole")
+    check, detect = prop.check, prop.detect
+
+    def check_in(trace: Trace, options: Options) -> Result:
+        res = check(trace, replace(options, scope=scope))
+        res.property = name
+        return res
+
+    def detect_in(chunk: Chunk, options: Options) -> np.ndarray:
+        return detect(chunk, replace(options, scope=scope))
+
+    base = prop.name.split("@")[0]
+    name = base if scope == UNIFORM else f"{base}@{scope}"
+    return Property(name, prop.summary, prop.default, check_in, detect_in, prop.doc,
+                    prop.reason, True)
+
+
+def resolve(name: str) -> Property:
+    """A property by name; ``NAME@uniform`` or ``NAME@correct`` picks its scope
+    (properties/scope.py). Raises KeyError naming the known ones."""
+    props = properties()
+    base, sep, scope = name.partition("@")
+    if base not in props:
+        raise KeyError(f"unknown property {base}; known: {', '.join(props)}")
+    return with_scope(props[base], scope) if sep else props[base]
+
+
+def scoped(prop: Property) -> Property:
+    """``prop`` (universal over processes: every pair, every process) judged in the
+    scope of its options (properties/scope.py)."""
+    from tomkit.checker.properties.scope import in_scope, rescope
+
+    check, detect = prop.check, prop.detect
+
+    def check_scoped(trace: Trace, options: Options) -> Result:
+        return check(in_scope(trace, options.scope), options)
+
+    def detect_scoped(chunk: Chunk, options: Options) -> np.ndarray:
+        return rescope(chunk, detect(chunk, options), options.scope, EXACT)
+
+    return Property(prop.name, prop.summary, prop.default, check_scoped, detect_scoped,
+                    prop.doc, prop.reason, True)
 
 
 def _registry() -> dict[str, Property]:
     from tomkit.checker.properties import (
+        agreement,
         causal,
         fifo,
         global_order,
         integrity,
         latency,
         liveness,
+        prefix_order,
         total_order,
+        views,
         virtual_synchrony,
     )
 
     props = [
         integrity.PROPERTY,
-        total_order.WEAK,
-        total_order.STRONG,
-        global_order.PROPERTY,
-        causal.PROPERTY,
-        fifo.PROPERTY,
-        virtual_synchrony.PROPERTY,
+        scoped(total_order.WEAK),
+        scoped(total_order.STRONG),
+        scoped(prefix_order.PROPERTY),
+        scoped(global_order.PROPERTY),
+        scoped(causal.PROPERTY),
+        scoped(fifo.PROPERTY),
+        views.VIEW_AGREEMENT,
+        scoped(views.SAME_VIEW),
+        scoped(views.SENDING_VIEW),
+        scoped(virtual_synchrony.PROPERTY),
+        agreement.AGREEMENT,
+        agreement.VALIDITY,
         liveness.PROPERTY,
         latency.PROPERTY,
     ]

@@ -91,6 +91,6 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~unknown, unknown)
 
 
-PROPERTY = Property(NAME, "delivered only after the messages it acknowledges (deps)", True,
+PROPERTY = Property(NAME, "delivered only after the messages it acknowledges (deps)", False,
                     check, detect, __doc__,
                     lambda c, ti, o: NO_SENDS if not c.trace_has["send"][ti] else NO_DEPS)

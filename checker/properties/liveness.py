@@ -10,7 +10,12 @@ Correct (decision, as the issue states it): a process is correct unless it
 logged a crash, or the trace has views and the process is missing from the
 final view. The final view is the one most non-crashed processes installed
 last; ties go to the view with more members, then the greater view id.
-Only processes that log at least one event are judged.
+Only processes that log at least one event are judged. Membership (Chockler, Keidar
+and Vitenberg 2001, section 4): a correct process owes a message only if it installed
+the view in which the message was sent (validity) or delivered (agreement), and a
+process that leaves owes nothing of the view it leaves from (``agreement.owes``); so a
+member that joins late is not asked for what was delivered before it joined. The
+clauses are also the properties ``validity`` and ``agreement`` on their own.
 
 Off by default (``--liveness``): a trace cut before the system drained
 shows messages "not yet" delivered, which is no safety violation.
@@ -25,8 +30,9 @@ from collections import Counter
 import numpy as np
 
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import CRASH, VIEW, Chunk
+from tomkit.checker.chunk import LEAVE, Chunk
 from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.scope import correct_counts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 
@@ -63,6 +69,8 @@ def correct_processes(trace: Trace) -> set[str]:
 
 
 def check(trace: Trace, options: Options = Options()) -> Result:
+    from tomkit.checker.properties.agreement import owes
+
     correct = sorted(correct_processes(trace))
     delivered = {p: set(trace.delivery_index[p]) for p in trace.processes}
     for m in sorted(trace.messages):
@@ -70,11 +78,17 @@ def check(trace: Trace, options: Options = Options()) -> Result:
         by_correct = [p for p in correct if m in delivered[p]]
         if not ((sent and sent[1].process in correct) or by_correct):
             continue
+        if sent and sent[1].process in correct:
+            s = sent[1].process
+            k = next(i for i, e in enumerate(trace.events[s]) if e is sent[1])
+            cause, view = W.send(trace, m), trace.views_at[s][k]
+        else:
+            d = by_correct[0]
+            i = trace.delivery_index[d][m]
+            cause, view = W.delivery(trace, d, i), trace.delivery_views(d)[i]
         for p in correct:
-            if m in delivered[p]:
+            if m in delivered[p] or not owes(trace, p, view):
                 continue
-            cause = (W.send(trace, m) if sent and sent[1].process in correct
-                     else W.delivery(trace, by_correct[0], trace.delivery_index[by_correct[0]][m]))
             last = trace.events[p][-1]
             wit = [cause, W.event(last)]
             why = (f"correct process {cause.process} sent it" if cause.kind == "send"
@@ -87,31 +101,7 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
-    crashed_tp = np.zeros(c.ntp, bool)
-    crashed_tp[c.tp[c.kind == CRASH]] = True
-    correct_tp = ~crashed_tp
-    # the final view needs a vote per trace: done per trace, only for traces with views
-    views = np.flatnonzero(c.kind == VIEW)
-    for ti in np.flatnonzero(c.trace_has["view"]):
-        lo, hi = c.trace_start[ti], c.trace_start[ti + 1]
-        vr = views[(views >= lo) & (views < hi)]
-        last = {}
-        for r in vr:  # rows are in local order per process, so the last one wins
-            if crashed_tp[c.tp[r]]:
-                continue
-            o, ln = c.mem_off[r], c.mem_len[r]
-            last[int(c.p[r])] = (c.view_names[c.view[r]],
-                                 tuple(c.proc_names[x] for x in c.member_codes[o:o + ln]))
-        fv = final_view({c.proc_names[k]: v for k, v in last.items()})
-        if fv is None:
-            continue
-        tps = np.arange(np.searchsorted(c.tp_trace, ti), np.searchsorted(c.tp_trace, ti + 1))
-        for g in tps:
-            if c.proc_names[c.tp_proc[g]] not in fv[1]:
-                correct_tp[g] = False
-    n_correct = np.bincount(c.tp_trace[correct_tp], minlength=c.ntr)
-    fc = correct_tp[c.f_tp]
-    got = np.bincount(c.f_tm[fc], minlength=c.ntm)
+    correct_tp, n_correct, got = correct_counts(c)
     sr = c.send_row[np.arange(c.ntm)]
     sent_by_correct = np.zeros(c.ntm, bool)
     sent_by_correct[sr >= 0] = correct_tp[c.tp[sr[sr >= 0]]]
@@ -119,7 +109,10 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     short = need & (got < n_correct[c.tm_t])
     violated = np.zeros(c.ntr, bool)
     violated[c.tm_t[short]] = True
-    return verdicts(c, violated)
+    # with views, who owes a message depends on the views it installed (membership)
+    views = c.trace_has["view"].copy()
+    views[c.t[c.kind == LEAVE]] = True
+    return verdicts(c, violated & ~views, exact=views)
 
 
 PROPERTY = Property(NAME, "sent or delivered by a correct process => delivered by all correct",

@@ -25,11 +25,19 @@ again. Per property, how it is decided here:
   earlier. Unknown: no sends, or no send carries deps.
 * fifo-order: per (trace, process, sender), the i-th first delivery must be the sender's
   i-th send (window row_number against the send rank). Unknown: no sends.
-* virtual-synchrony: aggregates over view events (a view installed twice by a process;
-  one view id with two member sets), same messages between the same two views (per
-  transition V -> V', the processes that install both against the deliverers of each
-  message in between), and the sending view against the delivering view. Unknown: no
-  view events.
+* prefix-order: per (trace, position among a process's first deliveries), more than one
+  message is a divergence; a trace with views is EXACT (the check restricts each pair to
+  the views both installed).
+* view-agreement: aggregates over view events (a view installed twice by a process; one
+  view id with two member sets); any other trace with views is EXACT (self inclusion and
+  the order of view ids are the exact check's: view events are few).
+* same-view-delivery: per (trace, msg), first deliveries in more than one view (no view
+  counts as one).
+* sending-view-delivery: the sending view against the delivering view.
+* virtual-synchrony: same messages between the same two views (per transition V -> V',
+  the processes that install both against the deliverers of each message in between);
+  a trace with a view installed twice is EXACT, as in ``virtual_synchrony.detect``.
+  Unknown (all four view properties): no view events.
 
 "First send" of a message is the one of the process first by name, earliest in its
 order, and "first delivery" the earliest at a process, as in ``checker/chunk.py``.
@@ -50,13 +58,15 @@ from tomkit.checker.properties import (
     causal,
     fifo,
     integrity,
+    views,
     virtual_synchrony,
 )
 from tomkit.checker.spark.read import KEY
 
 #: the properties this engine decides, in report order (the default set of engine.select)
-NAMES = ["integrity", "total-order-weak", "total-order-strong", "global-order",
-         "causal-order", "fifo-order", "virtual-synchrony"]
+NAMES = ["integrity", "total-order-weak", "total-order-strong", "prefix-order",
+         "global-order", "causal-order", "fifo-order", "view-agreement", "same-view-delivery",
+         "sending-view-delivery", "virtual-synchrony"]
 ORDER = ["_o_seq", "src", "pos"]  # a process's local order: seq, else file and position
 
 
@@ -189,10 +199,15 @@ def decide(events: DataFrame) -> Decided:
                      .filter(F.col("c") < F.col("n_members")), "vs_same_set")
     sending_view = _flag(fs.filter(~F.col("send_view").eqNullSafe(F.col("curview"))),
                          "vs_sending_view")
+    two_views = _flag(f.groupBy(*KEY, "msg")
+                      .agg(F.countDistinct(F.coalesce(F.col("curview"), F.lit("\0")))
+                           .alias("k")).filter(F.col("k") > 1), "two_views")
+    diverge = _flag(f.groupBy(*KEY, "f_pos").agg(F.countDistinct("msg").alias("k"))
+                    .filter(F.col("k") > 1), "diverge")
 
     t = traces
     for flag in (dup_delivery, unsent, dup_send, strong, inconsistent, causal_bad, fifo_bad,
-                 reinstalled, mismatch, same_set, sending_view):
+                 reinstalled, mismatch, same_set, sending_view, two_views, diverge):
         t = t.join(flag, KEY, "left")
     t = t.na.fill(False)
 
@@ -216,12 +231,19 @@ def decide(events: DataFrame) -> Decided:
              no_send & c("has_deliver")).alias("integrity"),
         code(exact=c("inconsistent")).alias("total-order-weak"),
         code(c("strong_bad")).alias("total-order-strong"),
+        code(c("diverge") & ~c("has_view"), exact=c("has_view")).alias("prefix-order"),
         code(exact=c("inconsistent")).alias("global-order"),
         code(c("causal_bad") & ~causal_unknown, causal_unknown).alias("causal-order"),
         code(c("fifo_bad") & no_send.__invert__(), no_send).alias("fifo-order"),
-        code((c("vs_reinstalled") | c("vs_mismatch") | c("vs_same_set")
-              | c("vs_sending_view")) & c("has_view"), ~c("has_view"))
-        .alias("virtual-synchrony"),
+        # self inclusion and the order of view ids are the exact check's (view events
+        # are few)
+        code((c("vs_reinstalled") | c("vs_mismatch")) & c("has_view"), ~c("has_view"),
+             c("has_view")).alias("view-agreement"),
+        code(c("two_views") & c("has_view"), ~c("has_view")).alias("same-view-delivery"),
+        code(c("vs_sending_view") & c("has_view"), ~c("has_view"))
+        .alias("sending-view-delivery"),
+        code(c("vs_same_set") & c("has_view") & ~c("vs_reinstalled"), ~c("has_view"),
+             c("vs_reinstalled") & c("has_view")).alias("virtual-synchrony"),
     )
     return Decided(codes.localCheckpoint(), f, bad_seq, e)
 
@@ -233,4 +255,7 @@ def unknown_reason(name: str, has_send: bool) -> str:
         "causal-order": causal.NO_SENDS if not has_send else causal.NO_DEPS,
         "fifo-order": fifo.NO_SENDS,
         "virtual-synchrony": virtual_synchrony.NO_VIEWS,
+        "view-agreement": views.NO_VIEWS,
+        "same-view-delivery": views.NO_VIEWS,
+        "sending-view-delivery": views.NO_VIEWS,
     }.get(name, "not decidable")

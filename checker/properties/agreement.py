@@ -1,0 +1,161 @@
+"""Agreement and validity, read at the end of a finite trace, with membership.
+
+Definitions (Défago, Schiper and Urbán 2004, section 2.2):
+
+``agreement``: if a process delivers m, every correct process delivers m. In the uniform
+scope (the default) the first process may be any process, a crashed one included
+(*uniform agreement*: what a sequencer that delivers and then crashes must not break);
+with ``--scope correct`` only a correct process's delivery obliges the others
+(*agreement*, the non-uniform form).
+
+``validity``: if a correct process sends m, it delivers m.
+
+Correct: a process that logs no ``crash`` record. Membership (Chockler, Keidar and
+Vitenberg 2001, section 4: a process owes nothing for views it was not a member of):
+in a trace with view events, process q owes a message delivered by p in view V (for
+validity: sent in view V) only if q installed V; and a process that logs ``leave`` owes
+nothing of the view it leaves from (it may have left before the message was sent), so it
+is judged up to its leave. A late joiner therefore owes only what was delivered in the
+views it joined. Without view events every correct process owes every message (a member
+that joins late is expected to receive the whole history, as in a replicated log).
+
+Both are off by default (``--liveness`` turns them on with ``liveness``): a trace cut
+before the system drained shows messages "not yet" delivered, which is no violation of
+safety. Witness (agreement): p's delivery of m and the last event of correct process q,
+which never delivers m; (validity): the send of m and the sender's last event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import CRASH, LEAVE, Chunk
+from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
+
+__all__ = ["AGREEMENT", "VALIDITY", "owes"]
+
+AGREEMENT_NAME, VALIDITY_NAME = "agreement", "validity"
+
+
+def _membership(trace: Trace) -> dict[str, tuple[set[str], str | None]]:
+    """Per process: the views it installed, and the view it left from (None: no leave)."""
+    out = {}
+    for p in trace.processes:
+        views, cur, left = set(), None, None
+        for e in trace.events[p]:
+            if e.kind == "view":
+                views.add(e.view)
+                cur = e.view
+            elif e.kind == "leave" and left is None:
+                left = cur if cur is not None else ""
+        out[p] = (views, left)
+    return out
+
+
+def owes(trace: Trace, q: str, view: str | None,
+         membership: dict[str, tuple[set[str], str | None]] | None = None) -> bool:
+    """Whether process q owes a message delivered (or sent) in ``view`` (module
+    docstring); q's being correct is the caller's question."""
+    views, left = (membership or _membership(trace))[q]
+    if not trace.has_views:
+        return left is None  # a leaver without views: no view tells what it owed
+    if view is None or view not in views:
+        return False
+    return left != view
+
+
+def _last(trace: Trace, p: str) -> W.WitnessEvent:
+    return W.event(trace.events[p][-1])
+
+
+def check_agreement(trace: Trace, options: Options = Options()) -> Result:
+    bad = crashed(trace)
+    correct = [p for p in trace.processes if p not in bad]
+    deliverers = correct if options.scope == CORRECT else trace.processes
+    mem = _membership(trace)
+    have = {p: set(trace.delivery_index[p]) for p in trace.processes}
+    for p in deliverers:
+        views = trace.delivery_views(p)
+        for i, e in trace.first_deliveries[p]:
+            for q in correct:
+                if q == p or e.msg in have[q] or not owes(trace, q, views[i], mem):
+                    continue
+                where = f" in view {views[i]}, which {q} installed" if trace.has_views else ""
+                who = "crashed process" if p in bad else "process"
+                text = (f"{who} {p} delivers {e.msg}{where}; correct process {q} never "
+                        "delivers it.")
+                return Result(AGREEMENT_NAME, trace.id, Verdict.VIOLATED,
+                              [W.delivery(trace, p, i), _last(trace, q)], text,
+                              "uniform" if p in bad else "agreement")
+    return Result(AGREEMENT_NAME, trace.id, Verdict.HOLDS)
+
+
+def check_validity(trace: Trace, options: Options = Options()) -> Result:
+    if not trace.has_sends:
+        return Result(VALIDITY_NAME, trace.id, Verdict.UNKNOWN,
+                      explanation="no send events: nothing to judge")
+    bad = crashed(trace)
+    mem = _membership(trace)
+    for p in trace.processes:
+        if p in bad:
+            continue
+        views = trace.views_at[p]
+        for e, v in zip(trace.events[p], views):
+            if e.kind != "send" or e.msg in trace.delivery_index[p]:
+                continue
+            if mem[p][1] is not None and (not trace.has_views or mem[p][1] == v):
+                continue  # it left (in the sending view): judged up to its leave
+            text = f"correct process {p} sends {e.msg} and never delivers it."
+            return Result(VALIDITY_NAME, trace.id, Verdict.VIOLATED,
+                          [W.send(trace, e.msg), _last(trace, p)], text, "validity")
+    return Result(VALIDITY_NAME, trace.id, Verdict.HOLDS)
+
+
+def _simple(c: Chunk) -> np.ndarray:
+    """Traces without view or leave events: their obligations need no membership."""
+    has = c.trace_has["view"].copy()
+    has[c.t[c.kind == LEAVE]] = True
+    return ~has
+
+
+def detect_agreement(c: Chunk, options: Options) -> np.ndarray:
+    correct_tp, n_correct, got = correct_counts(c)
+    by = correct_tp[c.f_tp] if options.scope == CORRECT else np.ones(len(c.f_tm), bool)
+    need = np.bincount(c.f_tm[by], minlength=c.ntm) > 0
+    short = need & (got < n_correct[c.tm_t])
+    violated = np.zeros(c.ntr, bool)
+    violated[c.tm_t[short]] = True
+    simple = _simple(c)
+    return verdicts(c, violated & simple, exact=~simple)
+
+
+def detect_validity(c: Chunk, options: Options) -> np.ndarray:
+    crashed_tp = np.zeros(c.ntp, bool)
+    crashed_tp[c.tp[c.kind == CRASH]] = True
+    # a send whose sender has no first delivery of it: per (process, message) key
+    s = c.s_rows
+    key_f = c.f_tp.astype(np.int64) * max(c.max_msgs, 1) + c.ml[c.f_rows]
+    key_s = c.tp[s].astype(np.int64) * max(c.max_msgs, 1) + c.ml[s]
+    delivered = np.zeros(0, np.int64) if len(key_f) == 0 else np.unique(key_f)
+    own = np.isin(key_s, delivered) if len(key_s) else np.zeros(0, bool)
+    missing = ~own & ~crashed_tp[c.tp[s]]
+    violated = np.zeros(c.ntr, bool)
+    violated[c.t[s[missing]]] = True
+    unknown = ~c.trace_has["send"]
+    simple = _simple(c)
+    return verdicts(c, violated & simple & ~unknown, unknown, ~simple & ~unknown)
+
+
+def _no_sends(c: Chunk, ti: int, o: Options) -> str:
+    return "no send events: nothing to judge"
+
+
+AGREEMENT = Property(AGREEMENT_NAME, "delivered by one process => delivered by every "
+                     "correct process that owes it", False, check_agreement,
+                     detect_agreement, __doc__, scoped=True)
+VALIDITY = Property(VALIDITY_NAME, "a correct process delivers what it sends", False,
+                    check_validity, detect_validity, __doc__, _no_sends)
