@@ -25,7 +25,7 @@ from tomkit.traces.generate import clean_trace, faulty_trace
 from tomkit.traces.writer import write_records
 
 FAULTS_SHOWN = ["swap", "gap", "cycle3", "causal", "fifo", "duplicate-delivery",
-                "view-mismatch"]
+                "view-mismatch", "split-view"]
 
 
 def banner(text: str) -> None:

@@ -111,6 +111,8 @@ FAULTS: dict[str, str] = {
     "wrong-view": "sending-view-delivery",
     "lost": "liveness",
     "slow": "latency",
+    "split-view": "view-agreement",
+    "uniform": "agreement",
 }
 
 FAULT_DESCRIPTIONS: dict[str, str] = {
@@ -169,6 +171,17 @@ FAULT_DESCRIPTIONS: dict[str, str] = {
         "views are on and m's view is followed by a "
         "view change (always with views and no crash)."
     ),
+    "split-view": (
+        "Forces views. A correct process q installs v1 with a member list that leaves out "
+        "another process x, which the others' v1 lists. processes = [q, x]. Also violates: "
+        "nothing else."
+    ),
+    "uniform": (
+        "A correct process q sends the last message m, delivers it and crashes; no other "
+        "process delivers m. Uniform agreement (Défago et al. 2004) is violated; the "
+        "non-uniform form and liveness hold, as only a crashed process delivered m. Also "
+        "violates: nothing else."
+    ),
     "slow": (
         "A correct process p delivers the last message m SLOW_FACTOR * DELAY_MAX after its "
         "send; every other delivery is within DELAY_MAX (+ tiny). The ground truth has "
@@ -176,10 +189,11 @@ FAULT_DESCRIPTIONS: dict[str, str] = {
     ),
 }
 
-_VIEW_FAULTS = frozenset({"view-mismatch", "wrong-view"})
+_VIEW_FAULTS = frozenset({"view-mismatch", "wrong-view", "split-view"})
 # Correct processes and messages a fault needs so that its pattern exists (another
 # correct process to disagree with, a pair of messages, ...).
-_MIN_CORRECT = {"swap": 2, "gap": 2, "cycle3": 3, "view-mismatch": 2, "lost": 2}
+_MIN_CORRECT = {"swap": 2, "gap": 2, "cycle3": 3, "view-mismatch": 2, "lost": 2,
+                "split-view": 2, "uniform": 2}
 _MIN_MESSAGES = {"swap": 2, "gap": 2, "cycle3": 3, "causal": 2, "fifo": 2}
 
 _GHOST = "ghost0"
@@ -216,6 +230,8 @@ class _Plan:
     no_ack: set[int] = field(default_factory=set)
     dep_add: tuple[int, int] | None = None
     dep_drop: tuple[int, int] | None = None
+    #: (process, view index) -> the members that process's record lists (split-view)
+    members_of: dict[tuple[int, int], list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -392,6 +408,24 @@ def _plant(rng: np.random.Generator, plan: _Plan, fault: str) -> dict:
         q = _pick(rng, correct)
         scripts[q].remove(("deliver", m - 1))
         truth.update(procs=[q], msgs=[m - 1], vsync_if=(q, m - 1))
+    elif fault == "split-view":
+        # q's record of v1 leaves out another process x: one view id, two member sets
+        q = _pick(rng, correct)
+        x = _pick(rng, [p for p in range(n) if p != q])
+        plan.members_of[(q, 0)] = [p for p in plan.views[0][1] if p != x]
+        truth.update(procs=[q, x], msgs=[])
+    elif fault == "uniform":
+        # q sends the last message, delivers it and crashes; nobody else delivers it
+        q = _pick(rng, correct)
+        allowed[m - 1] = {q}
+        for p in range(n):
+            if p != q and ("deliver", m - 1) in scripts[p]:
+                scripts[p].remove(("deliver", m - 1))
+        # it crashes right after, before any later view: no view change shows the loss
+        s = scripts[q]
+        del s[s.index(("deliver", m - 1)) + 1:]
+        s.append(("crash",))
+        truth.update(procs=[q], msgs=[m - 1])
     elif fault == "slow":
         p = _pick(rng, correct)
         s = scripts[p]
@@ -562,6 +596,7 @@ def _execute(trace_id: str, rng: np.random.Generator, *, n: int, m: int, views: 
             kind = it[0]
             if kind == "view":
                 name, members, _ = plan.views[it[1]]
+                members = plan.members_of.get((p, it[1]), members)
                 r = rec(p, "view", view=name, members=[proc[x] for x in members])
             elif kind == "crash":
                 r = rec(p, "crash")
