@@ -60,6 +60,7 @@ import json
 import os
 import queue
 import re
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -380,6 +381,32 @@ class _OutOfRange(Exception):
     pass
 
 
+class _HugeInt(Exception):
+    """An integer literal with more digits than Python converts (4300 by default)."""
+
+
+#: integer literals longer than this are refused (Python's int() refuses 4300 digits and
+#: more; no field of the format holds a number near that)
+MAX_INT_DIGITS = 4000
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise _HugeInt(len(text.lstrip("-")))
+    return int(text)
+
+
+class _BigInt:
+    """Stands in for an integer literal that _int refuses (to find its field)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _locate_int(text: str) -> Any:
+    return _BigInt(text) if len(text) > MAX_INT_DIGITS else 0
+
+
 class _Big:
     """Stands in for a float literal too large for a float64 (to find its field)."""
 
@@ -410,17 +437,41 @@ def _float(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(
-    object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_float
+    object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_float,
+    parse_int=_int
 )
 _LOCATOR = json.JSONDecoder(
-    object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_Big
+    object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_Big,
+    parse_int=_int
 )
+_INT_LOCATOR = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_Big,
+    parse_int=_locate_int
+)
+#: a key followed by the opening of a value
+_KEY_OPEN_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]')
 _CONSTANT_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 _SURROGATE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+def _deep_field(text: str) -> str | None:
+    """The top-level key whose value nests too deeply: the first key whose value opens
+    a bracket (the record's own deps and members nest one level only)."""
+    body = text.lstrip()[1:] if text.lstrip().startswith("{") else text
+    depth = 0
+    for m in _KEY_OPEN_RE.finditer(body):
+        # the key is top-level when no bracket before it is still open
+        before = body[:m.start()]
+        depth = before.count("[") + before.count("{") - before.count("]") - before.count("}")
+        if depth == 0:
+            rest = body[m.end():m.end() + 64]
+            if rest.count("[") + rest.count("{") > 2 or rest[:1] in "[{":
+                return m.group(1)
+    return None
+
+
 def _contains_big(value: Any) -> bool:
-    if isinstance(value, _Big):
+    if isinstance(value, (_Big, _BigInt)):
         return True
     if isinstance(value, list):
         return any(_contains_big(v) for v in value)
@@ -458,8 +509,19 @@ def decode_line(raw: bytes) -> tuple[Any, tuple[str | None, str] | None]:
         if isinstance(located, dict):
             field = next((k for k, v in located.items() if _contains_big(v)), None)
         return None, (field, f"number {e.args[0]} is out of range of a 64-bit float")
+    except _HugeInt as e:
+        field = None
+        try:
+            located = _INT_LOCATOR.decode(text)
+        except (ValueError, _Duplicate, _BadConstant, _OutOfRange, RecursionError):
+            located = None
+        if isinstance(located, dict):
+            field = next((k for k, v in located.items() if _contains_big(v)), None)
+        return None, (field, f"an integer of {e.args[0]} digits is out of range "
+                             f"(at most {MAX_INT_DIGITS} digits are read)")
     except RecursionError:
-        return None, (None, "invalid JSON: nested too deeply")
+        return None, (_deep_field(text), "invalid JSON: nested too deeply (Python's "
+                                         f"limit of {sys.getrecursionlimit()} levels)")
     if "\\u" in text and _SURROGATE_RE.search(text):
         problem = _surrogate_problem(obj)
         if problem is not None:
@@ -554,9 +616,30 @@ def _record_lines(block: _Block) -> np.ndarray | None:
     return np.flatnonzero(record).astype(np.int64)
 
 
+#: opening brackets one line may hold and still go to pyarrow's parser. A record nests
+#: two levels (the object, its deps or members list); pyarrow's parser recurses once per
+#: level, so thousands of nested arrays in an extension field overflow its stack (a
+#: segmentation fault) or take seconds. Lines with more go to the exact path, whose
+#: decoder stops at Python's recursion limit with a clear error.
+MAX_FAST_OPENS = 64
+
+
+def _shallow(block: _Block) -> bool:
+    """Whether every line of the block has at most MAX_FAST_OPENS opening brackets (an
+    upper bound on its nesting depth: brackets inside strings only count too many)."""
+    arr = np.frombuffer(block.data, np.uint8)
+    opens = (arr == 91) | (arr == 123)  # "[" and "{"
+    total = int(np.count_nonzero(opens))
+    if total <= MAX_FAST_OPENS:
+        return True
+    starts = np.concatenate(([0], block.nl[:-1] + 1)) if len(block.nl) else np.zeros(1, int)
+    per_line = np.add.reduceat(opens.astype(np.int32), starts) if len(arr) else opens
+    return int(per_line.max(initial=0)) <= MAX_FAST_OPENS
+
+
 def _parse_block(block: _Block) -> pa.Table | None:
     """pyarrow's parse of a block, if the block can take the fast path at all."""
-    if block.has_null or not block.utf8_ok:
+    if block.has_null or not block.utf8_ok or not _shallow(block):
         return None
     block.rows = _record_lines(block)
     if block.rows is None:

@@ -113,12 +113,13 @@ def check_columns(schema: pa.Schema, source: str) -> None:
     """File-level column problems: missing required, wrong type, unknown, duplicate."""
     loc = Location(source)
     seen: set[str] = set()
-    for name in schema.names:
+    for field in schema:  # by position: schema.field(name) fails on a duplicate name
+        name = field.name
         if name in seen:
             raise ColumnError(loc, "the column appears more than once", name)
         seen.add(name)
         if name in _CORE:
-            t = schema.field(name).type
+            t = field.type
             target = _CORE[name].type
             if not _compatible(t, target):
                 raise ColumnError(
@@ -206,6 +207,56 @@ def row_problem(table: pa.Table, i: int) -> tuple[str | None, str]:
     return problem
 
 
+def encoding_problems(table: pa.Table) -> dict[int, tuple[str, str]]:
+    """Rows whose bytes Arrow would misread: a string that is not valid UTF-8, a
+    dictionary index past the dictionary (Parquet readers check neither; a corrupt file
+    has both). Arrow's full validation finds that a column has one; only then is each
+    row of the failing chunk validated alone, to name it. Row -> (field, message)."""
+    problems: dict[int, tuple[str, str]] = {}
+    for name in table.column_names:
+        col = table.column(name)
+        offset = 0
+        for chunk in col.chunks:
+            try:
+                chunk.validate(full=True)
+            except pa.ArrowInvalid:
+                for i, why in _bad_rows(chunk):
+                    problems.setdefault(offset + i, (name, f"unreadable value: {why}"))
+            offset += len(chunk)
+    return problems
+
+
+def _bad_rows(chunk: pa.Array) -> Iterator[tuple[int, str]]:
+    """The rows of a chunk that fails full validation, each with Arrow's reason."""
+    def reason(e: Exception) -> str:
+        return str(e).split(": ")[-1] or "invalid data"
+
+    if pa.types.is_dictionary(chunk.type):
+        # a slice keeps the whole dictionary: judge the entries once, then the indices
+        dictionary = chunk.dictionary
+        bad_entry: dict[int, str] = {}
+        for j in range(len(dictionary)):
+            try:
+                dictionary.slice(j, 1).validate(full=True)
+            except pa.ArrowInvalid as e:
+                bad_entry[j] = reason(e)
+        idx = chunk.indices
+        valid = idx.is_valid().to_numpy(zero_copy_only=False)
+        codes = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        for i in np.flatnonzero(valid):
+            k = int(codes[i])
+            if not 0 <= k < len(dictionary):
+                yield int(i), f"dictionary index {k} past the dictionary of {len(dictionary)}"
+            elif k in bad_entry:
+                yield int(i), bad_entry[k]
+        return
+    for i in range(len(chunk)):
+        try:
+            chunk.slice(i, 1).validate(full=True)
+        except pa.ArrowInvalid as e:
+            yield i, reason(e)
+
+
 def check_table(
     table: pa.Table,
     where: Callable[[int], Location],
@@ -213,12 +264,37 @@ def check_table(
     keep_going: bool = False,
     rejected: list[TraceFormatError] | None = None,
     keep_dictionary: bool = False,
+    validated: bool = False,
 ) -> tuple[pa.Table, np.ndarray | None]:
     """Conform and check a table; raise on the first bad row unless keep_going.
 
     Returns the good rows and, if some rows were dropped, the indices of the
-    rows kept (None when all were kept).
+    rows kept (None when all were kept). ``validated``: the table's bytes are known
+    to be sound (built in memory, not read from a file).
     """
+    if not validated:
+        enc = encoding_problems(table)
+        if enc:
+            for i in sorted(enc):
+                err = TraceFormatError(where(i), enc[i][1], enc[i][0])
+                if not keep_going:
+                    raise err
+                assert rejected is not None
+                rejected.append(err)
+            keep0 = np.array([i for i in range(table.num_rows) if i not in enc], np.int64)
+            kept = table.take(pa.array(keep0))
+            for name in {f for f, _ in enc.values()}:
+                col = kept.column(name)
+                if pa.types.is_dictionary(col.type):
+                    # the dictionary still holds the bad entry: keep the used ones only
+                    plain = pa.chunked_array([c.dictionary_decode() for c in col.chunks],
+                                             col.type.value_type)
+                    kept = kept.set_column(kept.schema.get_field_index(name), name, plain)
+            good, keep = check_table(kept,
+                                     lambda i: where(int(keep0[i])), keep_going=keep_going,
+                                     rejected=rejected, keep_dictionary=keep_dictionary,
+                                     validated=True)
+            return good, (keep0 if keep is None else keep0[keep])
     table, cast_problems = conform(table, keep_dictionary=keep_dictionary)
     if not cast_problems and fast_table_ok(table, extensions=False):
         return table, None
@@ -291,19 +367,27 @@ class ParquetSource:
         try:
             self.file = pq.ParquetFile(path)
             schema = self.file.schema_arrow
+            # before anything looks a column up by name (a duplicate name makes that fail)
+            check_columns(schema, source)
             if dictionary:
                 wanted = [n for n in DICTIONARY_FIELDS if n in schema.names
                           and _stringish(schema.field(n).type)]
                 self.file = pq.ParquetFile(path, read_dictionary=wanted)
                 schema = self.file.schema_arrow
+            meta = self.file.metadata.metadata
         except FileNotFoundError:
             raise TraceFormatError(Location(source), "file not found") from None
         except (OSError, pa.ArrowException) as e:
             raise TraceFormatError(
                 Location(source), f"cannot read the Parquet file: {e}"
             ) from None
-        self.version, self.grouped = _read_meta(self.file.metadata.metadata, source)
-        check_columns(schema, source)
+        except UnicodeDecodeError as e:
+            # a column name or a metadata key that is not UTF-8
+            raise TraceFormatError(
+                Location(source), f"cannot read the Parquet file: a name in its schema or "
+                f"metadata is not valid UTF-8 (byte {e.start + 1})"
+            ) from None
+        self.version, self.grouped = _read_meta(meta, source)
         self.schema = schema
         self.num_rows = self.file.metadata.num_rows
         if self.num_rows == 0:
