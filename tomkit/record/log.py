@@ -27,11 +27,13 @@ class EventLog:
         self._lock = threading.Lock()
         self._seq: dict[str, int] = defaultdict(int)
         self._crashed: set[str] = set()
+        self._frozen = False
 
     def add(self, process: str, kind: str, **fields) -> dict | None:
-        """Log one event at ``process`` now; None (nothing logged) after its crash."""
+        """Log one event at ``process`` now; None (nothing logged) after its crash or the
+        end of the run."""
         with self._lock:
-            if process in self._crashed:
+            if self._frozen or process in self._crashed:
                 return None
             rec = {"trace": self.trace, "process": process, "kind": kind,
                    "time": time.time(), "seq": self._seq[process], **fields}
@@ -40,6 +42,11 @@ class EventLog:
                 self._crashed.add(process)
             self.records.append(rec)
             return rec
+
+    def freeze(self) -> None:
+        """The run is over: what the teardown makes the system report is not logged."""
+        with self._lock:
+            self._frozen = True
 
     def count(self, kind: str, process: str | None = None) -> int:
         with self._lock:

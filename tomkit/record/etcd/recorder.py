@@ -313,6 +313,7 @@ def record(run: EtcdRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
             log.add(killed.name, "crash")
         _drain(members, watchers, killed, deadline, say)
     finally:
+        log.freeze()
         for w in watchers:
             w.stop()
         for m in members:
