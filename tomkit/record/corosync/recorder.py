@@ -30,17 +30,16 @@ Agarwal, "Extended virtual synchrony", ICDCS 1994): the ``totem-evs`` profile.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tomkit.record.child import EventReader, drain, until
 from tomkit.record.log import EventLog, die_with_parent
 
 __all__ = ["RUNS", "PROFILE", "CpgRun", "record", "available"]
@@ -175,71 +174,41 @@ class _Network:
             _run("ip", "netns", "del", ns)
 
 
-class _Client(threading.Thread):
-    """Reads one node's client and logs its events in its order."""
+class _Client(EventReader):
+    """One node's CPG client; names its views by the Totem ring (module docstring)."""
 
     def __init__(self, name: str, proc: subprocess.Popen, log: EventLog, raw: Path):
-        super().__init__(daemon=True, name=f"cpg-{name}")
-        self.name_, self.proc, self.log, self.raw = name, proc, log, raw
-        self.members: list[str] = []
+        super().__init__(name, proc, log, raw)
         self.ring: str | None = None
         self.pending: list[dict] = []  # views waiting for their ring's name
-        self.delivered_msgs: set[str] = set()
-        self.sent_msgs: set[str] = set()
-        self.sent = 0
-        self.delivered = 0
-        self.lost = False
 
-    def run(self) -> None:
-        assert self.proc.stdout is not None
-        with open(self.raw, "w") as raw:
-            for line in self.proc.stdout:
-                raw.write(line)
-                self._event(json.loads(line))
-
-    def _event(self, ev: dict) -> None:
-        kind, t = ev["ev"], ev["time"]
-        if kind == "send":
-            self.log.add(self.name_, "send", msg=ev["msg"], time=t)
-            self.sent += 1
-            self.sent_msgs.add(ev["msg"])
-        elif kind == "deliver":
-            self.log.add(self.name_, "deliver", msg=ev["msg"], time=t)
-            self.delivered += 1
-            self.delivered_msgs.add(ev["msg"])
-        elif kind == "view":
-            members = sorted(ev["members"])
-            node_change = any(r in (3, 4) for _, _, r in ev["left"] + ev["joined"])
-            if node_change and self.pending and self.pending[-1]["members"] == members:
-                # CPG reports a merge of several nodes as one change per node, the member
-                # list already complete in the first: one view, the lists merged
-                self.pending[-1]["x_left"] += ev["left"]
-                self.pending[-1]["x_joined"] += ev["joined"]
-                return
-            rec = self.log.add(self.name_, "view",
-                               view=f"{ev['ring']}:{'+'.join(members)}", members=members,
-                               time=t, x_left=ev["left"], x_joined=ev["joined"])
-            self.members = members
-            # a change of nodes (reason 3 or 4), or the first view, reaches CPG before
-            # Totem reports the new ring: such a view is named by the ring that follows
-            if rec is not None and (self.ring is None or node_change):
-                self.pending.append(rec)
-        elif kind == "totem":
+    def event(self, ev: dict) -> None:
+        if ev["ev"] == "totem":
             self.ring = ev["ring"]
             for rec in self.pending:
                 rec["view"] = f"{ev['ring']}:{'+'.join(rec['members'])}"
                 rec["x_ring"] = ev["ring"]
             self.pending = []
-        elif kind == "lost":
-            self.lost = True
+        else:
+            super().event(ev)
 
-    def command(self, text: str) -> None:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(text + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
+    def view(self, ev: dict) -> dict | None:
+        members = self.members
+        node_change = any(r in (3, 4) for _, _, r in ev["left"] + ev["joined"])
+        if node_change and self.pending and self.pending[-1]["members"] == members:
+            # CPG reports a merge of several nodes as one change per node, the member
+            # list already complete in the first: one view, the lists merged
+            self.pending[-1]["x_left"] += ev["left"]
+            self.pending[-1]["x_joined"] += ev["joined"]
+            return None
+        rec = self.log.add(self.process, "view", view=f"{ev['ring']}:{'+'.join(members)}",
+                           members=members, time=ev["time"], x_left=ev["left"],
+                           x_joined=ev["joined"])
+        # a change of nodes (reason 3 or 4), or the first view, reaches CPG before Totem
+        # reports the new ring: such a view is named by the ring that follows
+        if rec is not None and (self.ring is None or node_change):
+            self.pending.append(rec)
+        return rec
 
 
 def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
@@ -281,30 +250,30 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
         for c in clients:
             c.start()
         everyone = [f"n{i}" for i in range(1, run.nodes + 1)]
-        _until(lambda: all(c.members == everyone for c in clients), deadline,
-               "the group did not form", tmp)
+        until(lambda: all(c.members == everyone for c in clients), deadline,
+               "corosync: the group did not form", tmp)
         for c in clients:
             c.command(f"go {run.messages} {int(run.pause * 1e6)}")
         killed = None
         if run.kill is not None:
             total = run.nodes * run.messages
-            _until(lambda: sum(c.sent for c in clients) >= total // 2, deadline,
+            until(lambda: sum(len(c.sent_msgs) for c in clients) >= total // 2, deadline,
                    "sending stalled", tmp)
             k = everyone.index(run.kill)
             killed = clients[k]
             say(f"  killing Corosync of {run.kill} (pid {daemons[k].pid}) after "
-                f"{sum(c.sent for c in clients)} sends")
+                f"{sum(len(c.sent_msgs) for c in clients)} sends")
             daemons[k].send_signal(signal.SIGKILL)
             daemons[k].wait()
             killed.join(max(1.0, deadline - time.monotonic()))
-            log.add(killed.name_, "crash")
+            log.add(killed.process, "crash")
         alive = [c for c in clients if c is not killed]
-        _until(lambda: all(c.sent == run.messages for c in alive), deadline,
+        until(lambda: all(len(c.sent_msgs) == run.messages for c in alive), deadline,
                "the survivors did not finish sending", tmp)
         if killed is not None:
-            _until(lambda: all(killed.name_ not in c.members for c in alive), deadline,
+            until(lambda: all(killed.process not in c.members for c in alive), deadline,
                    "the survivors did not install a view without the killed node", tmp)
-        _drain(alive, deadline, say)
+        drain(alive, deadline, say)
     finally:
         log.freeze()
         for c in clients:
@@ -322,27 +291,3 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
             shutil.rmtree(tmp, ignore_errors=True)
     log.write(out)
     return log
-
-
-def _until(cond, deadline: float, what: str, tmp: Path) -> None:
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"corosync: {what} before the deadline (logs in {tmp}; set "
-                       "TOMKIT_KEEP_RECORD=1 to keep them)")
-
-
-def _drain(alive: list[_Client], deadline: float, say) -> None:
-    """Wait until every survivor delivered every survivor's messages (extended virtual
-    synchrony owes them that) and the deliveries have not changed for a second."""
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        now = tuple(c.delivered for c in alive)
-        sent = set().union(*(c.sent_msgs for c in alive))
-        if now != last or not all(sent <= c.delivered_msgs for c in alive):
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since > 1.0:
-            return
-        time.sleep(0.05)
-    say("  warning: deliveries still changing at the deadline; the trace may not be drained")
