@@ -39,7 +39,10 @@ def records(path: Path) -> list[dict]:
         return [r for r in map(json.loads, f) if "kind" in r]
 
 
-#: fixture -> (profile it documents, properties that hold, properties violated)
+JG = Path(__file__).parents[1] / "tomkit" / "record" / "jgroups"
+
+#: fixture -> (profile it documents: a built-in name or a guarantee file, properties that
+#: hold, properties violated)
 FIXTURES = {
     # Raft: a replicated log, uniform (a killed leader applied a prefix); agreement and
     # validity hold (the recorder drains); no FIFO across one member's writer threads
@@ -54,14 +57,45 @@ FIXTURES = {
                                         "prefix-order"], []),
     "corosync-kill-member-s1": ("totem-evs", ["agreement", "validity", "prefix-order"],
                                 ["sending-view-delivery"]),
+    # JGroups: SEQUENCER gives total order, FLUSH virtual synchrony; without SEQUENCER
+    # (the negative control) NAKACK orders each sender's messages and nothing more
+    "jgroups-sequencer-s1": (JG / "jgroups-sequencer.toml", ["agreement", "validity"],
+                             []),
+    "jgroups-sequencer-flush-s1": (JG / "jgroups-flush.toml", ["agreement", "validity"],
+                                   []),
+    "jgroups-no-sequencer-s1": (JG / "jgroups-fifo.toml", ["agreement", "validity"],
+                                ["total-order-weak", "total-order-strong", "prefix-order"]),
+    "jgroups-no-sequencer-flush-s1": (JG / "jgroups-fifo-flush.toml",
+                                      ["agreement", "validity", "virtual-synchrony"],
+                                      ["total-order-weak", "total-order-strong"]),
+    # the sequencer killed: the survivors agree on one order; a survivor's message
+    # forwarded to the dead sequencer is resent to the next one and delivered in the
+    # next view (not promised without FLUSH)
+    "jgroups-sequencer-kill-s1": (JG / "jgroups-sequencer.toml",
+                                  ["agreement", "validity", "total-order-weak"],
+                                  ["sending-view-delivery"]),
 }
+
+#: fixtures that break the guarantee their system documents: (profile, property broken)
+FINDINGS = {
+    # FLUSH promises sending-view delivery at non-faulty members; with the sequencer
+    # killed, a survivor's own message sent in the old view is delivered in the new one
+    "jgroups-sequencer-flush-kill-s1": (JG / "jgroups-flush.toml",
+                                        "sending-view-delivery@correct"),
+}
+
+
+def profile_args(profile) -> list[str]:
+    if isinstance(profile, Path):
+        return ["--guarantee-file", str(profile)]
+    return ["--guarantee", profile]
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_fixture_keeps_its_documented_profile(name):
     profile, holds, violated = FIXTURES[name]
     path = str(REAL / f"{name}.jsonl.gz")
-    code, report = check("--guarantee", profile, path)
+    code, report = check(*profile_args(profile), path)
     assert code == 0, verdicts(report)
     assert report["verdict"] == "holds"
     code, report = check("-p", ",".join(holds + violated), path)
@@ -69,6 +103,27 @@ def test_fixture_keeps_its_documented_profile(name):
     assert {p: got[p] for p in holds} == dict.fromkeys(holds, "holds")
     assert {p: got[p] for p in violated} == dict.fromkeys(violated, "violated")
     assert code == (1 if violated else 0)
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_fixture_breaks_its_documented_profile(name):
+    profile, broken = FINDINGS[name]
+    path = str(REAL / f"{name}.jsonl.gz")
+    code, report = check(*profile_args(profile), path)
+    assert code == 1
+    got = verdicts(report)
+    assert got[broken] == "violated"
+    # nothing else: the one guarantee broken (and its uniform form, checked for the table)
+    assert {p for p, v in got.items() if v == "violated"} <= {broken, broken.split("@")[0]}
+    (result,) = [r for r in report["traces"][0]["results"] if r["property"] == broken]
+    send, deliver = result["witness"]  # a survivor's own send and its later delivery
+    assert send["process"] == deliver["process"] != "j1"
+    assert (send["kind"], deliver["kind"]) == ("send", "deliver")
+
+
+def test_every_fixture_is_judged():
+    assert {p.name.removesuffix(".jsonl.gz") for p in REAL.iterdir()} == \
+        set(FIXTURES) | set(FINDINGS)
 
 
 def test_fixtures_are_small():
@@ -152,3 +207,20 @@ def test_corosync_live(tmp_path, run):
 
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"tomkit-{os.getpid()}-" not in listed  # the recorder removed its namespaces
+
+
+@pytest.mark.record
+@pytest.mark.parametrize("run", ["sequencer-flush", "no-sequencer"])
+def test_jgroups_live(tmp_path, run):
+    from dataclasses import replace
+
+    mod = live("jgroups")
+    out = tmp_path / f"jgroups-{run}.jsonl.gz"
+    spec = replace(mod.RUNS[run], messages=15)
+    mod.record(spec, out, seed=3, timeout=50, say=lambda s: None)
+    code, report = check("--guarantee-file", str(mod.profile_file(spec)), str(out))
+    assert code == 0, report["traces"][0]["results"]
+    code, report = check("-p", "agreement,validity,total-order-weak", str(out))
+    # the negative control: without SEQUENCER concurrent senders are seen in other orders
+    assert verdicts(report)["total-order-weak"] == ("holds" if spec.sequencer else "violated")
+    assert verdicts(report)["agreement"] == verdicts(report)["validity"] == "holds"

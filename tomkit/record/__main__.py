@@ -53,7 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {path}: {len(log.records)} records "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
               f"{time.monotonic() - t0:.1f} s")
-        print(f"  check: tomkit check --guarantee {mod.PROFILE} {path}")
+        if hasattr(mod, "profile_file"):
+            print(f"  check: tomkit check --guarantee-file {mod.profile_file(mod.RUNS[name])} "
+                  f"{path}")
+        else:
+            print(f"  check: tomkit check --guarantee {mod.PROFILE} {path}")
     return 0
 
 

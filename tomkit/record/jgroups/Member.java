@@ -65,10 +65,9 @@ public class Member extends ReceiverAdapter {
             long pause = Long.parseLong(w[2]);
             for (int k = 0; k < count; k++) {
                 String id = me.name + "." + k;
-                synchronized (me) {  // the send record precedes any delivery of it here
-                    me.emit(String.format("{\"ev\":\"send\",\"time\":%.3f,\"msg\":\"%s\"}",
-                            now(), id));
-                }
+                // logged before the send, so it precedes any delivery of it here
+                me.emit(String.format("{\"ev\":\"send\",\"time\":%.3f,\"msg\":\"%s\"}",
+                        now(), id));
                 ch.send(new Message(null, null, id));
                 Thread.sleep(pause);
             }
