@@ -74,6 +74,10 @@ FIXTURES = {
     "jgroups-sequencer-kill-s1": (JG / "jgroups-sequencer.toml",
                                   ["agreement", "validity", "total-order-weak"],
                                   ["sending-view-delivery"]),
+    # a fourth member joins mid-run: judged from its first view, it owes nothing earlier
+    "jgroups-sequencer-flush-late-join-s1": (
+        None, ["agreement", "validity", "liveness", "total-order-weak",
+               "virtual-synchrony", "sending-view-delivery"], []),
 }
 
 #: fixtures that break the guarantee their system documents: (profile, property broken)
@@ -95,9 +99,10 @@ def profile_args(profile) -> list[str]:
 def test_fixture_keeps_its_documented_profile(name):
     profile, holds, violated = FIXTURES[name]
     path = str(REAL / f"{name}.jsonl.gz")
-    code, report = check(*profile_args(profile), path)
-    assert code == 0, verdicts(report)
-    assert report["verdict"] == "holds"
+    if profile is not None:
+        code, report = check(*profile_args(profile), path)
+        assert code == 0, verdicts(report)
+        assert report["verdict"] == "holds"
     code, report = check("-p", ",".join(holds + violated), path)
     got = verdicts(report)
     assert {p: got[p] for p in holds} == dict.fromkeys(holds, "holds")
@@ -119,6 +124,15 @@ def test_fixture_breaks_its_documented_profile(name):
     send, deliver = result["witness"]  # a survivor's own send and its later delivery
     assert send["process"] == deliver["process"] != "j1"
     assert (send["kind"], deliver["kind"]) == ("send", "deliver")
+
+
+@pytest.mark.xfail(strict=True, reason="fifo-order does not yet respect membership: it "
+                   "expects the late joiner j4 to deliver j2's messages sent before j4 "
+                   "joined (reported to the lead; checker/properties/fifo.py)")
+def test_late_joiner_keeps_the_flush_profile():
+    path = str(REAL / "jgroups-sequencer-flush-late-join-s1.jsonl.gz")
+    code, report = check("--guarantee-file", str(JG / "jgroups-flush.toml"), path)
+    assert code == 0, verdicts(report)
 
 
 def test_every_fixture_is_judged():

@@ -78,15 +78,18 @@ def until(cond, deadline: float, what: str, tmp: Path) -> None:
                        "TOMKIT_KEEP_RECORD=1 to keep them)")
 
 
-def drain(alive: list[EventReader], deadline: float, say, settle: float = 1.0) -> bool:
+def drain(alive: list[EventReader], deadline: float, say, settle: float = 1.0,
+          owed=None) -> bool:
     """Wait until every survivor delivered every survivor's messages (what a reliable
-    group owes its correct members) and deliveries have not changed for ``settle``
-    seconds; False (with a warning) when the deadline came first."""
+    group owes its correct members; ``owed(reader, sent)`` narrows it, e.g. for a late
+    joiner) and deliveries have not changed for ``settle`` seconds; False (with a
+    warning) when the deadline came first."""
+    owed = owed or (lambda reader, sent: sent)
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
         now = tuple(len(c.delivered_msgs) for c in alive)
         sent = set().union(*(c.sent_msgs for c in alive))
-        if now != last or not all(sent <= c.delivered_msgs for c in alive):
+        if now != last or not all(owed(c, sent) <= c.delivered_msgs for c in alive):
             last, since = now, time.monotonic()
         elif time.monotonic() - since > settle:
             return True

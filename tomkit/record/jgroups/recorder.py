@@ -17,7 +17,10 @@ the member's clock.
   sender's messages (FIFO) and nothing else, so concurrent senders are delivered in
   different orders and the checker must flag total order;
 * ``sequencer-kill``, ``sequencer-flush-kill``: the sequencer ``j1`` is SIGKILLed when
-  half the messages are sent; the recorder logs its ``crash`` after its last line.
+  half the messages are sent; the recorder logs its ``crash`` after its last line;
+* ``sequencer-flush-late-join``: one more member joins when half the messages are sent,
+  and sends its own; it owes nothing for the views before its first (Chockler, Keidar
+  and Vitenberg 2001, section 4), so agreement, validity and liveness judge it from there.
 
 At the end the recorder waits until every survivor delivered every survivor's messages
 and deliveries settled, or the deadline.
@@ -66,6 +69,7 @@ class JgroupsRun:
     messages: int = 30       # per member
     pause_ms: int = 5        # between a member's sends
     kill_sequencer: bool = False
+    late_joiner: bool = False  # one more member joins when half the messages are sent
 
 
 RUNS = {
@@ -76,6 +80,9 @@ RUNS = {
     "sequencer-kill": JgroupsRun("sequencer-kill", kill_sequencer=True),
     "sequencer-flush-kill": JgroupsRun("sequencer-flush-kill", flush=True,
                                        kill_sequencer=True),
+    # slower senders, so that the joiner's JVM is up while they still send
+    "sequencer-flush-late-join": JgroupsRun("sequencer-flush-late-join", flush=True,
+                                            late_joiner=True, pause_ms=60),
 }
 
 
@@ -153,9 +160,11 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
     files = []
     try:
         classes = compile_member(tmp)
-        ports = free_ports(run.members)
         names = [f"j{i + 1}" for i in range(run.members)]
-        for name, port in zip(names, ports):
+        every = names + ([f"j{run.members + 1}"] if run.late_joiner else [])
+        ports = free_ports(len(every))
+
+        def start(name: str, port: int) -> EventReader:
             stack = tmp / f"{name}.xml"
             stack.write_text(stack_xml(run, port, ports))
             err = open(tmp / f"{name}.stderr", "wb")
@@ -169,6 +178,10 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             reader = EventReader(name, proc, log, tmp / f"{name}.events")
             reader.start()
             members.append(reader)
+            return reader
+
+        for name, port in zip(names, ports):
+            reader = start(name, port)
             if name == "j1":  # the first is the coordinator (the sequencer)
                 until(lambda r=reader: r.events.get("ready"), deadline,
                       "jgroups: j1 did not start", tmp)
@@ -188,13 +201,25 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             killed.proc.wait()
             killed.join(5)
             log.add(killed.process, "crash")
+        late = None
+        if run.late_joiner:
+            total = run.members * run.messages
+            until(lambda: sum(len(m.sent_msgs) for m in members) >= total // 2, deadline,
+                  "jgroups: sending stalled", tmp)
+            say(f"  {every[-1]} joins after {sum(len(m.sent_msgs) for m in members)} sends")
+            late = start(every[-1], ports[-1])
+            until(lambda: late.members == every, deadline,
+                  f"jgroups: {every[-1]} did not join", tmp)
+            late.command(f"go {run.messages} {run.pause_ms}")
         alive = [m for m in members if m is not killed]
         until(lambda: all(m.events.get("done") for m in alive), deadline,
               "jgroups: the survivors did not finish sending", tmp)
         if killed is not None:
             until(lambda: all(killed.process not in m.members for m in alive), deadline,
                   "jgroups: the survivors did not install a view without j1", tmp)
-        drain(alive, deadline, say)
+        drain(alive, deadline, say, owed=None if late is None else
+              lambda reader, sent: sent if reader is not late
+              else sent & _sent_in_views_with(log, late.process))
     finally:
         log.freeze()
         for m in members:
@@ -207,3 +232,15 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             shutil.rmtree(tmp, ignore_errors=True)
     log.write(out)
     return log
+
+
+def _sent_in_views_with(log: EventLog, joiner: str) -> set[str]:
+    """The messages sent in a view that includes ``joiner``: what it is owed."""
+    inside: set[str] = set()
+    owed = set()
+    for r in list(log.records):
+        if r["kind"] == "view" and joiner in r["members"]:
+            inside.add(r["process"])
+        elif r["kind"] == "send" and r["process"] in inside:
+            owed.add(r["msg"])
+    return owed
