@@ -57,6 +57,10 @@ FIXTURES = {
                                         "prefix-order"], []),
     "corosync-kill-member-s1": ("totem-evs", ["agreement", "validity", "prefix-order"],
                                 ["sending-view-delivery"]),
+    # a graceful leave is one more agreed event: messages sent before it was ordered are
+    # delivered after it; n3 is judged up to its leave
+    "corosync-leave-member-s1": ("totem-evs", ["agreement", "validity", "liveness",
+                                               "prefix-order"], ["sending-view-delivery"]),
     # JGroups: SEQUENCER gives total order, FLUSH virtual synchrony; without SEQUENCER
     # (the negative control) NAKACK orders each sender's messages and nothing more
     "jgroups-sequencer-s1": (JG / "jgroups-sequencer.toml", ["agreement", "validity"],
@@ -199,7 +203,7 @@ def test_etcd_live(tmp_path, run):
 
 
 @pytest.mark.record
-@pytest.mark.parametrize("run", ["clean", "kill-member"])
+@pytest.mark.parametrize("run", ["clean", "kill-member", "leave-member"])
 def test_corosync_live(tmp_path, run):
     from dataclasses import replace
 
@@ -213,7 +217,8 @@ def test_corosync_live(tmp_path, run):
     assert code == 0, report["traces"][0]["results"]
     recs = records(out)
     assert ("crash" in {r["kind"] for r in recs}) == (run == "kill-member")
-    if run == "kill-member":  # the survivors installed a view without the killed node
+    assert ("leave" in {r["kind"] for r in recs}) == (run == "leave-member")
+    if run != "clean":  # the survivors installed a view without n3
         assert {r["process"] for r in recs if r["kind"] == "view"
                 and r["members"] == ["n1", "n2"]} == {"n1", "n2"}
     import os

@@ -1,6 +1,7 @@
 """A client of ours running as a child process that prints its events, one JSON object a
-line, in its own order: ``send``, ``deliver`` and ``view`` lines become trace records of
-one process (with the client's clock), anything else is kept in the raw file only.
+line, in its own order: ``send``, ``deliver``, ``view`` and ``leave`` lines become trace
+records of one process (with the client's clock), anything else is kept in the raw file
+only.
 
 The Corosync and JGroups clients both speak this; each recorder may name views its own
 way (:meth:`EventReader.view`).
@@ -53,6 +54,8 @@ class EventReader(threading.Thread):
         elif kind == "view":
             self.members = sorted(ev["members"])
             self.view(ev)
+        elif kind == "leave":  # the client leaves the group: its last record
+            self.log.add(self.process, "leave", time=t)
 
     def view(self, ev: dict) -> dict | None:
         """Log a view line (the client names the view); the record."""

@@ -6,7 +6,8 @@
  * change for the group: members, left and joined with reasons), "send" (just before
  * cpg_mcast_joined), "deliver" (CPG's deliver callback, in agreed order).
  * stdin: "go COUNT PAUSE_US\n" starts sending COUNT messages "n<nodeid>.<k>", one every
- * PAUSE_US microseconds, between dispatches; "quit\n" leaves the group and exits.
+ * PAUSE_US microseconds, between dispatches; "quit\n" prints "leave", leaves the group
+ * and exits.
  * Exits 3 when corosync goes away (its connection breaks).
  */
 #include <corosync/cpg.h>
@@ -150,6 +151,7 @@ int main(int argc, char **argv) {
         }
     }
 out:
+    printf("{\"ev\":\"leave\",\"time\":%.6f}\n", now());
     cpg_leave(h, &group);
     cpg_finalize(h);
     return 0;

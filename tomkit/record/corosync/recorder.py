@@ -20,7 +20,10 @@ self-inclusion); ``x_left`` and ``x_joined`` carry CPG's lists with their reason
 
 Run ``kill-member``: when half the messages are sent, node 3's Corosync is SIGKILLed;
 its client loses the connection and stops, and the recorder logs its ``crash`` after the
-client's last line. At the end the recorder waits until the survivors' deliveries stop
+client's last line. Run ``leave-member``: at the same point node 3's client leaves the
+group (``cpg_leave``), logging ``leave`` first; its Corosync stays in the ring.
+
+At the end the recorder waits until the survivors' deliveries stop
 changing (drained).
 
 What CPG promises: agreed (total) order and extended virtual synchrony (Corosync's
@@ -58,11 +61,13 @@ class CpgRun:
     messages: int = 40        # per node
     pause: float = 0.01       # between a node's sends, seconds
     kill: str | None = None   # the node whose Corosync is killed halfway
+    leave: str | None = None  # the node whose client leaves the group halfway
 
 
 RUNS = {
     "clean": CpgRun("clean"),
     "kill-member": CpgRun("kill-member", kill="n3"),
+    "leave-member": CpgRun("leave-member", leave="n3"),
 }
 
 
@@ -255,24 +260,30 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
         for c in clients:
             c.command(f"go {run.messages} {int(run.pause * 1e6)}")
         killed = None
-        if run.kill is not None:
+        if run.kill is not None or run.leave is not None:
             total = run.nodes * run.messages
             until(lambda: sum(len(c.sent_msgs) for c in clients) >= total // 2, deadline,
-                   "sending stalled", tmp)
-            k = everyone.index(run.kill)
+                  "corosync: sending stalled", tmp)
+            k = everyone.index(run.kill or run.leave)
             killed = clients[k]
-            say(f"  killing Corosync of {run.kill} (pid {daemons[k].pid}) after "
-                f"{sum(len(c.sent_msgs) for c in clients)} sends")
-            daemons[k].send_signal(signal.SIGKILL)
-            daemons[k].wait()
+            if run.kill is not None:
+                say(f"  killing Corosync of {run.kill} (pid {daemons[k].pid}) after "
+                    f"{sum(len(c.sent_msgs) for c in clients)} sends")
+                daemons[k].send_signal(signal.SIGKILL)
+                daemons[k].wait()
+            else:
+                say(f"  {run.leave} leaves the group after "
+                    f"{sum(len(c.sent_msgs) for c in clients)} sends")
+                killed.command("quit")
             killed.join(max(1.0, deadline - time.monotonic()))
-            log.add(killed.process, "crash")
+            if run.kill is not None:
+                log.add(killed.process, "crash")
         alive = [c for c in clients if c is not killed]
         until(lambda: all(len(c.sent_msgs) == run.messages for c in alive), deadline,
-               "the survivors did not finish sending", tmp)
+               "corosync: the survivors did not finish sending", tmp)
         if killed is not None:
             until(lambda: all(killed.process not in c.members for c in alive), deadline,
-                   "the survivors did not install a view without the killed node", tmp)
+                  "corosync: the survivors did not install a view without the node", tmp)
         drain(alive, deadline, say)
     finally:
         log.freeze()
