@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench java clean record record-deps
+.PHONY: demo test lint bench java clean record record-deps systems
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,7 +26,7 @@ java:
 demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
 
-test: $(STAMP) java
+test: $(STAMP) java systems
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
@@ -49,6 +49,11 @@ record-deps:
 	@command -v $(RECORD_BIN_$(SYSTEM)) >/dev/null 2>&1 && \
 	  { [ "$(SYSTEM)" != jgroups ] || [ -e /usr/share/java/jgroups.jar ]; } || \
 	  (apt-get update -q && apt-get install -y -q $(RECORD_PKGS_$(SYSTEM)))
+
+# make test records each system live (tests/test_record.py): install all three where
+# possible; a system that cannot be installed is skipped by its tests, with the reason
+systems:
+	-@for s in etcd corosync jgroups; do $(MAKE) -s record-deps SYSTEM=$$s; done
 
 record: $(STAMP) record-deps
 	timeout 600 $(BIN)/python -m tomkit.record $(SYSTEM) --out out/record
