@@ -243,3 +243,56 @@ def test_jgroups_live(tmp_path, run):
     # the negative control: without SEQUENCER concurrent senders are seen in other orders
     assert verdicts(report)["total-order-weak"] == ("holds" if spec.sequencer else "violated")
     assert verdicts(report)["agreement"] == verdicts(report)["validity"] == "holds"
+
+
+def _running_under(folder: Path) -> list[str]:
+    """Command lines of live processes that mention ``folder`` (the run's temp dir)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(folder) in cmd:
+            out.append(f"{proc.name}: {cmd[:120]}")
+    return out
+
+
+@pytest.mark.record
+@pytest.mark.parametrize("system", ["etcd", "corosync"])
+def test_a_killed_recorder_leaves_nothing_running(tmp_path, system):
+    """SIGKILL the recorder mid-run: the system's processes die with it (PDEATHSIG), and
+    the namespaces it leaves are removed by the next recorder."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    live(system)
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    rec = subprocess.Popen([sys.executable, "-m", "tomkit.record", system, "--out",
+                            str(tmp_path / "out"), "--timeout", "40"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(_running_under(tmp_path)) < 3:
+            time.sleep(0.1)
+        assert len(_running_under(tmp_path)) >= 3, "the system did not start"
+    finally:
+        rec.send_signal(signal.SIGKILL)
+        rec.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _running_under(tmp_path):
+        time.sleep(0.1)
+    assert _running_under(tmp_path) == []
+    if system == "corosync":
+        from tomkit.record.corosync.recorder import remove_stale_namespaces
+
+        left = remove_stale_namespaces()
+        assert {n.split("-")[1] for n in left} <= {str(rec.pid)}
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                text=True).stdout
+        assert f"tomkit-{rec.pid}-" not in listed
