@@ -1,15 +1,18 @@
 """``python -m tomkit.record SYSTEM [--run NAME...] --out DIR``: record a real system's runs.
 
-Each run is written as ``DIR/SYSTEM-RUN-sSEED.jsonl.gz`` and summarised (records per
-kind); check it with ``tomkit check --guarantee PROFILE FILE`` (the profile each
-system documents is printed). Exit 0: recorded; 2: bad usage, or the system cannot
-run here (the reason is printed).
+Each run is written as ``DIR/SYSTEM-RUN-sSEED.jsonl.gz``, summarised (records per kind)
+and checked under the profile the system documents (the command and the verdict are
+printed, with the first witness of a violation). Exit 0: recorded; 2: bad usage, or
+the system cannot run here (the reason is printed).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import json
 import sys
 import time
 from collections import Counter
@@ -54,11 +57,28 @@ def main(argv: list[str] | None = None) -> int:
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
               f"{time.monotonic() - t0:.1f} s")
         if hasattr(mod, "profile_file"):
-            print(f"  check: tomkit check --guarantee-file {mod.profile_file(mod.RUNS[name])} "
-                  f"{path}")
+            profile = ["--guarantee-file", str(mod.profile_file(mod.RUNS[name]))]
         else:
-            print(f"  check: tomkit check --guarantee {mod.PROFILE} {path}")
+            profile = ["--guarantee", mod.PROFILE]
+        print(f"  check: tomkit check {' '.join(profile)} {path}")
+        print(f"  {verdict(profile, path)}")
     return 0
+
+
+def verdict(profile: list[str], path: Path) -> str:
+    """One line: the documented profile's verdict on the run, with the first witness."""
+    from tomkit.cli import main as tomkit_main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        tomkit_main(["check", "-q", "--format", "json", *profile, str(path)])
+    report = json.loads(out.getvalue())
+    bad = [r for t in report["traces"] for r in t["results"] if r["verdict"] == "violated"
+           and r["property"] in report.get("judged", [])]
+    line = f"{report.get('guarantee') or profile[-1]}: {report['verdict']}"
+    if bad:
+        line += f" ({bad[0]['property']}: {bad[0]['explanation']})"
+    return line
 
 
 if __name__ == "__main__":
