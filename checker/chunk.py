@@ -125,6 +125,24 @@ def dense_ids(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     return rank[enc.indices.to_numpy()], d[order]
 
 
+def differs_in_group(keys: np.ndarray, values: np.ndarray, space: int) -> np.ndarray:
+    """Per row, whether its value differs from another row's value with the same key:
+    some row of each group writes its value into a table, and every row compares. A
+    group with one value compares equal everywhere; a group with two values has rows
+    that differ from whichever was written. Linear, with no sort when the keys are
+    small (else dense_ids)."""
+    if len(keys) == 0:
+        return np.zeros(0, bool)
+    if space <= 4 * len(keys) + 65536:
+        ids, n = keys, space
+    else:
+        ids, distinct = dense_ids(keys, space)
+        n = len(distinct)
+    table = np.empty(n, values.dtype)
+    table[ids] = values
+    return table[ids] != values
+
+
 def group_starts(sorted_keys: np.ndarray) -> np.ndarray:
     """Start offsets of the runs of equal values in a sorted array, plus the end."""
     n = len(sorted_keys)

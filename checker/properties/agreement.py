@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import CRASH, LEAVE, Chunk
+from tomkit.checker.chunk import CRASH, LEAVE, Chunk, dense_ids
 from tomkit.checker.properties import Options, Property, verdicts
 from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
 from tomkit.checker.result import Result, Verdict
@@ -140,14 +140,26 @@ def detect_validity(c: Chunk, options: Options) -> np.ndarray:
     s = c.s_rows
     key_f = c.f_tp.astype(np.int64) * max(c.max_msgs, 1) + c.ml[c.f_rows]
     key_s = c.tp[s].astype(np.int64) * max(c.max_msgs, 1) + c.ml[s]
-    delivered = np.zeros(0, np.int64) if len(key_f) == 0 else np.unique(key_f)
-    own = np.isin(key_s, delivered) if len(key_s) else np.zeros(0, bool)
+    own = _member(key_s, key_f, max(c.pm_space(), 1))
     missing = ~own & ~crashed_tp[c.tp[s]]
     violated = np.zeros(c.ntr, bool)
     violated[c.t[s[missing]]] = True
     unknown = ~c.trace_has["send"]
     simple = _simple(c)
     return verdicts(c, violated & simple & ~unknown, unknown, ~simple & ~unknown)
+
+
+def _member(keys: np.ndarray, within: np.ndarray, space: int) -> np.ndarray:
+    """Per key, whether it is among ``within`` (keys in 0..space-1): a direct-addressed
+    table when the space is small, else one factorisation of both."""
+    if space <= 4 * (len(keys) + len(within)) + 65536:
+        have = np.zeros(space, bool)
+        have[within] = True
+        return have[keys]
+    ids, _ = dense_ids(np.concatenate((within, keys)), space)
+    have = np.zeros(int(ids.max(initial=-1)) + 1, bool)
+    have[ids[:len(within)]] = True
+    return have[ids[len(within):]]
 
 
 def _no_sends(c: Chunk, ti: int, o: Options) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import Chunk, dense_ids
+from tomkit.checker.chunk import Chunk, differs_in_group
 from tomkit.checker.properties import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -71,14 +71,9 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     """Without views: at every position k, all processes of a trace deliver one message
     (the min and max message at (trace, k) agree). A trace with views is restricted per
     pair, which is the exact check's business."""
-    space = max(c.ntr, 1) * max(c.max_msgs, 1)
-    g, distinct = dense_ids(c.f_t.astype(np.int64) * max(c.max_msgs, 1) + c.f_pos, space)
-    lo = np.full(len(distinct), np.iinfo(np.int64).max)
-    hi = np.full(len(distinct), -1, np.int64)
-    np.minimum.at(lo, g, c.f_tm)
-    np.maximum.at(hi, g, c.f_tm)
+    key = c.f_t.astype(np.int64) * max(c.max_msgs, 1) + c.f_pos
     violated = np.zeros(c.ntr, bool)
-    violated[(distinct[lo != hi] // max(c.max_msgs, 1)).astype(np.int64)] = True
+    violated[c.f_t[differs_in_group(key, c.f_tm, max(c.ntr, 1) * max(c.max_msgs, 1))]] = True
     views = c.trace_has["view"]
     return verdicts(c, violated & ~views, exact=views)
 

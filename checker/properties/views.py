@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import VIEW, Chunk, factorize
+from tomkit.checker.chunk import VIEW, Chunk, differs_in_group, factorize
 from tomkit.checker.properties import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -102,6 +102,8 @@ def check_agreement(trace: Trace, options: Options = Options()) -> Result:
 def detect_agreement(c: Chunk, options: Options) -> np.ndarray:
     unknown = ~c.trace_has["view"]
     violated = np.zeros(c.ntr, bool)
+    if unknown.all():
+        return verdicts(c, violated, unknown)
     allv = np.flatnonzero(c.kind == VIEW)
     if len(allv):
         nv = len(c.view_names) + 1
@@ -154,15 +156,11 @@ def check_same(trace: Trace, options: Options = Options()) -> Result:
 
 def detect_same(c: Chunk, options: Options) -> np.ndarray:
     unknown = ~c.trace_has["view"]
-    f = c.f_rows
-    v = c.curview[f].astype(np.int64)
-    lo = np.full(c.ntm, np.iinfo(np.int64).max)
-    hi = np.full(c.ntm, np.iinfo(np.int64).min)
-    np.minimum.at(lo, c.f_tm, v)
-    np.maximum.at(hi, c.f_tm, v)
-    bad = np.flatnonzero((lo != hi) & (hi > np.iinfo(np.int64).min))
     violated = np.zeros(c.ntr, bool)
-    violated[c.tm_t[bad]] = True
+    if unknown.all():
+        return verdicts(c, violated, unknown)
+    bad = differs_in_group(c.f_tm.astype(np.int64), c.curview[c.f_rows], max(c.ntm, 1))
+    violated[c.f_t[bad]] = True
     return verdicts(c, violated & ~unknown, unknown)
 
 
@@ -189,6 +187,8 @@ def check_sending(trace: Trace, options: Options = Options()) -> Result:
 
 def detect_sending(c: Chunk, options: Options) -> np.ndarray:
     unknown = ~c.trace_has["view"]
+    if unknown.all():
+        return verdicts(c, np.zeros(c.ntr, bool), unknown)
     f = c.f_rows
     sr = c.send_row[c.f_tm]
     has = sr >= 0
