@@ -78,6 +78,10 @@ FIXTURES = {
     "jgroups-sequencer-kill-s1": (JG / "jgroups-sequencer.toml",
                                   ["agreement", "validity", "total-order-weak"],
                                   ["sending-view-delivery"]),
+    # a member other than the sequencer killed: FLUSH's promise holds, uniformly
+    "jgroups-sequencer-flush-kill-member-s1": (
+        JG / "jgroups-flush.toml", ["agreement", "validity", "sending-view-delivery",
+                                    "prefix-order"], []),
     # a fourth member joins mid-run: judged from its first view, it owes nothing earlier
     "jgroups-sequencer-flush-late-join-s1": (
         None, ["agreement", "validity", "liveness", "total-order-weak",

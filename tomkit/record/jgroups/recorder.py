@@ -18,6 +18,8 @@ the member's clock.
   different orders and the checker must flag total order;
 * ``sequencer-kill``, ``sequencer-flush-kill``: the sequencer ``j1`` is SIGKILLed when
   half the messages are sent; the recorder logs its ``crash`` after its last line;
+* ``sequencer-flush-kill-member``: the same with the last member killed instead of the
+  sequencer;
 * ``sequencer-flush-late-join``: one more member joins when half the messages are sent,
   and sends its own; it owes nothing for the views before its first (Chockler, Keidar
   and Vitenberg 2001, section 4), so agreement, validity and liveness judge it from there.
@@ -69,6 +71,7 @@ class JgroupsRun:
     messages: int = 30       # per member
     pause_ms: int = 5        # between a member's sends
     kill_sequencer: bool = False
+    kill_member: bool = False  # the last member (not the coordinator) is killed halfway
     late_joiner: bool = False  # one more member joins when half the messages are sent
 
 
@@ -80,6 +83,8 @@ RUNS = {
     "sequencer-kill": JgroupsRun("sequencer-kill", kill_sequencer=True),
     "sequencer-flush-kill": JgroupsRun("sequencer-flush-kill", flush=True,
                                        kill_sequencer=True),
+    "sequencer-flush-kill-member": JgroupsRun("sequencer-flush-kill-member", flush=True,
+                                              kill_member=True),
     # slower senders, so that the joiner's JVM is up while they still send
     "sequencer-flush-late-join": JgroupsRun("sequencer-flush-late-join", flush=True,
                                             late_joiner=True, pause_ms=60),
@@ -190,12 +195,13 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
         for m in members:
             m.command(f"go {run.messages} {run.pause_ms}")
         killed = None
-        if run.kill_sequencer:
+        if run.kill_sequencer or run.kill_member:
             total = run.members * run.messages
             until(lambda: sum(len(m.sent_msgs) for m in members) >= total // 2, deadline,
                   "jgroups: sending stalled", tmp)
-            killed = members[0]
-            say(f"  killing the sequencer j1 (pid {killed.proc.pid}) after "
+            killed = members[0] if run.kill_sequencer else members[-1]
+            role = "the sequencer" if run.kill_sequencer else "the member"
+            say(f"  killing {role} {killed.process} (pid {killed.proc.pid}) after "
                 f"{sum(len(m.sent_msgs) for m in members)} sends")
             killed.proc.send_signal(signal.SIGKILL)
             killed.proc.wait()
@@ -216,7 +222,8 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
               "jgroups: the survivors did not finish sending", tmp)
         if killed is not None:
             until(lambda: all(killed.process not in m.members for m in alive), deadline,
-                  "jgroups: the survivors did not install a view without j1", tmp)
+                  f"jgroups: the survivors did not install a view without {killed.process}",
+                  tmp)
         drain(alive, deadline, say, owed=None if late is None else
               lambda reader, sent: sent if reader is not late
               else sent & _sent_in_views_with(log, late.process))
