@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench java clean
+.PHONY: demo test lint bench java clean record record-deps systems
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,7 +26,7 @@ java:
 demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
 
-test: $(STAMP) java
+test: $(STAMP) java systems
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
@@ -34,6 +34,29 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/check_bench.py
+
+# Real systems recorded as traces (tomkit/record/, docs/case-studies.md), each from
+# Debian's packages, installed where missing: make record SYSTEM=etcd|corosync|jgroups
+SYSTEM ?= etcd
+RECORD_PKGS_etcd := etcd-server etcd-client
+RECORD_BIN_etcd := etcd
+RECORD_PKGS_corosync := corosync libcpg-dev iproute2
+RECORD_BIN_corosync := corosync
+RECORD_PKGS_jgroups := libjgroups-java openjdk-17-jdk-headless
+RECORD_BIN_jgroups := javac
+
+record-deps:
+	@command -v $(RECORD_BIN_$(SYSTEM)) >/dev/null 2>&1 && \
+	  { [ "$(SYSTEM)" != jgroups ] || [ -e /usr/share/java/jgroups.jar ]; } || \
+	  (apt-get update -q && apt-get install -y -q $(RECORD_PKGS_$(SYSTEM)))
+
+# make test records each system live (tests/test_record.py): install all three where
+# possible; a system that cannot be installed is skipped by its tests, with the reason
+systems:
+	-@for s in etcd corosync jgroups; do $(MAKE) -s record-deps SYSTEM=$$s; done
+
+record: $(STAMP) record-deps
+	timeout 600 $(BIN)/python -m tomkit.record $(SYSTEM) --out out/record
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -1,0 +1,85 @@
+"""``python -m tomkit.record SYSTEM [--run NAME...] --out DIR``: record a real system's runs.
+
+Each run is written as ``DIR/SYSTEM-RUN-sSEED.jsonl.gz``, summarised (records per kind)
+and checked under the profile the system documents (the command and the verdict are
+printed, with the first witness of a violation). Exit 0: recorded; 2: bad usage, or
+the system cannot run here (the reason is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tomkit.record import SYSTEMS
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tomkit.record", description=__doc__.split(
+        "\n\n")[0])
+    p.add_argument("system", choices=SYSTEMS)
+    p.add_argument("--run", action="append", default=[],
+                   help="a run by name (repeatable; default: all of the system's runs)")
+    p.add_argument("--out", default="out/record", help="folder for the traces")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seeds the clients' pauses and the run's name (the system itself is "
+                   "not deterministic)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (bound)")
+    args = p.parse_args(argv)
+    mod = importlib.import_module(f"tomkit.record.{args.system}.recorder")
+    why = mod.available()
+    if why:
+        print(f"{args.system}: cannot record here: {why}", file=sys.stderr)
+        return 2
+    names = args.run or list(mod.RUNS)
+    unknown = [n for n in names if n not in mod.RUNS]
+    if unknown:
+        print(f"unknown run {unknown[0]!r}; {args.system} has {', '.join(mod.RUNS)}",
+              file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"seed {args.seed}")
+    for name in names:
+        path = out / f"{args.system}-{name}-s{args.seed}.jsonl.gz"
+        t0 = time.monotonic()
+        print(f"{args.system} {name}: recording (at most {args.timeout:g} s)")
+        log = mod.record(mod.RUNS[name], path, seed=args.seed, timeout=args.timeout)
+        kinds = Counter(r["kind"] for r in log.records)
+        print(f"  {path}: {len(log.records)} records "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
+              f"{time.monotonic() - t0:.1f} s")
+        if hasattr(mod, "profile_file"):
+            profile = ["--guarantee-file", str(mod.profile_file(mod.RUNS[name]))]
+        else:
+            profile = ["--guarantee", mod.PROFILE]
+        print(f"  check: tomkit check {' '.join(profile)} {path}")
+        print(f"  {verdict(profile, path)}")
+    return 0
+
+
+def verdict(profile: list[str], path: Path) -> str:
+    """One line: the documented profile's verdict on the run, with the first witness."""
+    from tomkit.cli import main as tomkit_main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        tomkit_main(["check", "-q", "--format", "json", *profile, str(path)])
+    report = json.loads(out.getvalue())
+    bad = [r for t in report["traces"] for r in t["results"] if r["verdict"] == "violated"
+           and r["property"] in report.get("judged", [])]
+    line = f"{report.get('guarantee') or profile[-1]}: {report['verdict']}"
+    if bad:
+        line += f" ({bad[0]['property']}: {bad[0]['explanation']})"
+    return line
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Corosync CPG (Totem): libcpg clients in network namespaces (see :mod:`.recorder`)."""

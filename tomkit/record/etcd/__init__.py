@@ -1,0 +1,1 @@
+"""etcd (Raft): puts as sends, watches as deliveries (see :mod:`.recorder`)."""
