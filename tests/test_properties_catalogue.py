@@ -211,6 +211,32 @@ def test_a_late_joiner_owes_nothing_before_its_view():
         assert check(short, name).verdict == Verdict.VIOLATED, name
 
 
+def test_fifo_judges_a_late_joiner_from_its_view():
+    recs = parse("""
+        p view v1 members=p,q
+        q view v1 members=p,q
+        p send a
+        p deliver a
+        q deliver a
+        p view v2 members=p,q,r
+        q view v2 members=p,q,r
+        r view v2 members=p,q,r
+        p send b
+        p deliver b
+        q deliver b
+        r deliver b
+    """)
+    assert check(recs, "fifo-order").verdict == Verdict.HOLDS
+    # r owes b: skipping it for a later message of p is still a gap
+    gap = recs + parse("p send c\np deliver c\nq deliver c\nr deliver c")
+    gap = [x for x in gap if not (x["process"] == "r" and x.get("msg") == "b")]
+    res = check(gap, "fifo-order")
+    assert res.verdict == Verdict.VIOLATED and "p sends b before c" in res.explanation
+    # without views the late start is a gap
+    plain = [x for x in recs if x["kind"] != "view"]
+    assert check(plain, "fifo-order").verdict == Verdict.VIOLATED
+
+
 def test_a_leaver_is_judged_up_to_its_leave():
     recs = parse("""
         p view v1 members=p,q
