@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench java clean record record-deps systems
+.PHONY: demo test lint bench java clean record record-deps systems fuzz
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,13 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/check_bench.py
+
+# The input fuzzer of the readers and the checker (fuzz/inputs.py) for about ten
+# minutes; SEED=... repeats a run, failing inputs go to out/fuzz-inputs
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	$(BIN)/python -m tomkit.fuzz.inputs --inputs 10000000 --seconds $(FUZZ_SECONDS) \
+	  $(if $(SEED),--seed $(SEED),)
 
 # Real systems recorded as traces (tomkit/record/, docs/case-studies.md), each from
 # Debian's packages, installed where missing: make record SYSTEM=etcd|corosync|jgroups

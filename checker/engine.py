@@ -171,8 +171,10 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
             stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
             report.files.append(stats)
             stream = read_pieces(reader, bar)
+            regrouped: list[TraceFormatError] = []
             if reader.info.grouped and not merge:
-                for chunk_pieces in grouped_chunks(stream, str(path)):
+                for chunk_pieces in grouped_chunks(stream, str(path),
+                                                   regrouped if keep_going else None):
                     submit(chunk_pieces)
             else:
                 pieces = list(stream)
@@ -183,9 +185,10 @@ def check_paths(paths: list[str | os.PathLike], props: list[Property],
                         submit(part)
             # += because rejected traces (found while checking) move their records from
             # accepted to rejected
-            stats.accepted += reader.accepted
-            stats.rejected += len(reader.rejected)
+            stats.accepted += reader.accepted - len(regrouped)
+            stats.rejected += len(reader.rejected) + len(regrouped)
             report.rejected.extend(reader.rejected)
+            report.rejected.extend(regrouped)
         for part in split_by_trace(held):
             submit(part)
         while inflight:
@@ -214,9 +217,12 @@ def read_pieces(reader: TraceReader, bar=None) -> Iterator[Piece]:
             yield Piece(encode_strings(b.table), b.lines, b.source, b.fmt)
 
 
-def grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece]]:
+def grouped_chunks(stream: Iterator[Piece], source: str,
+                   rejected: list[TraceFormatError] | None = None) -> Iterator[list[Piece]]:
     """Cut a grouped file's batches into chunks of whole traces; a trace that appears
-    again after another started breaks the file's promise and is bad input."""
+    again after another started breaks the file's promise and is bad input. With
+    ``rejected`` (keep going), each record of such a run is reported there, one error
+    per record, and dropped; every other record is checked."""
     done: set[str] = set()
     pending: list[Piece] = []  # complete traces
     rows = 0
@@ -230,12 +236,37 @@ def grouped_chunks(stream: Iterator[Piece], source: str) -> Iterator[list[Piece]
         starts = group_starts(codes)
         run_ids = [ids[codes[s]] for s in starts[:-1]]
         here: set[str] = set()  # ids of the runs before k in this piece (a set: a piece has
-        for k, tid in enumerate(run_ids):  # thousands of runs, a list scan is quadratic)
+        again: list[int] = []  # thousands of runs, a list scan is quadratic)
+        for k, tid in enumerate(run_ids):
             if tid in done or (k > 0 and tid == open_id) or tid in here:
-                raise TraceFormatError(_loc(piece, int(starts[k])),
-                                       f"trace {tid!r} appears again after other traces, "
-                                       "but the file declares its traces grouped", "trace")
+                if rejected is None:
+                    raise TraceFormatError(_loc(piece, int(starts[k])),
+                                           f"trace {tid!r} appears again after other "
+                                           "traces, but the file declares its traces "
+                                           "grouped", "trace")
+                again.append(k)
             here.add(tid)
+        if again:
+            assert rejected is not None
+            keep = np.ones(piece.table.num_rows, bool)
+            for k in again:
+                lo, hi = int(starts[k]), int(starts[k + 1])
+                keep[lo:hi] = False
+                rejected.extend(
+                    TraceFormatError(_loc(piece, i), f"trace {run_ids[k]!r} appears again "
+                                     "after other traces, but the file declares its traces "
+                                     "grouped", "trace") for i in range(lo, hi))
+            if not keep.any():
+                continue
+            idx = np.flatnonzero(keep)
+            piece = Piece(piece.table.take(pa.array(idx)), piece.lines[idx], piece.source,
+                          piece.fmt)
+            col = piece.table.column("trace").combine_chunks()
+            enc = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+            ids = enc.dictionary.to_pylist()
+            codes = enc.indices.to_numpy()
+            starts = group_starts(codes)
+            run_ids = [ids[codes[s]] for s in starts[:-1]]
         # the first run may continue the open trace; the last run stays open
         first_new = 1 if run_ids[0] == open_id else 0
         if first_new:

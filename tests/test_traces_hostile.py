@@ -163,3 +163,27 @@ def test_parquet_dictionary_index_past_the_dictionary(tmp_path):
     assert e.value.field == "msg" and e.value.location.row is not None
     r = _check(path)
     assert r.returncode == 2 and "past the dictionary" in r.stderr
+
+
+def _records(t: str, n: int = 3) -> list[dict]:
+    return ([{"trace": t, "process": "p", "kind": "send", "msg": f"{t}{i}"} for i in range(n)]
+            + [{"trace": t, "process": "p", "kind": "deliver", "msg": f"{t}{i}"}
+               for i in range(n)])
+
+
+def test_keep_going_past_a_broken_grouped_promise(tmp_path, capsys):
+    from tomkit.checker.engine import check_paths, select
+    from tomkit.checker.properties import Options
+
+    path = tmp_path / "g.jsonl"
+    header = {"format": "tomkit-trace", "version": 1, "grouped": True}
+    recs = _records("a") + _records("b") + _records("a")[:2] + _records("c")
+    path.write_text("".join(json.dumps(r) + "\n" for r in [header, *recs]))
+    with pytest.raises(TraceFormatError, match="appears again") as e:
+        check_paths([path], select(None, Options()))
+    assert e.value.location.line == 14
+    rep = check_paths([path], select(None, Options()), keep_going=True)
+    assert rep.n_accepted + rep.n_rejected == len(recs)
+    assert rep.n_rejected == 2 and [x.location.line for x in rep.rejected] == [14, 15]
+    assert sorted(o.trace for o in rep.outcomes) == ["a", "b", "c"]
+    assert all(o.events == 6 for o in rep.outcomes)

@@ -765,7 +765,7 @@ class JsonlSource:
         if first.lstrip().startswith(b"{") and b'"format"' in first:
             try:
                 obj = json.loads(first)
-            except ValueError:
+            except (ValueError, RecursionError):  # not a header: the reader reports it
                 obj = None
             if isinstance(obj, dict) and HEADER_KEY in obj:
                 self.grouped = _check_header(obj, self.source)

@@ -413,6 +413,17 @@ class ParquetSource:
                         Location(self.source, row=start), f"cannot read the Parquet data: {e}"
                     ) from None
                 if batch is None:
+                    if start != self.num_rows:
+                        # a damaged page can hold fewer values than the footer declares,
+                        # and Arrow's reader then returns fewer rows without an error
+                        missing = self.num_rows - start
+                        err = TraceFormatError(
+                            Location(self.source, row=start), f"the file declares "
+                            f"{self.num_rows} rows but its pages hold {start}: "
+                            f"{abs(missing)} rows cannot be read")
+                        if not keep_going:
+                            raise err
+                        rejected.extend([err] * max(missing, 0))
                     return
                 n = batch.num_rows
                 # keep the file's field metadata (the JSON-text marker of x_ columns)
