@@ -131,29 +131,115 @@ def _plain_chunks(f: BinaryIO, size: int) -> Iterator[bytes]:
         yield chunk
 
 
-def _gzip_chunks(f: BinaryIO) -> Iterator[bytes]:
+class _BadMember:
+    """A gzip member whose inflated data fails its checksum (with --keep-going, whose
+    lines are rejected rather than read)."""
+
+    def __init__(self, data: bytes, reason: str):
+        self.data = data
+        self.reason = reason
+
+
+#: inflated bytes of one gzip member held back, with --keep-going, until its checksum
+#: is known; a larger member is read as it comes, and a bad checksum then stops the file
+HOLD_MEMBER_BYTES = 256 << 20
+
+
+def _member_end(comp: bytes) -> tuple[int, bytes] | None:
+    """The length of the gzip member at the start of ``comp`` (header, deflate data,
+    8-byte trailer) and its inflated data, or None when they cannot be told (RFC 1952,
+    section 2.3)."""
+    if len(comp) < 10 or comp[:2] != b"\x1f\x8b":
+        return None
+    flags, at = comp[3], 10
+    if flags & 4:  # FEXTRA
+        if len(comp) < at + 2:
+            return None
+        at += 2 + int.from_bytes(comp[at:at + 2], "little")
+    for bit in (8, 16):  # FNAME, FCOMMENT: zero-terminated
+        if flags & bit:
+            end = comp.find(b"\0", at)
+            if end < 0:
+                return None
+            at = end + 1
+    if flags & 2:  # FHCRC
+        at += 2
+    d = zlib.decompressobj(-15)
+    data = comp[at:]
+    out: list[bytes] = []
+    size = 0
+    try:
+        while True:  # inflate in bounded pieces, to find the end
+            out.append(d.decompress(data, _INFLATE_MAX))
+            size += len(out[-1])
+            if d.eof:
+                break
+            data = d.unconsumed_tail
+            if not data or size > HOLD_MEMBER_BYTES:
+                return None
+    except zlib.error:
+        return None
+    end = len(comp) - len(d.unused_data) + 8
+    return (end, b"".join(out)) if end <= len(comp) else None
+
+
+def _gzip_chunks(f: BinaryIO, hold: bool = False) -> Iterator[bytes | _BadMember]:
     """Inflate a (multi-member) gzip stream; _Truncated after the last good byte.
 
     zlib rather than the gzip module: on a truncated file, gzip.GzipFile may
     drop the data inflated in the failing read, and we want every complete
-    line before the break.
+    line before the break. With ``hold`` (--keep-going), each member's data is held
+    until its checksum is known: a member that fails it comes as one _BadMember, and
+    reading goes on with the next member.
     """
     d = zlib.decompressobj(31)
     pending = b""
+    held: list[bytes] = []
+    held_size = 0
+    member_comp: list[bytes] | None = [] if hold else None  # the member's compressed bytes
+    fresh = False  # d has read nothing since a bad member
     while True:
         comp = pending or f.read(_READ_CHUNK)
         pending = b""
         if not comp:
             break
+        if member_comp is not None:
+            member_comp.append(comp)
         while comp:
             try:
                 out = d.decompress(comp, _INFLATE_MAX)
             except zlib.error as e:
-                raise _Corrupt(str(e)) from None
+                if member_comp is None or "check" not in str(e):
+                    raise _Corrupt(str(e)) from None
+                # the member's deflate data read, its checksum wrong: skip to the next
+                whole = b"".join(member_comp)
+                found = _member_end(whole)
+                if found is None:
+                    raise _Corrupt(str(e)) from None
+                end, data = found
+                yield _BadMember(data, str(e).split(": ")[-1])
+                held, held_size = [], 0
+                d = zlib.decompressobj(31)
+                rest = whole[end:]
+                member_comp = [rest] if rest else []
+                comp = rest
+                fresh = not rest  # at a member boundary: the file may end here
+                continue
+            fresh = False
             if out:
-                yield out
+                if member_comp is not None:
+                    held.append(out)
+                    held_size += len(out)
+                    if held_size > HOLD_MEMBER_BYTES:  # too large to hold: read it as is
+                        yield from held
+                        held, held_size, member_comp = [], 0, None
+                else:
+                    yield out
             comp = d.unconsumed_tail
         if d.eof:
+            if held:
+                yield from held
+                held, held_size = [], 0
             rest = d.unused_data or f.read(_READ_CHUNK)
             if not rest:
                 return
@@ -168,7 +254,11 @@ def _gzip_chunks(f: BinaryIO) -> Iterator[bytes]:
                 raise _Corrupt("trailing garbage after the gzip data")
             d = zlib.decompressobj(31)
             pending = rest
-    if not d.eof:
+            if hold:
+                member_comp = []
+    if held:  # a truncated member: what it held is read, up to the break
+        yield from held
+    if not d.eof and not fresh:
         raise _Truncated()
 
 
@@ -261,13 +351,34 @@ def _plain_pieces(f: BinaryIO, block_bytes: int) -> Iterator[bytearray]:
         yield buf
 
 
-def _gzip_pieces(f: BinaryIO, block_bytes: int) -> Iterator[bytearray]:
-    """As _plain_pieces, from inflated gzip data; _Truncated after the last whole line."""
+class _BadLines:
+    """Lines of a gzip member that failed its checksum: counted and rejected, not read."""
+
+    def __init__(self, count: int, reason: str):
+        self.count = count
+        self.reason = reason
+
+
+def _gzip_pieces(f: BinaryIO, block_bytes: int,
+                 hold: bool = False) -> Iterator[bytearray | _BadLines]:
+    """As _plain_pieces, from inflated gzip data; _Truncated after the last whole line.
+    With ``hold``, the lines of a member that fails its checksum come as _BadLines (a
+    line that straddles the member's start or end counts with it)."""
     pieces: list[bytes] = []
     size = 0
     want = block_bytes
     try:
-        for chunk in _gzip_chunks(f):
+        for chunk in _gzip_chunks(f, hold):
+            if isinstance(chunk, _BadMember):
+                buf = bytearray().join(pieces)
+                cut = buf.rfind(b"\n") + 1
+                if cut:
+                    yield bytearray(buf[:cut])
+                bad = bytes(buf[cut:]) + chunk.data
+                lines = bad.count(b"\n") + (0 if bad.endswith(b"\n") or not bad else 1)
+                yield _BadLines(lines, chunk.reason)
+                pieces, size, want = [], 0, block_bytes
+                continue
             pieces.append(chunk)
             size += len(chunk)
             if size < want:
@@ -292,12 +403,28 @@ def _gzip_pieces(f: BinaryIO, block_bytes: int) -> Iterator[bytearray]:
         yield buf
 
 
-def _blocks(pieces: Iterator[bytearray], skip_header: bool) -> Iterator[_Block | _TruncatedAt]:
+class _RejectedLines:
+    """Lines first_line .. first_line + count - 1, rejected for ``reason``."""
+
+    def __init__(self, first_line: int, count: int, reason: str):
+        self.first_line = first_line
+        self.count = count
+        self.reason = reason
+
+
+def _blocks(pieces: Iterator[bytearray | _BadLines],
+            skip_header: bool) -> Iterator[_Block | _TruncatedAt | _RejectedLines]:
     """Number the lines (from 1), drop BOM and header, end every block with a newline."""
     line = 1
     first = True
     try:
         for buf in pieces:
+            if isinstance(buf, _BadLines):
+                if buf.count:
+                    yield _RejectedLines(line, buf.count, buf.reason)
+                line += buf.count
+                first = False
+                continue
             if first:
                 first = False
                 start = len(BOM) if buf.startswith(BOM) else 0
@@ -754,9 +881,11 @@ class JsonlSource:
             except _Truncated:
                 pass  # reported, with the lines before it, while iterating
             except _Corrupt as e:
-                raise TraceFormatError(
-                    Location(self.source), f"corrupt gzip data: {e}"
-                ) from None
+                if b"\n" not in head:
+                    raise TraceFormatError(
+                        Location(self.source), f"corrupt gzip data: {e}"
+                    ) from None
+                # after the first line: reported (or read past) while iterating
         if head.startswith(BOM):
             head = head[len(BOM):]
         end = head.find(b"\n")
@@ -779,15 +908,16 @@ class JsonlSource:
     def batches(
         self, *, keep_going: bool, rejected: list[TraceFormatError], background: bool = True
     ) -> Iterator[tuple[pa.Table, np.ndarray]]:
-        def read() -> Iterator[_Block | _TruncatedAt]:
+        def read() -> Iterator[_Block | _TruncatedAt | _RejectedLines]:
             with _open(self.path, self.source) as f:
                 if self.compressed:
-                    pieces = _gzip_pieces(f, self.block_bytes)
+                    pieces = _gzip_pieces(f, self.block_bytes, hold=keep_going)
                 else:
                     pieces = _plain_pieces(f, self.block_bytes)
                 yield from _blocks(pieces, self.has_header)
 
-        def parse(blocks: Iterator[_Block | _TruncatedAt]) -> Iterator[_Block | _TruncatedAt]:
+        def parse(blocks: Iterator[_Block | _TruncatedAt | _RejectedLines]
+                  ) -> Iterator[_Block | _TruncatedAt | _RejectedLines]:
             for item in blocks:
                 if isinstance(item, _Block):
                     item.parsed = _parse_block(item)
@@ -801,6 +931,13 @@ class JsonlSource:
             items = parse(read())
         try:
             for item in items:
+                if isinstance(item, _RejectedLines):
+                    rejected.extend(
+                        TraceFormatError(Location(self.source, line=item.first_line + k),
+                                         f"the gzip member holding this line fails its "
+                                         f"checksum ({item.reason}): not read")
+                        for k in range(item.count))
+                    continue
                 if isinstance(item, _TruncatedAt):
                     n = item.lines_read
                     err = TraceFormatError(
