@@ -17,8 +17,12 @@ from tomkit import __version__
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: the subcommands, in the order ``tomkit --help`` lists them (module tomkit.cli.<name>)
-SUBCOMMANDS = ("check", "conform", "simulate", "fuzz", "prove", "tlc",
+SUBCOMMANDS = ("check", "import", "conform", "simulate", "fuzz", "prove", "tlc",
                "generate", "scan", "sample")
+
+
+def _module(name: str) -> str:
+    return "import_" if name == "import" else name  # "import" is a Python keyword
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tomkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in SUBCOMMANDS:
-        importlib.import_module(f"tomkit.cli.{name}").add_parser(sub)
+        importlib.import_module(f"tomkit.cli.{_module(name)}").add_parser(sub)
     return parser
 
 
