@@ -164,3 +164,21 @@ def test_round_trip_of_a_simulated_trace_through_a_csv_log(tmp_path):
         assert a["time"] == pytest.approx(b["time"])
         assert {**a, "time": 0} == {**b, "time": 0}
     assert main(["check", str(out), "-q", "-p", "causal-order,fifo-order"]) == 0
+
+
+def test_the_jgroups_members_raw_output(tmp_path):
+    lines = {"j1": ['{"ev":"ready","time":1.0}',
+                    '{"ev":"view","time":1.1,"view":"j1|1","members":["j1","j2"]}',
+                    '{"ev":"send","time":1.2,"msg":"j1.0"}',
+                    '{"ev":"deliver","time":1.3,"from":"j1","msg":"j1.0"}',
+                    '{"ev":"done","time":2.0}'],
+             "j2": ['{"ev":"view","time":1.1,"view":"j1|1","members":["j1","j2"]}',
+                    '{"ev":"deliver","time":1.4,"from":"j1","msg":"j1.0"}']}
+    for name, ls in lines.items():
+        (tmp_path / f"{name}.events").write_text("\n".join(ls) + "\n")
+    m = load_mapping(MAPPINGS / "jgroups-member.toml")
+    recs, stats = import_logs(m, sorted(tmp_path.glob("*.events")))
+    assert stats.skipped == 2 and not stats.rejected
+    assert [(r["process"], r["kind"]) for r in recs] == [
+        ("j1", "view"), ("j1", "send"), ("j1", "deliver"), ("j2", "view"), ("j2", "deliver")]
+    assert recs[0]["members"] == ["j1", "j2"] and recs[0]["view"] == "j1|1"
