@@ -423,3 +423,47 @@ def test_guarantee_file_of_ones_own(tmp_path, capsys):
     assert "mine                      unknown <- judged" in out
     assert main(["check", path, "-q", "-p", "prefix-order"]) == 1
     assert main(["check", path, "-q", "-p", "prefix-order", "--scope", "correct"]) == 0
+
+
+def literal_agreement(trace: Trace, scope: str) -> bool:
+    """Défago et al. 2004, section 2.2, read literally with Chockler et al.'s membership:
+    for every process p (a correct one, for the non-uniform form) and every message m it
+    delivers in view V, every correct process q that installed V (any q when the trace
+    has no views) and did not leave in V delivers m."""
+    crashed = {p for p in trace.processes
+               if any(e.kind == "crash" for e in trace.events[p])}
+    correct = [p for p in trace.processes if p not in crashed]
+    delivered = {p: {e.msg for e in trace.events[p] if e.kind == "deliver"}
+                 for p in trace.processes}
+    for p in trace.processes:
+        if scope == "correct" and p in crashed:
+            continue
+        views = trace.delivery_views(p)
+        for i, e in enumerate(trace.deliveries[p]):
+            for q in correct:
+                if e.msg in delivered[q]:
+                    continue
+                evs = trace.events[q]
+                left_in = None
+                cur = None
+                for x in evs:
+                    if x.kind == "view":
+                        cur = x.view
+                    elif x.kind == "leave" and left_in is None:
+                        left_in = cur if cur is not None else ""
+                if trace.has_views:
+                    installed = {x.view for x in evs if x.kind == "view"}
+                    if views[i] is None or views[i] not in installed or left_in == views[i]:
+                        continue
+                elif left_in is not None:
+                    continue
+                return False
+    return True
+
+
+@given(with_leaves(), st.sampled_from(["uniform", "correct"]))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+def test_agreement_matches_its_literal_definition(records, scope):
+    trace = Trace.from_records(records)
+    got = properties()["agreement"].check(trace, Options(scope=scope)).verdict
+    assert (got == Verdict.HOLDS) == literal_agreement(trace, scope)
