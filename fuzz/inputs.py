@@ -187,7 +187,9 @@ def _records_in(path: str, suffix: str) -> int | None:
         try:
             import pyarrow.parquet as pq
 
-            return pq.ParquetFile(path).metadata.num_rows
+            md = pq.ParquetFile(path).metadata
+            # the rows are in the row groups (a damaged file total may disagree)
+            return sum(md.row_group(i).num_rows for i in range(md.num_row_groups))
         except Exception:  # noqa: BLE001 - an unreadable footer: nothing to count
             return None
     with open(path, "rb") as f:

@@ -413,13 +413,17 @@ class ParquetSource:
                         Location(self.source, row=start), f"cannot read the Parquet data: {e}"
                     ) from None
                 if batch is None:
-                    if start != self.num_rows:
+                    # what the row groups declare (a damaged footer's file total may
+                    # disagree with them; the rows are in the row groups)
+                    declared = sum(self.file.metadata.row_group(i).num_rows
+                                   for i in range(self.file.metadata.num_row_groups))
+                    if start != declared:
                         # a damaged page can hold fewer values than the footer declares,
                         # and Arrow's reader then returns fewer rows without an error
-                        missing = self.num_rows - start
+                        missing = declared - start
                         err = TraceFormatError(
                             Location(self.source, row=start), f"the file declares "
-                            f"{self.num_rows} rows but its pages hold {start}: "
+                            f"{declared} rows but its pages hold {start}: "
                             f"{abs(missing)} rows cannot be read")
                         if not keep_going:
                             raise err

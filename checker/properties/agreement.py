@@ -19,6 +19,9 @@ is judged up to its leave. A late joiner therefore owes only what was delivered 
 views it joined. Without view events every correct process owes every message (a member
 that joins late is expected to receive the whole history, as in a replicated log).
 
+A process's first delivery of a message is the one read (a repeat is integrity's
+business), as for the order properties.
+
 Both are off by default (``--liveness`` turns them on with ``liveness``): a trace cut
 before the system drained shows messages "not yet" delivered, which is no violation of
 safety. Witness (agreement): p's delivery of m and the last event of correct process q,
@@ -36,9 +39,10 @@ from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 
-__all__ = ["AGREEMENT", "VALIDITY", "owes"]
+__all__ = ["AGREEMENT", "NO_SENDS", "VALIDITY", "owes"]
 
 AGREEMENT_NAME, VALIDITY_NAME = "agreement", "validity"
+NO_SENDS = "no send events: nothing to judge"
 
 
 def _membership(trace: Trace) -> dict[str, tuple[set[str], str | None]]:
@@ -96,8 +100,7 @@ def check_agreement(trace: Trace, options: Options = Options()) -> Result:
 
 def check_validity(trace: Trace, options: Options = Options()) -> Result:
     if not trace.has_sends:
-        return Result(VALIDITY_NAME, trace.id, Verdict.UNKNOWN,
-                      explanation="no send events: nothing to judge")
+        return Result(VALIDITY_NAME, trace.id, Verdict.UNKNOWN, explanation=NO_SENDS)
     bad = crashed(trace)
     mem = _membership(trace)
     for p in trace.processes:
@@ -163,7 +166,7 @@ def _member(keys: np.ndarray, within: np.ndarray, space: int) -> np.ndarray:
 
 
 def _no_sends(c: Chunk, ti: int, o: Options) -> str:
-    return "no send events: nothing to judge"
+    return NO_SENDS
 
 
 AGREEMENT = Property(AGREEMENT_NAME, "delivered by one process => delivered by every "

@@ -38,6 +38,10 @@ again. Per property, how it is decided here:
   the processes that install both against the deliverers of each message in between);
   a trace with a view installed twice is EXACT, as in ``virtual_synchrony.detect``.
   Unknown (all four view properties): no view events.
+* agreement (uniform) and validity: per (trace, msg), the correct processes (no crash
+  record) that deliver it against the trace's correct processes; sends of correct
+  processes their sender never delivers. A trace with views or a leave is EXACT: who
+  owes a message then depends on membership (``agreement.py``).
 
 "First send" of a message is the one of the process first by name, earliest in its
 order, and "first delivery" the earliest at a process, as in ``checker/chunk.py``.
@@ -55,6 +59,7 @@ from tomkit.checker.properties import (
     HOLDS,
     UNKNOWN,
     VIOLATED,
+    agreement,
     causal,
     fifo,
     integrity,
@@ -66,7 +71,7 @@ from tomkit.checker.spark.read import KEY
 #: the properties this engine decides, in report order (the default set of engine.select)
 NAMES = ["integrity", "total-order-weak", "total-order-strong", "prefix-order",
          "global-order", "causal-order", "fifo-order", "view-agreement", "same-view-delivery",
-         "sending-view-delivery", "virtual-synchrony"]
+         "sending-view-delivery", "virtual-synchrony", "agreement", "validity"]
 ORDER = ["_o_seq", "src", "pos"]  # a process's local order: seq, else file and position
 
 
@@ -135,6 +140,7 @@ def decide(events: DataFrame) -> Decided:
         F.max(is_send.cast("int")).cast("boolean").alias("has_send"),
         F.max(is_del.cast("int")).cast("boolean").alias("has_deliver"),
         F.max((F.col("kind") == "view").cast("int")).cast("boolean").alias("has_view"),
+        F.max((F.col("kind") == "leave").cast("int")).cast("boolean").alias("has_leave"),
         F.max((is_send & F.col("deps").isNotNull()).cast("int")).cast("boolean")
         .alias("has_deps"))
 
@@ -204,10 +210,28 @@ def decide(events: DataFrame) -> Decided:
                            .alias("k")).filter(F.col("k") > 1), "two_views")
     diverge = _flag(f.groupBy(*KEY, "f_pos").agg(F.countDistinct("msg").alias("k"))
                     .filter(F.col("k") > 1), "diverge")
+    # agreement (uniform) and validity, for traces without views or leaves (the others
+    # are EXACT: who owes a message depends on membership)
+    crashed = (e.filter(F.col("kind") == "crash").select(*KEY, "process").distinct()
+               .withColumn("_crashed", F.lit(True)))
+    n_correct = (e.select(*KEY, "process").distinct()
+                 .join(crashed, [*KEY, "process"], "left").filter(F.col("_crashed").isNull())
+                 .groupBy(*KEY).agg(F.count(F.lit(1)).alias("n_correct")))
+    got = (f.join(crashed, [*KEY, "process"], "left").groupBy(*KEY, "msg")
+           .agg(F.count(F.when(F.col("_crashed").isNull(), 1)).alias("got")))
+    agree_bad = _flag(got.join(n_correct, KEY, "left")
+                      .filter(F.col("got") < F.coalesce(F.col("n_correct"), F.lit(0))),
+                      "agree_bad")
+    own = f.select(*KEY, "process", "msg").withColumn("_own", F.lit(True))
+    valid_bad = _flag(e.filter(is_send).join(crashed, [*KEY, "process"], "left")
+                      .filter(F.col("_crashed").isNull())
+                      .join(own, [*KEY, "process", "msg"], "left")
+                      .filter(F.col("_own").isNull()), "valid_bad")
 
     t = traces
     for flag in (dup_delivery, unsent, dup_send, strong, inconsistent, causal_bad, fifo_bad,
-                 reinstalled, mismatch, same_set, sending_view, two_views, diverge):
+                 reinstalled, mismatch, same_set, sending_view, two_views, diverge,
+                 agree_bad, valid_bad):
         t = t.join(flag, KEY, "left")
     t = t.na.fill(False)
 
@@ -244,6 +268,10 @@ def decide(events: DataFrame) -> Decided:
         .alias("sending-view-delivery"),
         code(c("vs_same_set") & c("has_view") & ~c("vs_reinstalled"), ~c("has_view"),
              c("vs_reinstalled") & c("has_view")).alias("virtual-synchrony"),
+        code(c("agree_bad") & ~c("has_view") & ~c("has_leave"),
+             exact=c("has_view") | c("has_leave")).alias("agreement"),
+        code(c("valid_bad") & ~c("has_view") & ~c("has_leave") & c("has_send"), no_send,
+             (c("has_view") | c("has_leave")) & c("has_send")).alias("validity"),
     )
     return Decided(codes.localCheckpoint(), f, bad_seq, e)
 
@@ -258,4 +286,5 @@ def unknown_reason(name: str, has_send: bool) -> str:
         "view-agreement": views.NO_VIEWS,
         "same-view-delivery": views.NO_VIEWS,
         "sending-view-delivery": views.NO_VIEWS,
+        "validity": agreement.NO_SENDS,
     }.get(name, "not decidable")
