@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from tomkit.checker.properties import resolve
 from tomkit.checker.result import Verdict
+from tomkit.traces.settings import read_toml
 
 __all__ = ["Profile", "ProfileError", "ProfileRow", "builtin", "evaluate", "judge", "load",
            "to_check"]
@@ -54,17 +53,7 @@ class Profile:
 def load(path: str | Path) -> Profile:
     """One profile file; raises ProfileError naming the file and the key at fault."""
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            doc: dict[str, Any] = tomllib.load(f)
-    except OSError as e:
-        raise ProfileError(f"{path}: cannot read: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{path}: not TOML: {e}") from None
-    unknown = sorted(set(doc) - KEYS)
-    if unknown:
-        raise ProfileError(f"{path}: unknown key {unknown[0]!r}; known: "
-                           f"{', '.join(sorted(KEYS))}")
+    doc = read_toml(path, KEYS, ProfileError)
     for key in ("name", "title", "source", "properties"):
         if key not in doc:
             raise ProfileError(f"{path}: missing key {key!r}")

@@ -189,30 +189,31 @@ def test_keep_going_past_a_broken_grouped_promise(tmp_path, capsys):
     assert all(o.events == 6 for o in rep.outcomes)
 
 
-def test_parquet_pages_shorter_than_the_footer(tmp_path):
-    """Arrow reads a damaged page's fewer values without an error: found by the input
-    fuzzer (seed 3); the first such input among its mutations is checked here."""
+def test_parquet_footer_total_that_disagrees_with_its_row_groups(tmp_path):
+    """A damaged footer whose file total (196 rows) disagrees with its row groups (192),
+    found by the input fuzzer (seed 3, input 309): the rows are in the row groups, and
+    every one is accounted for."""
     from tomkit.checker.engine import check_paths, select
     from tomkit.checker.properties import Options
     from tomkit.fuzz.inputs import inputs
 
-    path = tmp_path / "short.parquet"
+    path = tmp_path / "total.parquet"
     for k, (suffix, data) in enumerate(inputs(3)):
-        assert k < 3000, "no mutation gave a Parquet file with short pages"
+        assert k < 3000, "no mutation gave a footer total that disagrees"
         if suffix != ".parquet":
             continue
-        path.write_bytes(data)
         try:
-            f = pq.ParquetFile(path)
-            short = f.read().num_rows < f.metadata.num_rows
+            md = pq.ParquetFile(io.BytesIO(data)).metadata
+            groups = sum(md.row_group(i).num_rows for i in range(md.num_row_groups))
         except Exception:  # noqa: BLE001 - unreadable: not the case looked for
             continue
-        if short:
+        if md.num_rows != groups:
+            path.write_bytes(data)
             break
-    declared = pq.ParquetFile(path).metadata.num_rows
+    read = pq.ParquetFile(path).read().num_rows
+    assert read == groups != pq.ParquetFile(path).metadata.num_rows
     rep = check_paths([path], select(None, Options()), keep_going=True)
-    assert rep.n_accepted + rep.n_rejected == declared
-    assert any("rows cannot be read" in e.message for e in rep.rejected)
+    assert rep.n_accepted + rep.n_rejected == groups
 
 
 @pytest.mark.parametrize("bad", [1, 2])

@@ -47,9 +47,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import tomllib
-
 from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.settings import read_toml
 from tomkit.traces.validate import record_problem
 
 __all__ = ["ImportStats", "Mapping", "MappingError", "import_logs", "load_mapping"]
@@ -98,17 +97,7 @@ def _regex(text: str, path: str, key: str) -> re.Pattern:
 def load_mapping(path: str | os.PathLike) -> Mapping:
     """Read and check a mapping file; MappingError names the file and the key."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except OSError as e:
-        raise MappingError(f"{path}: cannot read: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MappingError(f"{path}: not TOML: {e}") from None
-    unknown = sorted(set(doc) - TOP_KEYS)
-    if unknown:
-        raise MappingError(f"{path}: unknown key {unknown[0]!r}; known: "
-                           f"{', '.join(sorted(TOP_KEYS))}")
+    doc = read_toml(path, TOP_KEYS, MappingError)
     fmt = doc.get("format")
     if fmt not in FORMATS:
         raise MappingError(f"{path}: format must be one of {', '.join(FORMATS)}, not {fmt!r}")

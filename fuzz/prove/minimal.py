@@ -87,22 +87,20 @@ def minimize(query: list[Any], model: Any, g: SymbolicDag, views: list[SymbolicV
     starting from ``model``; ``check(constraints, timeout)`` is the solver call."""
     msgs, edges = message_count(g, views), edge_count(g, views)
     m0, e0 = _value(model, msgs), _value(model, edges)
-    best, calls, proved = model, 0, True
-    cur = m0
-    while cur > 0:
-        r, m, _ = check(query + [msgs <= cur - 1], timeout)
-        calls += 1
-        if r != z3.sat:
-            proved = proved and r == z3.unsat
-            break
-        best, cur = m, _value(m, msgs)
-    fixed = query + [msgs == cur]
-    ecur = _value(best, edges)
-    while ecur > 0:
-        r, m, _ = check(fixed + [edges <= ecur - 1], timeout)
-        calls += 1
-        if r != z3.sat:
-            proved = proved and r == z3.unsat
-            break
-        best, ecur = m, _value(m, edges)
-    return best, Sizes(m0, e0, cur, ecur, proved, calls)
+    best, calls = model, 0
+
+    def descend(term: Any, query: list[Any]) -> tuple[int, bool]:
+        """Bound ``term`` below the best model's value until unsat: (minimum, proved)."""
+        nonlocal best, calls
+        cur = _value(best, term)
+        while cur > 0:
+            r, m, _ = check(query + [term <= cur - 1], timeout)
+            calls += 1
+            if r != z3.sat:
+                return cur, r == z3.unsat
+            best, cur = m, _value(m, term)
+        return cur, True
+
+    n_msgs, proved_m = descend(msgs, query)
+    n_edges, proved_e = descend(edges, query + [msgs == n_msgs])
+    return best, Sizes(m0, e0, n_msgs, n_edges, proved_m and proved_e, calls)

@@ -1,0 +1,31 @@
+"""Reading the project's small TOML files (guarantee profiles, import mappings): a file
+that cannot be read, is not TOML, or holds a key it should not is refused with the file
+and the key, as bad trace input is."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import tomllib
+
+__all__ = ["read_toml"]
+
+
+def read_toml(path: str | os.PathLike, keys: Iterable[str],
+              error: type[Exception]) -> dict[str, Any]:
+    """The top-level table of ``path``; ``error`` (a ValueError) names the file when it
+    cannot be read or parsed, or has a top-level key outside ``keys``."""
+    known = set(keys)
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not TOML: {e}") from None
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise error(f"{path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    return doc
