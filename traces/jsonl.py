@@ -754,13 +754,14 @@ MAX_FAST_OPENS = 64
 def _shallow(block: _Block) -> bool:
     """Whether every line of the block has at most MAX_FAST_OPENS opening brackets (an
     upper bound on its nesting depth: brackets inside strings only count too many)."""
-    arr = np.frombuffer(block.data, np.uint8)
-    opens = (arr == 91) | (arr == 123)  # "[" and "{"
-    total = int(np.count_nonzero(opens))
-    if total <= MAX_FAST_OPENS:
+    data = block.data
+    if data.count(b"[") + data.count(b"{") <= MAX_FAST_OPENS:  # C loops, no arrays
         return True
-    starts = np.concatenate(([0], block.nl[:-1] + 1)) if len(block.nl) else np.zeros(1, int)
-    per_line = np.add.reduceat(opens.astype(np.int32), starts) if len(arr) else opens
+    # a record has one "{" and at most a "[" or two: the openings are sparse, so their
+    # positions (not a per-byte count) are what is worth building
+    arr = np.frombuffer(data, np.uint8)
+    at = np.flatnonzero((arr == 91) | (arr == 123))
+    per_line = np.bincount(np.searchsorted(block.nl, at))
     return int(per_line.max(initial=0)) <= MAX_FAST_OPENS
 
 
