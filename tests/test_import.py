@@ -182,3 +182,28 @@ def test_the_jgroups_members_raw_output(tmp_path):
     assert [(r["process"], r["kind"]) for r in recs] == [
         ("j1", "view"), ("j1", "send"), ("j1", "deliver"), ("j2", "view"), ("j2", "deliver")]
     assert recs[0]["members"] == ["j1", "j2"] and recs[0]["view"] == "j1|1"
+
+
+def test_round_trip_of_a_simulated_trace_through_a_line_log(tmp_path):
+    import datetime
+
+    import tomkit
+
+    run = tomkit.simulate("toto", n=3, messages=12, seed=5, delta=2)
+    want = [r for r in run.records if r["kind"] in ("send", "deliver")]
+    t0 = 1_790_000_000.0  # whole seconds: the ISO text keeps microseconds
+
+    def iso(t: float) -> str:
+        return datetime.datetime.fromtimestamp(t0 + t, datetime.timezone.utc).isoformat()
+
+    log = tmp_path / "sim.log"
+    log.write_text("".join(
+        f"{iso(r['time'])} {r['process']} {r['kind'].upper()} {r['msg']}"
+        + (f" deps={','.join(r['deps'])}" if r["kind"] == "send" else "") + "\n"
+        for r in want))
+    recs, stats = import_logs(load_mapping(MAPPINGS / "line-log.toml"), [log])
+    assert stats.records == len(want) and not stats.rejected
+    for got, w in zip(recs, want):
+        assert (got["process"], got["kind"], got["msg"], got.get("deps", [])) == (
+            w["process"], w["kind"], w["msg"], w.get("deps", []) if w["kind"] == "send" else [])
+        assert got["time"] - t0 == pytest.approx(w["time"], abs=1e-5)
