@@ -481,12 +481,27 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+\* Weak fairness: the vs-layer delivers every message and installs the view; a process
+\* delivers what is deliverable and completes a change of sequencer. Switches, sends and
+\* crashes are the environment's choices and need no fairness.
+FairSpec ==
+    /\ Spec
+    /\ \A p \in Proc : WF_vars(Deliver(p))
+    /\ \A p, s \in Proc : WF_vars(NoneDeliverable /\ Receive(p, s))
+    /\ \A p \in Proc : WF_vars(NoneDeliverable /\ EndChgSeq(p))
+    /\ WF_vars(NoneDeliverable /\ ViewChange)
+
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)
 Integrity == TOB!Integrity
 WeakTotalOrder == TOB!WeakTotalOrder
 StrongTotalOrder == TOB!StrongTotalOrder
 GapFreeTotalOrder == TOB!GapFreeTotalOrder
+
+\* Validity for the processes that do not crash (a crashed passive's un-ticketed
+\* messages are discarded, 5.2: the configs' senders do not crash)
+TOBC == INSTANCE TotalOrderBroadcast WITH Correct <- Proc \ Crashable
+Validity == TOBC!Validity
 
 \* The refinement mapping: TotalOrderBroadcast's broadcast and delivered are the user
 \* messages (data messages, payload <<p, k>>); the control messages (goingTo*, reassign,
