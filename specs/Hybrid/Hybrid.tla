@@ -106,7 +106,7 @@ ASSUME /\ InitActive # {} /\ InitActive \subseteq Proc
        /\ Senders \subseteq Proc /\ GoActive \subseteq Proc /\ GoPassive \subseteq Proc
        /\ ChgSeq \subseteq Proc /\ Crashable \subseteq Proc
        /\ MaxCrash < Cardinality(Proc)
-       /\ Literal \subseteq {"ot", "fig4gtp", "fig4view", "discard"}
+       /\ Literal \subseteq {"ot", "fig4gtp", "fig4view", "discard", "dup"}
 
 Msg == Senders \X (1 .. PerSender)   \* user messages <<p, k>>: p's k-th
 
@@ -174,8 +174,11 @@ TypeOK ==
 -----------------------------------------------------------------------------
 (* Tickets: issueTickets of Figure 4, per-sender FIFO: the messages of one *)
 (* sender get increasing numbers in counter order.                          *)
+\* s.iss: every message p has ticketed. Figure 4 tests "T(M) not in LT_i", the tickets
+\* not yet sent, and LT_i is emptied on every send (here, at once: D5); read so
+\* ("dup", Hybrid_LiteralDuplicates.tla) a message still queued is ticketed again.
 Eligible(s, p) ==
-    {M \in s.Q : IsActive(s, p) /\ M.d = Own(s, p) /\ Id(M) \notin s.iss}
+    {M \in s.Q : IsActive(s, p) /\ M.d = Own(s, p) /\ ("dup" \in Literal \/ Id(M) \notin s.iss)}
 Rank(E, M) == Cardinality({M2 \in E : M2.src < M.src \/ (M2.src = M.src /\ M2.c < M.c)})
 NewTickets(s, p) ==
     LET E == Eligible(s, p)
@@ -202,7 +205,7 @@ IssueAndSend(s, p) ==
 \* receiving a message (Figure 4's main loop, before deliverInOrder)
 QEntry(m) == [src |-> m.src, c |-> m.c, typ |-> m.typ, k |-> m.k, d |-> m.d]
 RecvLocal(s, m) ==
-    LET fresh == {T \in m.tks : T.id \notin s.done}
+    LET fresh == {T \in m.tks : "dup" \in Literal \/ T.id \notin s.done}
         tkmax == MaxSet({0} \cup {T.n : T \in m.tks})
         s1 == [s EXCEPT !.UT = @ \cup fresh, !.t = Max2(@, tkmax),
                         !.ltn[m.src] = Max2(@, Max2(m.num, tkmax))]
@@ -291,7 +294,9 @@ DeliverStep(p, Local(_, _, _, _)) ==
     LET s == ls[p]
         T == HeadTicket(s)
         M == CHOOSE M \in s.Q : Id(M) = T.id
-        s0 == [s EXCEPT !.UT = {T2 \in @ : T2.id # T.id}, !.OT = {T2 \in @ : T2.id # T.id},
+        \* D3: the other tickets of M go too ("dup": Figure 4's loop removes T(M) only)
+        drop(T2) == IF "dup" \in Literal THEN T2 = T ELSE T2.id = T.id
+        s0 == [s EXCEPT !.UT = {T2 \in @ : ~drop(T2)}, !.OT = {T2 \in @ : ~drop(T2)},
                         !.Q = @ \ {M},
                         !.done = @ \cup {T.id}]
         r == Local(s0, p, M, T)
@@ -519,6 +524,10 @@ FifoOrder ==
 \* at least one active process in every survivor's configuration (5.3.2: "at least one
 \* active process must exist")
 SomeActive == \A p \in alive : Actives(ls[p]) # {}
+
+\* the least ticket never names a message already delivered: Figure 4's loop, "while
+\* T(M) = queueHead(OT) /\ M in Q_i", would stop there for ever (D3)
+NoDeadHead == \A p \in alive : ls[p].UT # {} => HeadTicket(ls[p]).id \notin ls[p].done
 
 \* l is the last own message delivered (Figure 4's l_i), so at most c
 LastBelowCount == \A p \in Proc : ls[p].l <= ls[p].c
