@@ -136,7 +136,13 @@ VARIABLES
 
 vars == <<broadcast, delivered, ls, net, rcvd, alive, view, used>>
 
-TOB == INSTANCE TotalOrderBroadcast WITH Correct <- Proc
+\* The refinement mapping: TotalOrderBroadcast's broadcast and delivered are the user
+\* messages <<p, k>> (a data message's payload, not its protocol id <<p, c>>, c counting
+\* control messages too); tickets, queues, configurations and control messages are
+\* hidden. A step that delivers a control message or moves only hidden state is a
+\* stutter of TotalOrderBroadcast.
+TOB == INSTANCE TotalOrderBroadcast
+           WITH Correct <- Proc, Msg <- Msg, broadcast <- broadcast, delivered <- delivered
 
 Role0(q) == IF q \in InitActive THEN "active" ELSE "passive"
 
@@ -508,9 +514,7 @@ GapFreeTotalOrder == TOB!GapFreeTotalOrder
 TOBC == INSTANCE TotalOrderBroadcast WITH Correct <- Proc \ Crashable
 Validity == TOBC!Validity
 
-\* The refinement mapping: TotalOrderBroadcast's broadcast and delivered are the user
-\* messages (data messages, payload <<p, k>>); the control messages (goingTo*, reassign,
-\* null), tickets, queues and configurations are hidden, so their steps stutter.
+\* the protocol refines TotalOrderBroadcast under the mapping of TOB (above)
 RefinesTOB == TOB!SafetySpec
 
 \* FIFO, gap-free (5.3.4 "to avoid disturbances in FIFO ordering"): a process delivers
