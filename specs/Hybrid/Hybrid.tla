@@ -106,7 +106,7 @@ ASSUME /\ InitActive # {} /\ InitActive \subseteq Proc
        /\ Senders \subseteq Proc /\ GoActive \subseteq Proc /\ GoPassive \subseteq Proc
        /\ ChgSeq \subseteq Proc /\ Crashable \subseteq Proc
        /\ MaxCrash < Cardinality(Proc)
-       /\ Literal \subseteq {"ot", "fig4gtp", "fig4view", "discard", "dup"}
+       /\ Literal \subseteq {"ot", "fig4gtp", "fig4view", "discard", "dup", "lazy"}
 
 Msg == Senders \X (1 .. PerSender)   \* user messages <<p, k>>: p's k-th
 
@@ -480,8 +480,11 @@ Done ==
 
 \* (NoneDeliverable, the guard of every action but Deliver, is tested once here: TLC
 \* would evaluate it again in every disjunct)
+\* ("lazy", Hybrid_LazyView.tla: the view may be installed while a survivor still has
+\* something deliverable; D4 shows why not)
 Next ==
     \/ \E p \in Proc : Deliver(p)
+    \/ "lazy" \in Literal /\ ViewChange
     \/ /\ NoneDeliverable
        /\ \/ \E p \in Proc :
                \/ AppSend(p) \/ GoingToPassive(p) \/ GoingToActive(p)
