@@ -34,11 +34,12 @@
 (*    process is "closest" are nondeterministic choices (sections 4.3 and *)
 (*    6 decide them from measurements; no ordering argument uses them).   *)
 (*  - Rate synchronisation (ref. [19], not available): a ticket number is *)
-(*    the issuer's counter t plus one; every message carries the sender's *)
-(*    t and a receiver raises its t to the largest number it sees (the    *)
-(*    reading aid's model with R = 0, Lamport numbering). Only the two    *)
-(*    facts safety needs are kept: an issuer's numbers increase, and a    *)
-(*    process's future tickets exceed every number it has received.       *)
+(*    the issuer's counter t plus one; a receiver raises its t to every   *)
+(*    ticket number it receives (the reading aid's model with R = 0,      *)
+(*    Lamport numbering); every message carries the sender's t, a promise *)
+(*    that its later tickets are larger. Only the two facts safety needs  *)
+(*    are kept: an issuer's numbers increase, and a process's future      *)
+(*    tickets exceed every ticket number it has received.                 *)
 (*                                                                         *)
 (* Decisions on the text (cited; the literal readings that TLC rejects    *)
 (* are the Hybrid_*.tla variants):                                         *)
@@ -54,12 +55,15 @@
 (*     number counts as seen from it (reading aid, deliverMessage).        *)
 (*  D3 Duplicate tickets (A2): a reassigned message may hold two tickets; *)
 (*     the first in ticket order delivers it, the others are dropped      *)
-(*     (Figure 4's "T(M) = head(OT) /\ M in Q" would stop at the second). *)
+(*     (Figure 4's "T(M) = head(OT) /\ M in Q" would stop at the second), *)
+(*     and a sequencer tickets a message once (Figure 4 tests only the    *)
+(*     unsent tickets LT_i): Hybrid_LiteralDuplicates.tla.                 *)
 (*  D4 Eager delivery: as in Figure 4's main loop, which ends every       *)
 (*     receipt with deliverInOrder, a process delivers what is            *)
 (*     deliverable before it handles its next event (receipt, send,       *)
 (*     switch, view). Deliveries are still one step each (one message per  *)
-(*     step, as TotalOrderBroadcast's Deliver).                            *)
+(*     step, as TotalOrderBroadcast's Deliver). Without it the promotion   *)
+(*     test reads each survivor's own progress: Hybrid_LazyView.tla.       *)
 (*  D5 Tickets are multicast as soon as they are issued (on the data      *)
 (*     message of an active sender, else on a null carrier): the          *)
 (*     reading aid's heartbeat A4 with no delay, so LT is always empty    *)
@@ -72,9 +76,10 @@
 (*     (gone passive, crashed, or a stale role number) picks an active    *)
 (*     process and multicasts reassign ]l, c] with its own l, the text of *)
 (*     5.3.1 and 5.3.4. Figure 4 sets l_i := c_j (the switching process's  *)
-(*     counter) and, at a view change, reassigns only when an active       *)
-(*     process is left: Hybrid_Fig4Reassign.tla. A reassign with an      *)
-(*     empty range changes nothing and is not sent.                        *)
+(*     counter) (Hybrid_Fig4GtpReassign.tla) and, at a view change,       *)
+(*     reassigns only when an active process is left before the promotion *)
+(*     (Hybrid_Fig4ViewReassign.tla). A reassign with an empty range       *)
+(*     changes nothing and is not sent.                                    *)
 (*  D7 Promotion (5.3.1): with no active process left in the new view,    *)
 (*     the member with the highest identifier becomes active (role number *)
 (*     + 1) at every survivor; the promoted process reassigns its own     *)
@@ -306,7 +311,7 @@ DeliverStep(p, Local(_, _, _, _)) ==
                         !.Q = @ \ {M},
                         !.done = @ \cup {T.id}]
         r == Local(s0, p, M, T)
-        \* Figure 4 read literally ("fig4gtp", Hybrid_Fig4Reassign.tla): on a
+        \* Figure 4 read literally ("fig4gtp", Hybrid_Fig4GtpReassign.tla): on a
         \* goingToPassive that is not aborted, every process whose state is not active
         \* sets l_i := c_j (the sender's counter) and reassigns ]l_i, c_i]
         fig == /\ "fig4gtp" \in Literal /\ M.typ = "gtp" /\ s0.C[M.src].role # "gone"
@@ -441,7 +446,7 @@ ViewPre(s, p, V) ==
                  !.S = IF promote /\ m = p THEN <<p, C2[p].rn>> ELSE @]
 
 \* whether p must take a new sequencer at the view change: its sequencer is no longer
-\* valid (D6); Figure 4 read literally ("fig4view", Hybrid_Fig4Reassign.tla): only if
+\* valid (D6); Figure 4 read literally ("fig4view", Hybrid_Fig4ViewReassign.tla): only if
 \* the sequencer left the view and an active process is left before the promotion
 ViewNeed(s, p, V) ==
     IF "fig4view" \in Literal
