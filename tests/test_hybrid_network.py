@@ -338,3 +338,42 @@ def test_latency_matches_the_simulators_own_mean_on_a_two_process_run() -> None:
     assert lat.count == 200 == len(per_msg)
     assert lat.mean == pytest.approx(np.mean([max(v) for v in per_msg.values()]))
     assert lat.mean >= res.stats["mean_latency"]
+
+
+# ------------------------------------------------------------------ command line
+
+
+def test_cli_takes_a_topology_and_a_load_schedule(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    from tomkit.cli import main
+
+    topo, load, out = tmp_path / "fig3.toml", tmp_path / "load.toml", tmp_path / "run.jsonl"
+    topo.write_text(FIG3_TOML)
+    load.write_text(LOAD_TOML.replace("end = 30.0", "end = 2.0").replace("at = 10.0",
+                                                                         "at = 1.0"))
+    argv = ["simulate", "--protocol", "abcast", "--topology", str(topo), "--load-schedule",
+            str(load), "--messages", "100000", "--seed", "5", "--source", "periodic",
+            "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "seed 5" in text and "n=5" in text and "001 latency" in text
+    sends = Counter(r["process"] for r in _read(out) if r.get("kind") == "send")
+    assert 95 <= sends["p0"] <= 101 and sends["p1"] in (6, 7, 8)  # 2/s, then 5/s
+    assert main(["check", str(out), "-q"]) == 0
+    assert main(argv[:4] + ["001-fig3", "--load-schedule", "001-fig3:9", "--messages",
+                            "60", "--out", str(out)]) == 0
+    # bad input: exit 2, the file, line and field named
+    topo.write_text(FIG3_TOML.replace("cv2 = 0.3", "cv2 = 'x'"))
+    assert main(argv) == 2
+    assert "fig3.toml:12: field network.wan.cv2" in capsys.readouterr().err
+    assert main(["simulate", "--protocol", "abcast", "--load-schedule", "001-fig3:1",
+                 "--out", str(out)]) == 2
+    assert "for 5 processes, the run has 8" in capsys.readouterr().err
+    assert main(["simulate", "--protocol", "abcast", "--topology", "001-fig4",
+                 "--out", str(out)]) == 2
+
+
+def _read(path: Path) -> list[dict]:
+    import json
+
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
