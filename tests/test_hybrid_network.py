@@ -30,6 +30,7 @@ from tomkit.model.sim import SimConfig, simulate
 from tomkit.model.topology import (
     Topology,
     TopologyError,
+    absolute,
     chi2_dof,
     fig3_topology,
     lan,
@@ -80,8 +81,19 @@ def test_series_adds_shifts_means_and_variances() -> None:
         series()
 
 
+def test_ms2_reading() -> None:
+    x = absolute(0.5, 0.4).sample(np.random.default_rng(3), 100_000)
+    assert x.mean() == pytest.approx(0.5, rel=1e-4)
+    assert (x * 1e3).var() == pytest.approx(0.4, rel=0.03)  # ms^2
+    t = fig3_topology()  # the figures' reading
+    assert t.delays[0][1] == absolute(0.020, 0.05)
+    assert t.delays[0][3].cv2 * 0.52 ** 2 * 1e6 == pytest.approx(0.05 + 0.4)
+    with pytest.raises(TopologyError, match="reading"):
+        fig3_topology(reading="s2")
+
+
 def test_fig3_topology_pairs() -> None:
-    t = fig3_topology()
+    t = fig3_topology(reading="cv2")
     assert t.labels == ("A", "B", "C", "D", "E")
     m = t.means()
     for i in range(5):
@@ -126,7 +138,11 @@ series = ["lan", "wan"]
 def test_read_topology_equals_the_preset(tmp_path: Path) -> None:
     f = tmp_path / "fig3.toml"
     f.write_text(FIG3_TOML)
-    assert read_topology(f) == fig3_topology()
+    assert read_topology(f) == fig3_topology(reading="cv2")
+    f.write_text(FIG3_TOML.replace("cv2 = 0.05", "var_ms2 = 0.05").replace("cv2 = 0.3",
+                                                                           "var_ms2 = 0.4"))
+    assert read_topology(f).means() == fig3_topology().means()
+    assert read_topology(f).delays[4][1] == pytest.approx(fig3_topology().delays[4][1])
     f.write_text(FIG3_TOML + '\n[[link]]\nfrom = "E"\nto = "A"\nnetwork = "lan"\n')
     t = read_topology(f)
     assert t.mean(4, 0) == pytest.approx(0.02) and t.mean(0, 4) == pytest.approx(0.52)
