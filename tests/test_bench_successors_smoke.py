@@ -29,8 +29,8 @@ def wide(mod):
 
 def test_rows_cover_every_rule_and_delta(wide) -> None:
     assert [(r["rule"], r["delta"]) for r in wide] == [
-        ("all-ack", 5), ("toto", 5), ("s-toto", 5), ("g-toto", 2), ("gl-toto", 2),
-        ("g-toto", 5), ("gl-toto", 5)]
+        ("all-ack", 5), ("toto", 5), ("toto-002", 5), ("s-toto", 5), ("g-toto", 2),
+        ("gl-toto", 2), ("g-toto", 5), ("gl-toto", 5)]
     for r in wide:
         assert r["early"] + r["default"] + r["prefix"] == pytest.approx(1.0)
         assert 0.0 <= r["earlier"] + r["later"] <= 1.0
@@ -54,6 +54,18 @@ def test_claims_summarise_the_rows(mod, wide) -> None:
     [(case, delta, lat, tlat, *_)] = c["gl_best"]
     assert case == ("wide9", "poisson", 400) and delta in (2, 5) and lat > 0 and tlat > 0
     assert not math.isnan(c["s_before_toto_at_n_max"])
+    assert not math.isnan(c["s_before_t002_at_n_max"])
+
+
+def test_toto_as_002_restates_is_s_toto_with_one_more_conjunct(mod, wide) -> None:
+    """002's restatement of ToTo delivers early no more often than S-ToTo on this run (its
+    early clause is S-ToTo's with a conjunct more; the default rules are the same), and
+    it differs from 000's ToTo on the wide DAG."""
+    by = {(r["rule"], r["delta"]): r for r in wide}
+    t002, s = by[("toto-002", 5)], by[("s-toto", 5)]
+    assert t002["before_all"] <= s["before_all"]
+    assert t002["early_n"] <= s["early_n"]
+    assert t002["later"] > 0.0  # later than 000's ToTo somewhere
 
 
 def test_quick_main(mod, capsys) -> None:
