@@ -21,11 +21,12 @@ Decisions:
   K Delta: an interval straddling two slots can hold the end-of-slot block of one and the
   first block of the next, which a correct sender does, and the reservation is stated per
   slot.
-* Not applicable (unknown, never "holds") when the trace has no ``packet`` records: it
-  does not log network messages. Unknown too when no reservation is given, when
-  ``--rate-avg`` comes without ``--rate-window``, or when a packet has neither ``x_slot``
-  nor a placeable ``time`` (it is counted, not dropped: a violation among the others
-  still stands, since more packets only add to the counts).
+* Unknown when no reservation is given or ``--rate-avg`` comes without ``--rate-window``
+  (said first: it holds for every trace of the run); not applicable (unknown, never
+  "holds") when the trace has no ``packet`` records: it does not log network messages;
+  unknown too when a packet has neither ``x_slot`` nor a placeable ``time`` (it is
+  counted, not dropped: a violation among the others still stands, since more packets
+  only add to the counts).
 
 Witness: the packets of the first process (by name) over its reservation in the first
 such slot or window: max+1 (or avg+1) packet records, the fewest that show it.
@@ -71,12 +72,12 @@ def _problem(options: Options) -> str | None:
 def check(trace: Trace, options: Options = Options()) -> Result:
     packets = {p: [e for e in evs if e.kind == "packet"] for p, evs in trace.events.items()}
     total = sum(len(v) for v in packets.values())
-    if not total:
-        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_PACKETS)
     details: dict = {"packets": total}
     problem = _problem(options)
     if problem:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=problem, details=details)
+    if not total:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_PACKETS)
     unplaced = 0
     for p in trace.processes:
         by_slot: dict[int, list[Ev]] = {}
@@ -161,15 +162,18 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
             else:  # slots too far apart to key them in int64: let the exact check judge
                 return verdicts(c, np.zeros(c.ntr, bool), ~has, has)
         violated[c.tp_trace[g_tp[bad]]] = True
-    return verdicts(c, violated, ~has | unplaced)
+    # a trace with packets that cannot be placed: the exact check counts them
+    return verdicts(c, violated, ~has, unplaced)
+
+
+def reason(options: Options) -> str:
+    """Why a trace the detection calls UNKNOWN is unknown: the options' problem, else
+    no packets (the same for every trace of a run, so every engine words it alike)."""
+    return _problem(options) or NO_PACKETS
 
 
 def _reason(c: Chunk, ti: int, options: Options) -> str:
-    if not c.trace_has["packet"][ti]:
-        return NO_PACKETS
-    problem = _problem(options)
-    return problem or "some packet records carry neither x_slot nor a time to place them " \
-        "in a slot (--slot SECONDS)"
+    return reason(options)
 
 
 PROPERTY = Property(NAME, "network messages per slot and per K slots within the reservation",
