@@ -215,6 +215,10 @@ class DynamicToto:
         mids.sort(key=lambda m: sum(dag.vc(m)))
         return [dag.message(m) for m in mids]
 
+    def _name_in_view(self, i: int) -> str:
+        """Machine i's name in the installed view (it may have rejoined since, renamed)."""
+        return self.toto.dag.processors[self.view.members.index(i)]  # type: ignore[union-attr]
+
     def _members(self) -> tuple[int, ...]:
         return self.view.members if self.view is not None else ()
 
@@ -287,7 +291,7 @@ class DynamicToto:
         out.received.append(Logged(f"agree/{notice.view.id}", {
             "x_agree": notice.view.id,
             "x_members": [self.names[i] for i in notice.view.members],
-            "x_departed": [self.names[i] for i in notice.departed]}))
+            "x_departed": [self._name_in_view(i) for i in notice.departed]}))
         self.changing = notice
         if notice.messages is not None:
             dag = self.toto.dag  # type: ignore[union-attr]
@@ -327,7 +331,10 @@ class DynamicToto:
         if facts is None or facts.processors != tuple(procs):
             facts = self._facts[view.id] = DagFacts(procs)
         params = Params(delta=(len(procs) + 1) // 2)
-        rule = self.rule
+        # ToTo needs n/2 <= delta < n, empty for n = 1: a machine alone delivers what it
+        # sends at once, which is all-ack with n = 1 (only variant all-components makes such
+        # a view: a majority of a view of two or more has two members or more)
+        rule = self.rule if len(procs) > 1 else "all-ack"
         if isinstance(rule, str) and rule not in RULES:
             from tomkit.model.mutants import resolve_rule
 
@@ -429,13 +436,15 @@ class Membership:
         #: per machine, the view the service last gave it
         self.view_of: list[View | None] = [None] * n
         self.last_id = 0
-        #: every view installed anywhere, by id
+        #: every view installed anywhere, by id, and its members' names then
         self.views: dict[str, View] = {}
+        self.view_names: dict[str, tuple[str, ...]] = {}
 
     def _new_view(self, members: Sequence[int]) -> View:
         self.last_id += 1
         v = View(str(self.last_id), tuple(sorted(members)))
         self.views[v.id] = v
+        self.view_names[v.id] = tuple(self.names[i] for i in v.members)
         return v
 
     def start(self, driver: Driver, procs: Sequence[DynamicToto],
@@ -531,28 +540,31 @@ class Membership:
         """Whether a configuration change is due (the next agree would change a view)."""
         return bool(self._plans())
 
-    def _plans(self) -> list[tuple[View, list[int], list[int], list[int]]]:
-        """Per configuration and component: (old view, continuing members, joiners,
-        members to exclude), for the changes due now."""
+    def _plans(self) -> list[tuple[list[tuple[View, list[int]]], list[int], list[int]]]:
+        """Per component with a change due: the configurations that continue there, each
+        with its continuing members (one, the primary, unless variant all-components, when
+        every component continues and a heal merges them); the joiners; the members to
+        exclude (of a configuration with no majority there)."""
         n = len(self.names)
         current = {v.id: v for v in self.view_of if v is not None}
-        plans = []
-        taken: set[int] = set()
+        by_comp: dict[int, tuple[list[tuple[View, list[int]]], list[int]]] = {}
         for v in sorted(current.values(), key=lambda v: _vnum(v.id)):
             groups: dict[int, list[int]] = {}
             for i in v.members:
                 if self.up[i] and self.view_of[i] is v:
                     groups.setdefault(self.component[i], []).append(i)
             for c, group in sorted(groups.items()):
-                primary = 2 * len(group) > len(v.members)
-                if not primary and self.variant != "all-components":
-                    plans.append((v, [], [], group))
-                    continue
-                joiners = [j for j in range(n) if self.up[j] and self.view_of[j] is None
-                           and self.component[j] == c and j not in taken]
-                taken.update(joiners)
-                if joiners or len(group) != len(v.members):
-                    plans.append((v, group, joiners, []))
+                go, out = by_comp.setdefault(c, ([], []))
+                if 2 * len(group) > len(v.members) or self.variant == "all-components":
+                    go.append((v, group))
+                else:
+                    out += group
+        plans = []
+        for c, (go, out) in sorted(by_comp.items()):
+            joiners = [j for j in range(n) if self.up[j] and self.view_of[j] is None
+                       and self.component[j] == c] if go else []
+            if out or joiners or len(go) > 1 or any(len(g) != len(v.members) for v, g in go):
+                plans.append((go, joiners, out))
         return plans
 
     def waits_for(self) -> float:
@@ -560,10 +572,11 @@ class Membership:
         leaves has arrived (module docstring)."""
         d = self.driver
         t = d.now  # type: ignore[union-attr]
-        for v, group, _, _ in self._plans():
-            for q in v.members:
-                if q not in group and not self.up[q] and q not in self.excluded:
-                    t = max(t, d.in_flight_until(q))  # type: ignore[union-attr]
+        for go, _, _ in self._plans():
+            for v, group in go:
+                for q in v.members:
+                    if q not in group and not self.up[q] and q not in self.excluded:
+                        t = max(t, d.in_flight_until(q))  # type: ignore[union-attr]
         return t
 
     def agree(self) -> None:
@@ -574,45 +587,53 @@ class Membership:
         if t > d.now:
             d.changed(t)
             return
-        for v, group, joiners, exclude in self._plans():
+        for go, joiners, exclude in self._plans():
             for i in exclude:
                 self.excluded.add(i)
                 d.record(i, "crash")
                 self._down(i)
-            if not group:
+            if not go:
                 continue
-            new = self._new_view([*group, *joiners])
-            departed = tuple(q for q in v.members if q not in group)
-            union: dict[str, Message] = {}
-            for i in group:
-                if self.procs[i].view == v:
-                    for m in self.procs[i].known():
-                        union.setdefault(m.id, m)
-            agreed = self._order(v, list(union.values()))
-            flush: list[Message] = []
-            if self.variant != "no-flush-acks":
-                heads = self._heads(v, agreed)
-                flush = [AckOnly(f"{self.names[r]}.flush{new.id}", self.names[r], heads)
-                         for r in group]
-            for i in group:
-                p = self.procs[i]
-                self.view_of[i] = new
-                if p.view != v:
-                    continue  # still closing an older change (variant no-flush-acks)
-                have = p.toto.dag  # type: ignore[union-attr]
-                missing = tuple(m for m in agreed if m.id not in have) + tuple(flush)
-                d.handle(i, p.on_receive(Agree(new, v.id, departed, missing), d.now))
-                for q in departed:
-                    d.handle(i, p.on_crash(q, d.now))
-                if p.flushed():
-                    d.record(i, "view", new)
-                    d.handle(i, p.on_view(new, d.now))
+            new = self._new_view([*joiners, *(i for _, g in go for i in g)])
+            for v, group in go:
+                self._close(v, group, new)
             for j in joiners:
                 self._install(j, new)
 
+    def _close(self, v: View, group: list[int], new: View) -> None:
+        """Agree on view ``v``'s messages among ``group``, then each one's Crash(q) events
+        and Flush (module docstring)."""
+        d = self.driver
+        assert d is not None
+        departed = tuple(q for q in v.members if q not in group)
+        union: dict[str, Message] = {}
+        for i in group:
+            if self.procs[i].view == v:
+                for m in self.procs[i].known():
+                    union.setdefault(m.id, m)
+        agreed = self._order(v, list(union.values()))
+        flush: list[Message] = []
+        if self.variant != "no-flush-acks":
+            heads = self._heads(v, agreed)
+            flush = [AckOnly(f"{self.names[r]}.flush{new.id}", self.names[r], heads)
+                     for r in group]
+        for i in group:
+            p = self.procs[i]
+            self.view_of[i] = new
+            if p.view != v:
+                continue  # still closing an older change (variant no-flush-acks)
+            have = p.toto.dag  # type: ignore[union-attr]
+            missing = tuple(m for m in agreed if m.id not in have) + tuple(flush)
+            d.handle(i, p.on_receive(Agree(new, v.id, departed, missing), d.now))
+            for q in departed:
+                d.handle(i, p.on_crash(q, d.now))
+            if p.flushed():
+                d.record(i, "view", new)
+                d.handle(i, p.on_view(new, d.now))
+
     def _order(self, v: View, msgs: list[Message]) -> list[Message]:
         """``msgs`` (a causally closed set of view ``v``) in a causal order."""
-        dag = DagView([self.names[i] for i in v.members])
+        dag = DagView(self.view_names[v.id])
         left, out = list(msgs), []
         while left:  # (each pass releases at least one message of a closed set)
             rest = []
@@ -628,7 +649,7 @@ class Membership:
         return out
 
     def _heads(self, v: View, agreed: list[Message]) -> tuple[str, ...]:
-        dag = DagView([self.names[i] for i in v.members])
+        dag = DagView(self.view_names[v.id])
         for m in agreed:
             dag.insert(m)
         return dag.heads()
