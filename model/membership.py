@@ -273,14 +273,22 @@ class DynamicToto:
         if not all(d in dag for d in msg.deps):
             self._buffer[msg.id] = msg
             return
-        self._out(t.on_receive(msg, now), out)
-        while self._buffer:
-            ready = [m for m in self._buffer.values() if all(d in dag for d in m.deps)]
-            if not ready:
-                break
-            for m in ready:
+        if self._buffer:
+            # what msg releases goes to ToTo first, in arrival order, where it waits for
+            # msg: then msg releases it in one batch, as the fixed-group ToTo's own causal
+            # buffer does (the two then deliver alike, index of latency included: tested)
+            ready = {msg.id}
+            grew = True
+            while grew:
+                grew = False
+                for m in self._buffer.values():
+                    if m.id not in ready and all(d in dag or d in ready for d in m.deps):
+                        ready.add(m.id)
+                        grew = True
+            for m in [m for m in self._buffer.values() if m.id in ready]:
                 del self._buffer[m.id]
                 self._out(t.on_receive(m, now), out)
+        self._out(t.on_receive(msg, now), out)
 
     def _agree(self, notice: Agree, now: float) -> Output:
         out = Output()

@@ -304,3 +304,17 @@ def test_the_fixed_group_reading_of_views_cannot_replay_a_rejoin():
     t.crash("p1")
     with pytest.raises(ValueError, match="defunct"):
         t.receive(Message("p1.1", "p1", ()))
+
+
+def test_in_one_configuration_the_extended_protocol_is_toto():
+    """000 section 5.2: "the only extension to the ToTo protocol is to handle Crash(q)
+    events". With no configuration change, toto-dynamic delivers exactly as the fixed
+    group's toto on the same seed: the same messages, at the same times, with the same
+    index of latency."""
+    def deliveries(proto):
+        res = simulate(SimConfig(protocol=proto, n=6, messages=200, seed=4))
+        return [(r["process"], r["msg"], r["time"], r["x_index_of_latency"])
+                for r in res.records if r["kind"] == "deliver"]
+
+    fixed = deliveries("toto")
+    assert len(fixed) == 6 * 200 and deliveries("toto-dynamic") == fixed
