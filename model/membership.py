@@ -488,9 +488,10 @@ class Membership:
         d.handle(q, self.procs[q].on_crash(q, d.now))  # type: ignore[union-attr]
 
     def join(self, j: int) -> None:
-        """Machine j (new, or restarted after a crash) connects (logged as ``join``)."""
+        """Machine j (new, or restarted after a crash) connects (logged as ``join``); a
+        machine already up (e.g. one that rejoined at a heal) has nothing to do."""
         if self.up[j]:
-            raise ValueError(f"{self.names[j]} joins but is up")
+            return
         self.excluded.discard(j)
         self._up(j)
 

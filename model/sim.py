@@ -354,10 +354,20 @@ class _Sim:
         """View 1 for every process not joining later for the first time; the joins and
         partitions as events (model/membership.py's Driver is this simulator)."""
         cfg, first_join = self.cfg, {}
-        for p, t in cfg.joins:
-            first_join.setdefault(cfg.index(p), t)
+        for p, t in sorted(cfg.joins, key=lambda x: x[1]):
+            i = cfg.index(p)
+            if not (t >= 0 and math.isfinite(t)):
+                raise ValueError(f"joins: the join time of {p} must be finite and >= 0, got {t}")
+            if i in first_join:
+                raise ValueError(f"joins: {p} joins twice (a process crashes at most once)")
+            first_join[i] = t
+        for t, _ in cfg.partitions:
+            if not (t >= 0 and math.isfinite(t)):
+                raise ValueError(f"partitions: times must be finite and >= 0, got {t}")
         initial = [i for i in range(self.n)
                    if not (i in first_join and first_join[i] <= self.crash_at.get(i, math.inf))]
+        if len(initial) < 2:
+            raise ValueError("the first view needs at least 2 processes (joins name the rest)")
         self.alive = [False] * self.n
         self.members.start(self, self.procs, initial)
         for p, t in cfg.joins:

@@ -247,6 +247,26 @@ def test_partitions_cost_the_cut_off_side_only():
     assert set(last["members"]) == {"p0", "p1", "p2", "p3~2", "p4~2"}
 
 
+@pytest.mark.parametrize("rule", ["all-ack", "s-toto", "g-toto", "gl-toto"])
+def test_every_rule_of_the_family_runs_per_configuration(rule):
+    res = run("everything", options={"rule": rule})
+    assert res.stats["undelivered"] == 0 and res.stats["views"] >= 3
+    got = verdicts(res.records, PROMISED, "correct")
+    assert all(r.verdict == Verdict.HOLDS for r in got.values())
+
+
+@pytest.mark.parametrize("kw,why", [
+    (dict(joins=(("p1", 0.1), ("p1", 0.2))), "joins twice"),
+    (dict(joins=(("p1", -1.0),)), "finite and >= 0"),
+    (dict(partitions=((float("nan"), ()),)), "finite and >= 0"),
+    (dict(joins=(("p0", 0.1), ("p1", 0.1))), "at least 2"),
+    (dict(joins=(("p7", 0.1),)), "unknown process"),
+])
+def test_bad_membership_events_are_refused(kw, why):
+    with pytest.raises(ValueError, match=why):
+        simulate(SimConfig(protocol="toto-dynamic", n=3, messages=10, **kw))
+
+
 def test_the_fixed_group_protocols_are_unchanged():
     res = simulate(SimConfig(protocol="toto", n=5, messages=120, seed=2, crashes=(("p1", 0.1),)))
     assert not any(r["kind"] in ("view", "join") for r in res.records)
