@@ -61,11 +61,12 @@ Decisions on the paper's text (000 section 5; each named broken reading is a val
   machine sent has arrived (as the fixed-group simulator does for Crash(q); footnote 3:
   no message of q "will be received henceforth").
 * Sends during a change (5.1 "each regular message is sent and delivered within a
-  certain membership context"): a member holds application sends between its Agree
-  notice and its view (none in our drivers, where the three stages of one member take one
-  instant; they would be multicast in the new view), and a message of a configuration a
-  process has not installed yet waits until it installs it. So a message is delivered in
-  the view it was sent in (``sending-view-delivery``).
+  certain membership context"): a member blocks application sends between its Agree
+  notice and its view, as Isis and Transis block the sender during a flush (none occur in
+  the decided model, where one member's stages take one instant; under variant
+  ``no-flush-acks`` they wait for ever), and a message of a configuration a process has
+  not installed yet waits until it installs it. So a message is delivered in the view it
+  was sent in (``sending-view-delivery``).
 * Joins and rejoins (5.1 "the joining of new machines is spontaneous"; footnote 3 "until
   q rejoins"): a joiner (a new machine, a crashed one restarted, or an excluded one
   reconnected) keeps its name, installs the next view at the Agree stage, and starts with
@@ -146,14 +147,6 @@ def _vnum(view_id: str) -> int:
     except ValueError:
         raise ValueError(f"view id {view_id!r} is not a number (the membership numbers its "
                          "views 1, 2, ...)") from None
-
-
-def _merge(into: Output, out: Output) -> None:
-    into.sends += out.sends
-    into.received += out.received
-    into.delivered += out.delivered
-    if out.timer is not None and (into.timer is None or out.timer < into.timer):
-        into.timer = out.timer
 
 
 # ---------------------------------------------------------------------------- the process
@@ -240,7 +233,7 @@ class DynamicToto:
 
     def on_send(self, mid: str, now: float) -> Output:
         if self.toto is None or self.changing is not None:
-            self._held.append(mid)  # multicast in the next view (module docstring)
+            self._held.append(mid)  # blocked (module docstring): never in the decided model
             return Output()
         inner = self.toto.on_send(mid, now)
         out = self._out(inner)
@@ -359,9 +352,6 @@ class DynamicToto:
                 del self._future[vid]
         for m in self._future.pop(view.id, []):
             self._insert(m, now, out)
-        held, self._held = self._held, []
-        for mid in held:
-            _merge(out, self.on_send(mid, now))
         return out
 
     def on_timer(self, now: float) -> Output:
@@ -639,6 +629,9 @@ class Membership:
             if p.flushed():
                 d.record(i, "view", new)
                 d.handle(i, p.on_view(new, d.now))
+            elif self.variant is None:  # decision 1 says this cannot happen: say so loudly
+                raise RuntimeError(f"{self.names[i]}: the Flush of view {v.id} did not "
+                                   f"complete with the agreed set and Crash(q) events")
 
     def _order(self, v: View, msgs: list[Message]) -> list[Message]:
         """``msgs`` (a causally closed set of view ``v``) in a causal order."""
