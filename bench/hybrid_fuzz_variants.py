@@ -5,7 +5,7 @@ property, and the shrunk trace (its sends, deliveries, crashes, crash notices an
 timers, i.e. the scripted switches). The safe reading is fuzzed with the same settings
 as the baseline and must pass.
 
-    python bench/hybrid_fuzz_variants.py [--examples 300] [--seed 1] [--steps 12]
+    python bench/hybrid_fuzz_variants.py [--examples 300] [--seed 1] [--variant NAME]
 
 (tests/test_model_hybrid_fuzz.py is the smoke form: every variant found without
 shrinking, one shrunk.)
@@ -22,12 +22,15 @@ from hypothesis.stateful import run_state_machine_as_test
 from tomkit.fuzz.process_machine import RuleFailure, process_machine
 from tomkit.model.hybrid import VARIANTS
 
-#: variant -> (n, options): small groups in which the variant's failure needs few steps
+#: variant -> (n, options, messages per run, steps per run): small groups and runs in
+#: which the variant's failure shows (literal-ot needs a goingToActive, two tickets of
+#: the old sequencer after it and a message of the new one: more messages and steps)
 SETUPS = {
-    "literal-no-null": (3, {"roles": "0", "switches": 1}),
-    "literal-view": (3, {"roles": "0", "switches": 1}),
-    "literal-duplicates": (4, {"roles": "0", "switches": 3}),
-    "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}),
+    None: (4, {"roles": "0", "switches": 3}, 10, 30),
+    "literal-no-null": (3, {"roles": "0", "switches": 1}, 4, 12),
+    "literal-view": (3, {"roles": "0", "switches": 1}, 4, 12),
+    "literal-duplicates": (4, {"roles": "0", "switches": 3}, 4, 12),
+    "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, 10, 30),
 }
 
 
@@ -56,21 +59,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--examples", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=12)
-    ap.add_argument("--messages", type=int, default=4)
+    ap.add_argument("--variant", choices=[*VARIANTS, "safe"], action="append",
+                    help="only these (repeat); default the safe reading and every variant")
     a = ap.parse_args()
-    print(f"seed {a.seed}, {a.examples} examples, {a.steps} steps, "
-          f"{a.messages} messages per run")
-    for variant in [None, *VARIANTS]:
-        n, options = SETUPS.get(variant, (4, {"roles": "0", "switches": 3}))
+    print(f"seed {a.seed}, up to {a.examples} examples per variant")
+    chosen = [None if v == "safe" else v for v in a.variant] if a.variant else \
+        [None, *VARIANTS]
+    for variant in chosen:
+        n, options, messages, steps = SETUPS[variant]
         failure, runs, first, secs = run(variant, n, options, a.examples, a.seed,
-                                         a.steps, a.messages)
+                                         steps, messages)
         name = variant or "hybrid (safe reading)"
+        setup = f"n={n} {options}, {messages} messages, {steps} steps"
         if failure is None:
-            print(f"{name}: n={n} {options}: passes {runs} runs ({secs:.1f} s)")
+            print(f"{name}: {setup}: passes {runs} runs ({secs:.1f} s)")
             continue
         f = failure.found
-        print(f"{name}: n={n} {options}: {f.kind} found at run {first}, "
+        print(f"{name}: {setup}: {f.kind} found at run {first}, "
               f"{runs} runs with shrinking ({secs:.1f} s); shrunk trace "
               f"{len(f.records)} records:")
         print(f"    {f.explanation}")
