@@ -35,7 +35,8 @@ The protocol
   went passive after ticketing it, and its sender reassigned it). The first in ticket
   order wins; later ones are dropped. Figure 4 waits for "T(M) = head(OT) and M in Q",
   which never holds again once M was delivered: variant ``literal-duplicates`` (which
-  also reissues as Figure 4's issueTickets does, testing only the issuer's own LT).
+  also tickets as Figure 4's issueTickets does, testing only "T(M) not in LT_i": LT_i is
+  emptied on every send, so a message still waiting in Q is ticketed again).
 * Per-sender FIFO ticketing (section 5.3.4: "to avoid disturbances in FIFO
   ordering"): a sequencer tickets (p, c) only once (p, c - 1) is delivered, discarded,
   or has a ticket it knows of; its counter is then above that ticket's number.
@@ -111,9 +112,10 @@ VARIANTS: dict[str, str] = {
     "literal-ot": "Figure 4's 'move tickets in order from UT to OT' on reception, judged "
                   "against the configuration then (A1): a ticket is committed before a "
                   "goingToActive whose sender then tickets below it; total order breaks",
-    "literal-duplicates": "Figure 4's delivery loop 'T(M) = head(OT) and M in Q' and its "
-                          "issueTickets (only the own LT tested) (A2): a second ticket of "
-                          "a delivered message blocks the queue for ever",
+    "literal-duplicates": "Figure 4's issueTickets, which tests only the unsent tickets "
+                          "LT_i (emptied on every send), and its delivery loop 'T(M) = "
+                          "head(OT) and M in Q' (A2): a message waiting in Q is ticketed "
+                          "again, and its second ticket blocks the queue for ever",
     "literal-view": "Figure 4's view branch: reassign only if an active process remains, "
                     "promote after the check (A3): clients of a crashed last sequencer "
                     "are never ordered again",
@@ -486,10 +488,14 @@ class HybridProcess:
         """Figure 4's issueTickets, per sender in FIFO order (module docstring)."""
         me = self.desc()
         literal = self.variant == "literal-duplicates"
+        pending = {T.msg for T in self.LT}
         for key, m in list(self.Q.items()):
-            if m.D != me or key in self.issued:
+            if m.D != me:
                 continue
-            if not literal and key in self.known:
+            if literal:
+                if key in pending:  # Figure 4: "T(M) not in LT_i", LT_i emptied on send
+                    continue
+            elif key in self.issued or key in self.known:
                 continue
             prev = (key[0], key[1] - 1)
             if key[1] > 1 and not (prev in self.delivered or prev in self.discarded
