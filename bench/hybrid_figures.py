@@ -60,9 +60,9 @@ def ms(x: float) -> str:
     return "   n/a" if math.isnan(x) else f"{x * 1e3:6.0f}"
 
 
-def print_fig1(rows, out: Path | None) -> None:
-    print("\nFigure 1: token-site and symmetric alone (10 msg/s each, quasi-periodic), "
-          "latency in ms")
+def print_fig1(rows, out: Path | None, n: int) -> None:
+    print(f"\nFigure 1: token-site and symmetric alone ({n} processes, 10 msg/s each, "
+          "quasi-periodic), latency in ms")
     print(f"{'D':>6} | {'token':>6} {'2D':>6} {'ratio':>6} | {'symm':>6} {'D+t':>6} "
           f"{'ratio':>6} | better")
     for r in rows:
@@ -73,7 +73,7 @@ def print_fig1(rows, out: Path | None) -> None:
     print(f"crossover: measured D = {x * 1e3:.0f} ms; paper D = t = "
           f"{rows[0].t * 1e3:.0f} ms")
     if out is not None:
-        print(f"plot: {plot_fig1(rows, out / 'fig1.png')}")
+        print(f"plot: {plot_fig1(rows, out / 'fig1.png', n)}")
 
 
 def print_fig3(rows, title: str) -> None:
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         dur = a.duration or (4.0 if a.quick else 12.0)
         rows = fig1((0.05, 0.2) if a.quick else FIG1_DELAYS, n=a.n, duration=dur,
                     warmup=min(2.0, dur / 3), seed=a.seed)
-        print_fig1(rows, out)
+        print_fig1(rows, out, a.n)
     if "3" in figs:
         sc = (1, 4, 6, 9) if a.quick else tuple(range(1, 10))
         dur = a.duration or (4.0 if a.quick else 12.0)
