@@ -36,6 +36,13 @@ The model
   membership's Agree stage fixes one set of q's messages for everybody: virtual
   synchrony). Every surviving process p gets Crash(q) ``detection_delay`` later, but never
   before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth").
+* Membership (000 section 5, ``model/membership.py``), for protocols whose processes
+  carry a membership service (``toto-dynamic``): crashes, ``joins`` and ``partitions``
+  go through it instead. Each is noticed ``detection_delay`` later (Initiate), when the
+  service agrees on the next configuration and its members flush and install it (``view``
+  records; ``join`` records for joiners; ``crash`` records for crashes and for members
+  cut off from the primary component). A process listed in ``joins`` with no crash
+  before is outside the first view; a packet whose link a partition cuts is lost.
 * Determinism and paired comparisons: three independent streams from
   ``numpy.random.SeedSequence(seed).spawn(3)``: sources, application-message delays,
   control-packet delays (``Transmit.control``: acknowledgements, timestamps, ACK-only
@@ -109,6 +116,12 @@ class SimConfig:
     #: ``messages`` is spent) and start each rate at a random phase; ``rate`` is then only
     #: what the protocol is told
     load: LoadSchedule | None = None
+    # ---- membership (module docstring; only protocols with a membership service)
+    #: (process, time): a new process joins, or a crashed one restarts and rejoins
+    joins: Sequence[tuple[int | str, float]] = ()
+    #: (time, components): the network splits into these groups of processes (the ones
+    #: not listed form one more); ``(time, ())`` heals it
+    partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
 
     def names(self) -> list[str]:
         return [f"p{i}" for i in range(self.n)]
@@ -154,7 +167,7 @@ def simulate(config: SimConfig,
 
 
 # event kinds (the counter breaks ties, so their values never order events)
-_SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _LOAD = range(6)
+_SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _LOAD, _CALL = range(7)
 
 
 class _Sim:
@@ -225,6 +238,18 @@ class _Sim:
         self.rec = Recorder(cfg.trace_id, self.names)
         self.sum_latency = 0.0
         self.reported = 0
+        # the membership service, when the protocol's processes carry one
+        self.members = getattr(self.procs[0], "membership", None)
+        self.source_gen: list[int | None] = [None] * n
+        self.admits = None
+        if (cfg.joins or cfg.partitions) and self.members is None:
+            raise ValueError(f"{cfg.protocol} has no membership service, so its runs have no "
+                             "joins or partitions")
+        if self.members is not None and cfg.partitions:
+            self.admits = self.members.admits
+        if self.members is not None and cfg.load is not None:
+            raise ValueError("a load schedule (001) and a membership service (000 section 5) "
+                             "do not run together: the service starts and stops sources")
 
     # ---------------------------------------------------------------------- events
 
@@ -235,7 +260,9 @@ class _Sim:
     def run(self) -> SimResult:
         wall = _time.perf_counter()
         cfg = self.cfg
-        if cfg.load is None:
+        if self.members is not None:
+            self.start_membership()
+        elif cfg.load is None:
             for i in range(self.n):
                 self.push(first_send(cfg.source, self.period, cfg.jitter, self.rng),
                           _SOURCE, i)
@@ -246,7 +273,8 @@ class _Sim:
         for i, t in sorted(self.crash_at.items()):
             self.push(t, _CRASH, i)
         heap, pop, arrive = self.heap, heapq.heappop, _ARRIVE
-        alive, procs, handle = self.alive, self.procs, self.handle
+        alive, procs, handle, admits = self.alive, self.procs, self.handle, self.admits
+        load = cfg.load is not None
         left = -1 if cfg.max_events is None else cfg.max_events  # -1: no limit
         while heap:
             if left == 0:
@@ -256,21 +284,21 @@ class _Sim:
             t, _, kind, i, data = pop(heap)
             self.now = t
             if kind == arrive:
-                if alive[i]:
+                if alive[i] and (admits is None or admits(i, data)):
                     handle(i, procs[i].on_receive(data, t))
             elif kind == _SOURCE:
-                if data is not None:  # a source of the load schedule
+                if load:  # a source of the load schedule
                     if data == self.generation[i] and alive[i] and self.budget > 0:
                         self.budget -= 1
                         self.send(i)
                         self.load_next(i, t + source_gap(cfg.source, self.periods[i],
                                                          cfg.jitter, self.rng))
-                elif alive[i] and self.budget > 0:
+                elif alive[i] and self.budget > 0 and data == self.source_gen[i]:
                     self.budget -= 1
                     self.send(i)
                     if self.budget > 0:
                         self.push(t + source_gap(cfg.source, self.period, cfg.jitter,
-                                                 self.rng), _SOURCE, i)
+                                                 self.rng), _SOURCE, i, data)
             elif kind == _LOAD:
                 self.load_change(data)  # type: ignore[arg-type]
             elif kind == _TIMER:
@@ -281,6 +309,8 @@ class _Sim:
             elif kind == _CRASH_NOTE:
                 if alive[i]:
                     handle(i, procs[i].on_crash(data, t))  # type: ignore[arg-type]
+            elif kind == _CALL:
+                data()  # type: ignore[operator]
         total = sum(self.app_sent)
         if self.progress is not None and total > self.reported:
             self.progress(total - self.reported)
@@ -366,10 +396,72 @@ class _Sim:
             return
         self.alive[q] = False
         self.rec.crash(q, self.now)
+        if self.members is not None:
+            self.members.crash(q)
+            return
         for j in range(self.n):
             if j != q and self.alive[j]:
                 t = max(self.now + self.cfg.detection_delay, self.last_arrival[q][j])
                 self.push(t, _CRASH_NOTE, j, q)
+
+    # ------------------------------------------- the membership service's driver
+
+    def start_membership(self) -> None:
+        """View 1 for every process not joining later for the first time; the joins and
+        partitions as events (model/membership.py's Driver is this simulator)."""
+        cfg, first_join = self.cfg, {}
+        for p, t in sorted(cfg.joins, key=lambda x: x[1]):
+            i = cfg.index(p)
+            if not (t >= 0 and math.isfinite(t)):
+                raise ValueError(f"joins: the join time of {p} must be finite and >= 0, got {t}")
+            if i in first_join:
+                raise ValueError(f"joins: {p} joins twice (a process crashes at most once)")
+            first_join[i] = t
+        for t, _ in cfg.partitions:
+            if not (t >= 0 and math.isfinite(t)):
+                raise ValueError(f"partitions: times must be finite and >= 0, got {t}")
+        initial = [i for i in range(self.n)
+                   if not (i in first_join and first_join[i] <= self.crash_at.get(i, math.inf))]
+        if len(initial) < 2:
+            raise ValueError("the first view needs at least 2 processes (joins name the rest)")
+        self.alive = [False] * self.n
+        self.members.start(self, self.procs, initial)
+        for p, t in cfg.joins:
+            self.push(t, _CALL, 0, lambda j=cfg.index(p): self.members.join(j))
+        for t, comps in cfg.partitions:
+            groups = [[cfg.index(p) for p in c] for c in comps]
+            self.push(t, _CALL, 0, lambda g=groups: self.members.partition(g))
+
+    def record(self, i: int, kind: str, view: Any = None) -> None:
+        """A ``view``, ``crash`` or ``join`` record; a process that installs a view with
+        no source running starts one."""
+        if kind == "crash":
+            self.rec.crash(i, self.now)
+            return
+        r: dict[str, Any] = {"trace": self.cfg.trace_id, "process": self.names[i], "kind": kind}
+        if kind == "view":
+            r["view"], r["members"] = view.id, [self.names[j] for j in view.members]
+        r["time"] = self.now
+        self.rec.records.append(r)
+        if kind == "view" and self.source_gen[i] is None:
+            # a new generation: a stopped source's events still in the heap are void
+            gen = self.source_gen[i] = self.counter
+            self.push(self.now + first_send(self.cfg.source, self.period, self.cfg.jitter,
+                                            self.rng), _SOURCE, i, gen)
+
+    def set_up(self, i: int, up: bool) -> None:
+        self.alive[i] = up
+        if up and self.members.names[i] != self.names[i]:  # a new incarnation's name
+            self.names[i] = self.members.names[i]
+            self.rec.names = tuple(self.names)
+        if not up and self.source_gen[i] is not None:  # its source stops
+            self.source_gen[i] = None
+
+    def in_flight_until(self, q: int) -> float:
+        return max(self.last_arrival[q])
+
+    def changed(self, at: float) -> None:
+        self.push(max(at, self.now + self.cfg.detection_delay), _CALL, 0, self.members.agree)
 
     def summary(self, wall: float) -> dict[str, Any]:
         surv = [i for i in range(self.n) if self.alive[i]]
