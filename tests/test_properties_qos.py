@@ -30,12 +30,15 @@ def parse(text: str, trace: str = "t") -> list[dict]:
             r["real_time"] = float(r["real_time"])
         if "x_slot" in r:
             r["x_slot"] = int(r["x_slot"])
+        if "x_join" in r:
+            r["x_join"] = r["x_join"] == "true"
     return out
 
 
 def chunk_of(records: list[dict]) -> Chunk:
-    schema = pa.schema(list(ARROW_SCHEMA) + [pa.field("x_slot", pa.int64())])
-    rows = [{**r, "x_slot": r.get("x_slot")} for r in records]
+    schema = pa.schema(list(ARROW_SCHEMA) + [pa.field("x_slot", pa.int64()),
+                                             pa.field("x_join", pa.bool_())])
+    rows = [{**r, "x_slot": r.get("x_slot"), "x_join": r.get("x_join")} for r in records]
     piece = Piece(pa.Table.from_pylist(rows, schema=schema),
                   np.arange(1, len(records) + 1), "test.jsonl", "jsonl")
     return Chunk.build([piece])
@@ -266,6 +269,17 @@ def test_rate_reads_x_slot_over_time():
     assert check(recs, "rate", RATE).verdict == Verdict.HOLDS
     recs = parse(packets("p", [0.11, 0.12, 0.13, 0.5], slot=4))
     assert check(recs, "rate", Options(rate_max=3)).verdict == Verdict.VIOLATED
+
+
+def test_rate_leaves_join_announcements_out():
+    """003 (section 4) keeps join messages out of the reservation: the 1 + L copies of a
+    join, marked x_join, are not counted."""
+    recs = parse(packets("p", [0.11, 0.12, 0.13]) + "\n"
+                 + "\n".join("p packet time=0.115 x_join=true" for _ in range(3)))
+    assert check(recs, "rate", RATE).verdict == Verdict.HOLDS
+    recs = parse("\n".join("p packet time=0.115 x_join=true" for _ in range(5)))
+    res = check(recs, "rate", RATE)
+    assert res.verdict == Verdict.UNKNOWN and res.explanation.startswith("not applicable")
 
 
 def test_rate_not_applicable_without_packets_or_options():
