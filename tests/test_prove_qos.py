@@ -51,3 +51,5 @@ def test_cli(tmp_path, capsys):
     assert out.count("proved") == 4 and "170.000 ms" in out and "160.000 ms" in out
     assert (tmp_path / "qos-bound-n2-f1.jsonl").exists()
     assert main(["prove", "--protocol", "qos", "--variant", "raise-all"]) == 2
+    assert main(["prove", "--protocol", "qos", "--delta", "2"]) == 2
+    assert "--delta" in capsys.readouterr().err

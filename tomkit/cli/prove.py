@@ -225,6 +225,13 @@ def run_qos(args: argparse.Namespace) -> int:
 
     if args.rule is not None or args.variant is not None:
         return _fail("--protocol qos takes no RULE and no --variant")
+    rule_only = [name for name, given in (
+        ("--delta", args.delta is not None), ("--k", args.k is not None),
+        ("--property", bool(args.property)), ("--no-crashes", args.no_crashes),
+        ("--first-model", args.first_model), ("--method", args.method != "auto"),
+        ("--max-steps", args.max_steps is not None)) if given]
+    if rule_only:
+        return _fail(f"{', '.join(rule_only)} do not go with --protocol qos")
     lo, hi = args.n if args.n is not None else (2, 16)
     if lo < 2:
         return _fail(f"--protocol qos needs n >= 2 processes, got {lo}")
