@@ -200,6 +200,9 @@ class TimedNet:
             if kind == "join":
                 sim.alive[i] = False
                 sim.procs[i]._reset(None)  # down from time 0: joins later
+        for i in range(sim.n):  # processes up at time 0 start their slots (a wake-up)
+            if sim.alive[i]:
+                sim.push(0.0, sim.TIMER, i, self.clocks.offsets[i])
         for t, kind, i in self.events:
             sim.push(t, sim.HOOK, i, (self.membership, kind))
         for t, i in self.scripted:

@@ -153,7 +153,7 @@ _SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _HOOK = range(6)
 
 
 class _Sim:
-    HOOK = _HOOK
+    HOOK, TIMER = _HOOK, _TIMER
 
     def __init__(self, cfg: SimConfig, progress: Callable[[int], None] | None) -> None:
         self.protocol: Protocol = protocol(cfg.protocol)
