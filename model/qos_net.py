@@ -177,6 +177,9 @@ class TimedNet:
                 raise ValueError(f"{kind} time of {p} must be finite and >= 0, got {t}")
             self.events.append((t, kind, sim.cfg.index(p)))
         self.events.sort()
+        for t, kind, i in self.events:
+            if kind == "recover" and not sim.crash_at.get(i, math.inf) < t:
+                raise ValueError(f"{sim.names[i]} recovers at {t} without a crash before")
         self.scripted = sorted((t, sim.cfg.index(p)) for p, t in scripted)
         #: per sender: (arrival, heap counter) of packets in flight
         self.inflight: list[list[tuple[float, int]]] = [[] for _ in range(n)]
