@@ -38,96 +38,24 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
-from tomkit.model import qos_check
-from tomkit.model.network import Delay
-from tomkit.model.sim import SimConfig, _Sim, simulate
+from tomkit.model.qos_demo import (
+    NET,
+    OPTIONS,
+    RATE,
+    baseline_row,
+    plot_latency_vs_n,
+    qos_row,
+)
 
-SLOT, DELTA, EPS = 0.100, 0.050, 0.010
-OPTIONS = {"slot": SLOT, "max_delay": DELTA, "epsilon": EPS, "fec_i": 5, "fec_l": 2,
-           "loss": 0.3, "crash_loss": 0.5}
-NET = Delay("exponential", 0.010)
-RATE = 10.0
 SIZES = (2, 4, 8, 16, 32, 64)
 QUICK_SIZES = (2, 4, 8)
 
 
 def crash_counts(n: int) -> list[int]:
     return sorted({0, 1, min(n // 2, n - 1)})
-
-
-def qos_row(n: int, f: int, seed: int, per_process: int) -> dict:
-    """One qos run with f crashes; its figures and its checks."""
-    import numpy as np
-
-    messages = per_process * n
-    span = messages / (RATE * n)  # the sources' span, seconds
-    rng = np.random.default_rng([seed, n, f])
-    who = rng.choice(n, size=f, replace=False)
-    crashes = tuple((f"p{int(i)}", float(rng.uniform(0.3, 0.7) * span)) for i in who)
-    cfg = SimConfig(protocol="qos", n=n, rate=RATE, messages=messages, delay=NET,
-                    seed=seed, crashes=crashes, options=OPTIONS)
-    sim = _Sim(cfg, None)
-    res = sim.run()
-    lat = qos_check.latencies(res.records)
-    bound = res.stats["bound_failures" if f else "bound"]
-    problems = qos_check.safety(res.records) + qos_check.liveness(res.records)
-    crashed = {p for p, _ in crashes}
-    up = [f"p{i}" for i in range(n) if f"p{i}" not in crashed]
-    delivered = {(r["process"], r["msg"]) for r in res.records if r["kind"] == "deliver"}
-    sent_by_crashed = [r["msg"] for r in res.records
-                       if r["kind"] == "send" and r["process"] in crashed]
-    missing = sum((p, m) not in delivered for m in sent_by_crashed for p in up)
-    return {"n": n, "f": f, "messages": res.stats["sends"], "max": max(lat),
-            "mean": statistics.fmean(lat), "bound": bound, "timeouts": res.stats["timeouts"],
-            "packets": res.stats["max_packets_per_slot"],
-            "reserved": res.stats["reserved_max"], "lost": sim.timed.lost,
-            "missing": missing, "problems": [f"{v.kind}: {v.explanation}" for v in problems]}
-
-
-def baseline_row(protocol: str, n: int, seed: int, per_process: int) -> dict:
-    res = simulate(SimConfig(protocol=protocol, n=n, rate=RATE, messages=per_process * n,
-                             delay=NET, seed=seed))
-    sent = {r["msg"]: r["time"] for r in res.records if r["kind"] == "send"}
-    lat = [r["time"] - sent[r["msg"]] for r in res.records if r["kind"] == "deliver"]
-    return {"n": n, "max": max(lat), "mean": statistics.fmean(lat)}
-
-
-def plot(rows: list[dict], base: list[dict], baseline: str, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    ms = 1000.0
-    for f_kind, label, style in (("none", "qos, no crash", "o-"),
-                                 ("some", "qos, with crashes", "s-")):
-        sel = [r for r in rows if (r["f"] == 0) == (f_kind == "none")]
-        ns = sorted({r["n"] for r in sel})
-        ax.plot(ns, [max(r["max"] for r in sel if r["n"] == n) * ms for n in ns], style,
-                label=label + " (max)")
-    ns = [r["n"] for r in base]
-    ax.plot(ns, [r["max"] * ms for r in base], "^-", label=f"{baseline} (max)")
-    ax.plot(ns, [r["mean"] * ms for r in base], "^:", label=f"{baseline} (mean)")
-    qn = sorted({r["n"] for r in rows if r["f"] == 0})
-    ax.plot(qn, [statistics.fmean(r["mean"] for r in rows if r["n"] == n and r["f"] == 0)
-                 * ms for n in qn], "o:", label="qos, no crash (mean)")
-    ax.axhline((SLOT + DELTA + EPS) * ms, color="grey", ls="--", lw=1,
-               label="Δ + δ + ε")
-    ax.axhline((SLOT + DELTA + 2 * EPS) * ms, color="black", ls="--", lw=1,
-               label="Δ + δ + 2ε")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("processes n")
-    ax.set_ylabel("latency, send to delivery (ms, real time)")
-    ax.set_title("003: latency bounds independent of n (Δ=100, δ=50, ε=10 ms)")
-    ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         sizes = tuple(int(x) for x in args.sizes.split(","))
     per_process = 6 if args.quick else 12
     print(f"seed {args.seed}")
-    print(f"Delta={SLOT * 1000:g} ms delta={DELTA * 1000:g} ms eps={EPS * 1000:g} ms, "
+    print(f"Delta={OPTIONS['slot'] * 1000:g} ms delta={OPTIONS['max_delay'] * 1000:g} ms "
+          f"eps={OPTIONS['epsilon'] * 1000:g} ms, "
           f"I=5 L=2, adversary p=0.3, exponential delays mean {NET.mean * 1000:g} ms, "
           f"{RATE:g} msg/s per process")
     print(f"{'n':>3} {'f':>3} {'msgs':>5} {'max ms':>8} {'mean ms':>8} {'bound':>6} "
@@ -177,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     os.makedirs(args.out, exist_ok=True)
     png = os.path.join(args.out, "qos_latency_vs_n.png")
-    plot(rows, base, args.baseline, png)
+    plot_latency_vs_n(rows, base, args.baseline, png)
     worst = max(r["max"] / r["bound"] for r in rows)
     print(f"\nhighest max/bound {worst:.3f} over {len(rows)} runs; {bad} runs over the "
           f"bound or failing a check; baseline max grows "
