@@ -16,7 +16,8 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
 * ``arrive``: the oldest packet of a link arrives now (FIFO links); to a process that is
   down, it is lost (the process was not there);
 * ``wait``: time passes, by a drawn amount, up to the next timer; every packet whose
-  deadline (sent + delta) would be passed arrives first, in link order;
+  deadline (sent + delta) would be passed or reached arrives first, in link order (a
+  packet due exactly at a timeout is taken before it, as in the simulator);
 * ``lose``: a packet in flight is lost if its link then still loses at most L of any I
   consecutive packets (``fec.within_burst_bound``); a crashed sender's packets may be
   lost without that bound (003 3.3);
@@ -121,7 +122,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             """Time passes to real ``t``: packets due before then arrive first (link by
             link, FIFO), then the timers due at ``t`` fire."""
             while True:
-                due = [k for k, q in self.links.items() if q and q[0][1] < t]
+                # a packet due at t itself comes before t's timers (as in the simulator)
+                due = [k for k, q in self.links.items() if q and q[0][1] <= t]
                 if not due:
                     break
                 self.arrive(min(due, key=lambda k: self.links[k][0][1]))
