@@ -400,21 +400,42 @@ HorizonAgreement ==
                 Owed(q, q, m) /\ SlotOf(m) >= start[q] =>
                     \E i \in DOMAIN delivered[q] : delivered[q][i] = m
 
-\* The latency bound in local time (003 3.2, Fig. 3 and 4; reading aid 2.3): a
-\* process alive finishes slot s by its local (s+1)*SlotLen + Delay + Eps, with
-\* or without failures.
-LatencyLocal ==
-    \A q \in Proc : Alive(q) =>
-        \A s \in Slot :
-            s >= start[q] /\ Local(q) > (s + 1) * SlotLen + Delay + Eps => cs[q] > s
+(* The latency bounds (003, static case, Figure 3: Delta + delta + eps;    *)
+(* failures, Figure 4: Delta + delta + 2 eps; reading aid 2.3). Discrete   *)
+(* time: "by time t" means by the end of the instant t, so each bound is   *)
+(* read in the quiescent state that ends an instant (nothing due).         *)
+Quiescent == Quiet(TimeoutLen, SafeWindow)
 
-\* ... and in real time: a message multicast in slot s (at p's local time >= s*SlotLen)
-\* is delivered by every process alive within SlotLen + Delay + 2 Eps.
-LatencyReal ==
-    \A m \in broadcast, q \in Proc :
-        Alive(q) /\ SlotOf(m) >= start[q]
-        /\ now > SlotOf(m) * SlotLen - off[Sender(m)] + SlotLen + Delay + 2 * Eps
-        => cs[q] > SlotOf(m)
+\* every process alive has finished slot s by its local (s+1)*SlotLen + b
+LatencyLocalBy(b) ==
+    Quiescent =>
+        \A q \in Proc : Alive(q) =>
+            \A s \in Slot : s >= start[q] /\ Local(q) >= (s + 1) * SlotLen + b => cs[q] > s
+
+\* the earliest real time at which k can multicast in slot s: k's clock reads
+\* s*SlotLen, and the run has started
+SlotStart(k, s) == LET t == s * SlotLen - off[k] IN IF t < 0 THEN 0 ELSE t
+
+\* a message multicast in slot s is delivered by every process alive within b of
+\* real time
+LatencyRealBy(b) ==
+    Quiescent =>
+        \A m \in broadcast, q \in Proc :
+            Alive(q) /\ SlotOf(m) >= start[q]
+            /\ now >= SlotStart(Sender(m), SlotOf(m)) + b
+            => cs[q] > SlotOf(m)
+
+NoFailureRun == crashed = {} /\ awake = Members
+
+\* local time: (s+1)*SlotLen + delta + eps, with or without failures
+LatencyLocal == LatencyLocalBy(Delay + Eps)
+\* real time: Delta + delta + 2 eps with failures (and joins), Delta + delta + eps without
+LatencyReal == LatencyRealBy(SlotLen + Delay + 2 * Eps)
+LatencyRealNoFailure == NoFailureRun => LatencyRealBy(SlotLen + Delay + Eps)
+\* one tick less: TLC finds runs that need the full bound (the bounds are tight)
+LatencyLocalTight == LatencyLocalBy(Delay + Eps - 1)
+LatencyRealTight == LatencyRealBy(SlotLen + Delay + 2 * Eps - 1)
+LatencyRealNoFailureTight == NoFailureRun => LatencyRealBy(SlotLen + Delay + Eps - 1)
 
 \* the paper's join argument (B2): every process in the group when r joined has
 \* r's join before its clock reaches the start of r's join slot
