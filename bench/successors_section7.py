@@ -79,8 +79,14 @@ def toto_as_002_restates(v: RuleView, params: Params) -> Delivery | None:
     internal stability asks for a beating m' in S_G (000: in M_p), external stability
     (a) asks NTail(s') > n - delta of every source (OCR "Ntail(s') > n- 1"; 000: >= n -
     delta), and the default rule delivers M_G (000's (b) delivers S_p). 002's "10 %" of
-    claim 1 compares S-ToTo with *this* ToTo, so it is measured too. It is S-ToTo with
-    one more conjunct in its early clause; ``tomkit prove`` proves it at n = 4 and 6."""
+    claim 1 compares S-ToTo with *this* ToTo, so it is measured too.
+
+    It is S-ToTo with one more conjunct in its early clause, and as printed it is *not
+    safe*: ``tomkit prove`` finds it safe at n = 4 but finds an agreement counterexample
+    at n = 6, delta = 3 (7 messages; replayed in tests/test_bench_successors_smoke.py):
+    a view where NTail(s') = n - delta fails the conjunct and falls to the default rule,
+    which delivers a non-source that another view, stable early, did not. The bench
+    therefore checks every run for agreement (``agree``) and reports it."""
     d = _delta(v, params, True, "ToTo (002's restatement)")
     s = sources(v, d)
     internal = v.forall(lambda m: v.or_(
@@ -156,11 +162,20 @@ def _early_not_early(other: dict, toto: dict) -> tuple[int, float, float, float]
     return len(early), default / len(early), later / len(early), at_n
 
 
+def _agree(m: Measured) -> bool:
+    """Whether every process delivered the same sequence (no crashes here, so every run
+    that is safe and live does)."""
+    seqs: dict[str, list[str]] = {}
+    for r in m.rows:
+        seqs.setdefault(r.process, []).append(r.msg)
+    return len({tuple(v) for v in seqs.values()}) <= 1
+
+
 def _summary(m: Measured) -> dict:
     rows = m.rows
     k = len(rows)
     n = m.n
-    return {"lat_ms": 1000 * mean(r.latency for r in rows),
+    return {"agree": _agree(m),"lat_ms": 1000 * mean(r.latency for r in rows),
             "ntail": mean(r.iol for r in rows), "omega": mean(r.omega for r in rows),
             "early": sum(r.clause == "early" for r in rows) / k,
             "default": sum(r.clause == "default" for r in rows) / k,
@@ -282,17 +297,22 @@ def print_rows(rows: Sequence[dict]) -> None:
         print(hdr)
         print("-" * len(hdr))
         for r in sel:
+            flag = "" if r["agree"] else "  DISAGREE"
             print(f"{r['rule']:8s} {r['delta']:>2d} | {r['lat_ms']:7.1f} {r['ntail']:5.2f} "
                   f"{r['omega']:5.2f} | {_pct(r['early']):>6s} {_pct(r['default']):>6s} "
                   f"{_pct(r['prefix']):>6s} {_pct(r['before_all']):>6s} | "
                   f"{_pct(r['earlier']):>6s} {_pct(r['later']):>6s} | "
                   f"{_pct(r['early_toto_default']):>6s} {_pct(r['early_toto_later']):>6s} | "
-                  f"{_pct(r.get('earlier_than_g', math.nan)):>5s}")
+                  f"{_pct(r.get('earlier_than_g', math.nan)):>5s}{flag}")
     print("\n(early/dflt/prfx: share of deliveries by the rule's early, default and GL-ToTo's "
           "prefix clause; <n: made before NTail(G) = n; <ToTo, >ToTo: made earlier / later "
           "than ToTo's delivery of the same message at the same process; Tdflt, Tlate: of the "
           "rule's early deliveries, the share ToTo made by its default rule / later; <G: "
-          "GL-ToTo's deliveries earlier than G-ToTo's at the same delta)")
+          "GL-ToTo's deliveries earlier than G-ToTo's at the same delta; DISAGREE: the "
+          "processes' delivery sequences differ)")
+    bad = [f"{r['rule']} ({r['topo']} {r['source']} {r['load']})" for r in rows
+           if not r["agree"]]
+    print("runs whose processes disagree: " + (", ".join(bad) if bad else "none"))
 
 
 def print_claims(c: dict) -> None:
