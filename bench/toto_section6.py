@@ -27,11 +27,12 @@ Output
    each run's joint distribution) and the ideal model's (omega = 1, tau = delta + 1).
    PNG: speedup_vs_n.png.
 4. Cost of a reception (000 section 4.3: O(n_p + n_c^2) operations per reception, with
-   n_p pending messages and n_c candidates): every reception timed (perf_counter around
+   n_p pending messages and n_c candidates): every reception timed (thread CPU time around
    the process's on_receive, the rule's drain included), binned by n_p and by n_c, as
-   median microseconds and as a ratio to the first bin of the same run; receptions that
-   deliver are apart. Then, across n, the receptions that meet one candidate and deliver
-   nothing, by n_p: where the processors' number enters at equal n_p and n_c.
+   median microseconds and as a ratio to the first bin of the same run holding 2 % of its
+   receptions; receptions that deliver are apart. Then, across n, the receptions that meet
+   one candidate and deliver nothing, by n_p: where the processors' number enters at equal
+   n_p and n_c.
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ def speedup_rows(messages: int = 4000, seed: int = 1, ns: Sequence[int] = NS,
             rows.append({"source": source, "n": n, "delta": d, "lat_toto_ms": t["lat_ms"],
                          "lat_ack_ms": a["lat_ms"], "speedup": a["lat_ms"] / t["lat_ms"],
                          "speedup_model": a["model_ms"] / t["model_ms"],
+                         "model_toto_ms": t["model_ms"], "model_ack_ms": a["model_ms"],
                          "speedup_ideal": model_speedup_ideal(n, d, source),
                          "iol_toto": t["iol"], "omega_toto": t["omega"]})
     return rows
@@ -321,29 +323,36 @@ def print_model(rows: Sequence[dict]) -> None:
 def print_speedup(rows: Sequence[dict]) -> None:
     print("\n3. Speedup against n: ToTo (delta = n/2) vs all-ack, total load 100 msgs/s")
     hdr = (f"{'source':8s} {'n':>3s} | {'latToTo':>8s} {'latAck':>8s} | {'speedup':>7s} "
-           f"{'eq.':>5s} {'ideal':>5s} | {'iol':>5s} {'omega':>5s}")
+           f"{'eq.':>5s} {'ideal':>5s} | {'iol':>5s} {'omega':>5s} | {'mToTo':>7s} "
+           f"{'mAck':>7s}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
         print(f"{r['source']:8s} {r['n']:>3d} | {r['lat_toto_ms']:8.1f} {r['lat_ack_ms']:8.1f} "
               f"| {r['speedup']:7.2f} {r['speedup_model']:5.2f} {r['speedup_ideal']:5.2f} | "
-              f"{r['iol_toto']:5.2f} {r['omega_toto']:5.2f}")
+              f"{r['iol_toto']:5.2f} {r['omega_toto']:5.2f} | {r['model_toto_ms']:7.1f} "
+              f"{r['model_ack_ms']:7.1f}")
     print("(eq.: the model on each run's joint distribution; ideal: omega = 1, tau = n/2 + 1; "
-          "000: 'up to O(log(n)) speedup', 1.56-1.84 periodic and 2.60-3.38 Poisson at n = 8)")
+          "mToTo, mAck: the model's latencies, ms; 000: 'up to O(log(n)) speedup', 1.56-1.84 "
+          "periodic and 2.60-3.38 Poisson at n = 8)")
 
 
 def print_complexity(rows: Sequence[dict]) -> None:
     print("\n4. Cost of a reception (ToTo, Poisson, load 400 msgs/s): median us per "
-          "reception, binned by n_p and by n_c; ratio to the first full bin of the same run")
+          "reception, binned by n_p and by n_c; ratio to the first bin of the same run that "
+          "holds 2 % of its receptions")
     for r in rows:
         where = ("3 LANs x 3, 20 ms between" if r["label"] == "wide" else "one LAN")
         print(f"\n n {r['n']} ({where}): {r['receptions']} receptions, mean n_p "
               f"{r['pending_mean']:.2f}, mean n_c {r['cand_mean']:.2f}")
         for key, title in (("by_pending", "n_p"), ("by_candidates", "n_c")):
             bins = r[key]
-            full = [b for b in bins if b["quiet_n"] >= MIN_BIN]
+            # the base: the first bin holding 2 % of the receptions (the first receptions
+            # of a run, n_p 0-3, also compile the rule for each number of candidates)
+            least = max(MIN_BIN, 0.02 * r["receptions"])
+            full = [b for b in bins if b["quiet_n"] >= least]
             base = full[0]["quiet_median"] if full else math.nan
-            fulld = [b for b in bins if b["deliv_n"] >= MIN_BIN]
+            fulld = [b for b in bins if b["deliv_n"] >= least]
             based = fulld[0]["per_delivered_median"] if fulld else math.nan
             print(f"  {title:4s} bin  | {'count':>6s} | {'quiet':>6s} {'ratio':>5s} | "
                   f"{'deliv':>6s} {'msgs':>4s} {'/msg':>6s} {'ratio':>5s}")
