@@ -210,7 +210,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
 
         def arrive(self, b: int, packet: Any) -> None:
             if self.members is not None and not self.members.admits(b, packet):
-                return  # a partition cuts the link: lost
+                return  # a partition cuts the link: held back until the heal
             self.handle(b, self.procs[b].on_receive(packet, self.tick()))
 
         def notifiable(self) -> list[tuple[int, int]]:

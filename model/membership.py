@@ -429,8 +429,10 @@ class Membership:
         self.up = [False] * n
         #: excluded from the primary component: joins again when reconnected
         self.excluded: set[int] = set()
-        #: the network's component of each machine (all 0: connected)
+        #: the network's component of each machine (all 0: connected), and the packets
+        #: a partition holds back (receiver, packet)
         self.component = [0] * n
+        self.held: list[tuple[int, Any]] = []
         #: per machine, the view the service last gave it
         self.view_of: list[View | None] = [None] * n
         self.last_id = 0
@@ -513,6 +515,11 @@ class Membership:
         if len(listed) != sum(len(c) for c in components):
             raise ValueError("a machine is in two components")
         self.component = comp
+        d = self.driver
+        held, self.held = self.held, []
+        for j, packet in held:
+            if self.admits(j, packet) and self.up[j]:
+                d.handle(j, self.procs[j].on_receive(packet, d.now))  # type: ignore[union-attr]
         for j in sorted(self.excluded):
             if self._reachable_primary(j):
                 self.excluded.discard(j)
@@ -527,10 +534,14 @@ class Membership:
         return self.component[a] == self.component[b]
 
     def admits(self, j: int, packet: Any) -> bool:
-        """Whether a packet arriving at j crosses no partition (the drivers drop the
-        others: the link is cut)."""
-        if isinstance(packet, Packet):
-            return self.component[self.index_of[packet.msg.sender]] == self.component[j]
+        """Whether a packet arriving at j crosses no partition. One that does is held
+        back, not lost: links are reliable (Transis retransmits), so it arrives when the
+        partition heals, unless a configuration change has made it stale by then (the
+        receiver drops an older view's message)."""
+        if isinstance(packet, Packet) and \
+                self.component[self.index_of[packet.msg.sender]] != self.component[j]:
+            self.held.append((j, packet))
+            return False
         return True
 
     # ---------------------------------------------------------------- Agree and Flush
