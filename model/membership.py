@@ -192,10 +192,11 @@ class DynamicToto:
 
     def flushed(self) -> bool:
         """000 section 5.2: M_p is empty: every message of the configuration visible here
-        is delivered, no Crash(q) waits, nothing waits in the causal buffer."""
+        is delivered (or, an ACK-only message, retired: model/dag.py), no Crash(q) waits,
+        nothing waits in the causal buffer."""
         t = self.toto
-        return (t is None or (len(t.dag.delivered) == len(t.dag) and not t.pending_crashes
-                              and not self._buffer))
+        return (t is None or (len(t.dag.delivered) + len(t.dag.retired) == len(t.dag)
+                              and not t.pending_crashes and not self._buffer))
 
     def known(self) -> list[Message]:
         """The current configuration's visible messages, in a causal order (by the number

@@ -25,6 +25,10 @@ The model
   quasi-periodic or Poisson (``model/network.py``), at ``rate`` messages per second *per
   process*, named ``<process>.<k>``. Sources stop when the total budget ``messages`` is
   spent.
+* 001's set-up (optional; ``SimConfig.topology`` and ``SimConfig.load``): a delay
+  distribution per sender-recipient pair (``model/topology.py``), and per-process rates
+  that change at given times (``model/load.py``; each new rate starts at a random phase,
+  sources stop at the schedule's end).
 * Timers: a process asks for a timer (``Output.timer``); the simulator calls its
   ``on_timer`` then.
 * Crashes (000 section 5), for protocols that handle them: at its crash time a process
@@ -64,10 +68,12 @@ from typing import Any
 
 import numpy as np
 
+from tomkit.model.load import LoadSchedule, phase_start
 from tomkit.model.network import SOURCES, Delay, DelayDraws, first_send, source_gap
 from tomkit.model.process import Output, Protocol, Transmit
 from tomkit.model.protocols import protocol
 from tomkit.model.recorder import Recorder
+from tomkit.model.topology import Topology
 
 __all__ = ["Runaway", "SimConfig", "SimResult", "simulate"]
 
@@ -102,6 +108,15 @@ class SimConfig:
     #: who run broken rules (model/mutants.py) set one; it cuts at the same point on
     #: every machine, unlike a clock
     max_events: int | None = None
+    # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2; model/topology.py and
+    # model/load.py. None: today's behaviour (every link ``delay``/``link_delays``, every
+    # source at ``rate``)
+    #: a delay distribution per pair (``link_delays`` still override it); n must match
+    topology: Topology | None = None
+    #: per-process source rates changing over time; sources stop at its ``end`` (and when
+    #: ``messages`` is spent) and start each rate at a random phase; ``rate`` is then only
+    #: what the protocol is told
+    load: LoadSchedule | None = None
     # ---- membership (module docstring; only protocols with a membership service)
     #: (process, time): a new process joins, or a crashed one restarts and rejoins
     joins: Sequence[tuple[int | str, float]] = ()
@@ -153,7 +168,7 @@ def simulate(config: SimConfig,
 
 
 # event kinds (the counter breaks ties, so their values never order events)
-_SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _CALL = range(6)
+_SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _LOAD, _CALL = range(7)
 
 
 class _Sim:
@@ -184,12 +199,22 @@ class _Sim:
         # per sender, one Delay per recipient (None for itself)
         self.delays: list[list[Delay | None]] = [
             [None if i == j else cfg.delay for j in range(n)] for i in range(n)]
+        if cfg.topology is not None:
+            if cfg.topology.n != n:
+                raise ValueError(f"the topology has {cfg.topology.n} processes, the run {n}")
+            self.delays = [list(row) for row in cfg.topology.delays]
         for (a, b), d in cfg.link_delays.items():
             i, j = cfg.index(a), cfg.index(b)
             if i == j:
                 raise ValueError(f"no link from {self.names[i]} to itself")
             self.delays[i][j] = d
-        self.uniform = not cfg.link_delays
+        self.uniform = not cfg.link_delays and cfg.topology is None
+        if cfg.load is not None and cfg.load.n != n:
+            raise ValueError(f"the load schedule is for {cfg.load.n} processes, the run {n}")
+        #: with a load schedule: each process's period, and its source's generation (a
+        #: rate change starts a new one; events of older ones are dropped)
+        self.periods = [math.inf] * n
+        self.generation = [0] * n
         #: per process, every other process
         self.others = [tuple(j for j in range(n) if j != i) for i in range(n)]
         # With one delay for every link, a packet's k delays are the next k values of its
@@ -223,6 +248,9 @@ class _Sim:
                              "joins or partitions")
         if self.members is not None and cfg.partitions:
             self.admits = self.members.admits
+        if self.members is not None and cfg.load is not None:
+            raise ValueError("a load schedule (001) and a membership service (000 section 5) "
+                             "do not run together: the service starts and stops sources")
 
     # ---------------------------------------------------------------------- events
 
@@ -233,15 +261,21 @@ class _Sim:
     def run(self) -> SimResult:
         wall = _time.perf_counter()
         cfg = self.cfg
-        if self.members is None:
-            for i in range(self.n):
-                self.push(first_send(cfg.source, self.period, cfg.jitter, self.rng), _SOURCE, i)
-        else:
+        if self.members is not None:
             self.start_membership()
+        elif cfg.load is None:
+            for i in range(self.n):
+                self.push(first_send(cfg.source, self.period, cfg.jitter, self.rng),
+                          _SOURCE, i)
+        else:
+            self.load_change(list(enumerate(cfg.load.steps[0][1])))
+            for t, moved in cfg.load.changes():
+                self.push(t, _LOAD, 0, moved)
         for i, t in sorted(self.crash_at.items()):
             self.push(t, _CRASH, i)
         heap, pop, arrive = self.heap, heapq.heappop, _ARRIVE
         alive, procs, handle, admits = self.alive, self.procs, self.handle, self.admits
+        load = cfg.load is not None
         left = -1 if cfg.max_events is None else cfg.max_events  # -1: no limit
         while heap:
             if left == 0:
@@ -254,12 +288,20 @@ class _Sim:
                 if alive[i] and (admits is None or admits(i, data)):
                     handle(i, procs[i].on_receive(data, t))
             elif kind == _SOURCE:
-                if alive[i] and self.budget > 0 and data == self.source_gen[i]:
+                if load:  # a source of the load schedule
+                    if data == self.generation[i] and alive[i] and self.budget > 0:
+                        self.budget -= 1
+                        self.send(i)
+                        self.load_next(i, t + source_gap(cfg.source, self.periods[i],
+                                                         cfg.jitter, self.rng))
+                elif alive[i] and self.budget > 0 and data == self.source_gen[i]:
                     self.budget -= 1
                     self.send(i)
                     if self.budget > 0:
                         self.push(t + source_gap(cfg.source, self.period, cfg.jitter,
                                                  self.rng), _SOURCE, i, data)
+            elif kind == _LOAD:
+                self.load_change(data)  # type: ignore[arg-type]
             elif kind == _TIMER:
                 if alive[i]:
                     handle(i, procs[i].on_timer(t))
@@ -275,6 +317,20 @@ class _Sim:
             self.progress(total - self.reported)
         return SimResult(self.rec.records, self.summary(_time.perf_counter() - wall),
                          self.options)
+
+    def load_change(self, moved: list[tuple[int, float]]) -> None:
+        """The load schedule sets each process of ``moved`` to its new rate: its source
+        restarts at a random phase of the new period (model/load.py)."""
+        for i, r in moved:
+            self.generation[i] += 1
+            self.periods[i] = 1.0 / r if r > 0 else math.inf
+            if r > 0:
+                self.load_next(i, self.now + phase_start(self.cfg.source, self.periods[i],
+                                                         self.rng))
+
+    def load_next(self, i: int, t: float) -> None:
+        if self.budget > 0 and t < self.cfg.load.end:  # type: ignore[union-attr]
+            self.push(t, _SOURCE, i, self.generation[i])
 
     def send(self, i: int) -> None:
         """Process i's source: the application multicasts its next message."""
