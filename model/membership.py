@@ -73,6 +73,10 @@ Decisions on the paper's text (000 section 5; each named broken reading is a val
   no state (no state transfer: it delivers the messages of the views it installs).
 * delta per configuration: ceil(n/2) of that configuration (000 section 4.1 needs
   n/2 <= delta < n, and n changes).
+* Transient partitions (5.1: detachments are detected "based on timeout"): links are
+  reliable (Transis retransmits), so a packet a partition holds back arrives at the heal
+  (:meth:`Membership.admits`), and is dropped by its receiver if its view was closed
+  meanwhile; a partition healed before the Agree stage changes nothing.
 """
 
 from __future__ import annotations
