@@ -82,10 +82,13 @@ class RuleFailure(AssertionError):
 
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                     max_messages: int = 12, max_crashes: int | None = None,
-                    label: str | None = None, spares: int = 0) -> type[RuleBasedStateMachine]:
+                    label: str | None = None, spares: int = 0, partitions: bool = True,
+                    scope: str | None = None) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
     docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
-    handle crashes, else 0."""
+    handle crashes, else 0. With a membership service: ``spares`` processes start
+    outside the first view, ``partitions`` allows the partition rule, and ``scope`` (the
+    checker's) defaults to correct with partitions, else uniform."""
     proto = get_protocol(protocol)
     opts = proto.resolve(options)
     names = [f"p{i}" for i in range(n)]
@@ -99,7 +102,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
     if spares and not dynamic:
         raise ValueError(f"{protocol} has no membership service: no joins to fuzz")
-    scope = "correct" if dynamic else "uniform"
+    if scope is None:  # (module docstring)
+        scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
 
     class ProcessMachine(RuleBasedStateMachine):
@@ -296,8 +300,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.tick()
             self.members.join(j)
 
-        @precondition(lambda self: self.members is not None and not self.partitioned
-                      and self.partitions < 2)
+        @precondition(lambda self: partitions and self.members is not None
+                      and not self.partitioned and self.partitions < 2)
         @rule(data=st.data())
         def partition(self, data: st.DataObject) -> None:
             """The network splits in two: a drawn group against the rest."""
