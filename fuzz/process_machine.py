@@ -82,10 +82,13 @@ class RuleFailure(AssertionError):
 
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                     max_messages: int = 12, max_crashes: int | None = None,
-                    label: str | None = None, spares: int = 0) -> type[RuleBasedStateMachine]:
+                    label: str | None = None, spares: int = 0, partitions: bool = True,
+                    scope: str | None = None) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
     docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
-    handle crashes, else 0."""
+    handle crashes, else 0. With a membership service: ``spares`` processes start
+    outside the first view, ``partitions`` allows the partition rule, and ``scope`` (the
+    checker's) defaults to correct with partitions, else uniform."""
     proto = get_protocol(protocol)
     if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
         from tomkit.fuzz.qos_machine import timed_machine
@@ -104,7 +107,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
     if spares and not dynamic:
         raise ValueError(f"{protocol} has no membership service: no joins to fuzz")
-    scope = "correct" if dynamic else "uniform"
+    if scope is None:  # (module docstring)
+        scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
 
     class ProcessMachine(RuleBasedStateMachine):
@@ -215,7 +219,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
 
         def arrive(self, b: int, packet: Any) -> None:
             if self.members is not None and not self.members.admits(b, packet):
-                return  # a partition cuts the link: lost
+                return  # a partition cuts the link: held back until the heal
             self.handle(b, self.procs[b].on_receive(packet, self.tick()))
 
         def notifiable(self) -> list[tuple[int, int]]:
@@ -301,8 +305,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.tick()
             self.members.join(j)
 
-        @precondition(lambda self: self.members is not None and not self.partitioned
-                      and self.partitions < 2)
+        @precondition(lambda self: partitions and self.members is not None
+                      and not self.partitioned and self.partitions < 2)
         @rule(data=st.data())
         def partition(self, data: st.DataObject) -> None:
             """The network splits in two: a drawn group against the rest."""

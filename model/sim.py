@@ -42,7 +42,8 @@ The model
   service agrees on the next configuration and its members flush and install it (``view``
   records; ``join`` records for joiners; ``crash`` records for crashes and for members
   cut off from the primary component). A process listed in ``joins`` with no crash
-  before is outside the first view; a packet whose link a partition cuts is lost.
+  before is outside the first view; a packet whose link a partition cuts waits for the
+  heal (links are reliable), and is dropped if its view has been closed by then.
 * Determinism and paired comparisons: three independent streams from
   ``numpy.random.SeedSequence(seed).spawn(3)``: sources, application-message delays,
   control-packet delays (``Transmit.control``: acknowledgements, timestamps, ACK-only
