@@ -111,7 +111,7 @@ ASSUME /\ InitActive # {} /\ InitActive \subseteq Proc
        /\ Senders \subseteq Proc /\ GoActive \subseteq Proc /\ GoPassive \subseteq Proc
        /\ ChgSeq \subseteq Proc /\ Crashable \subseteq Proc
        /\ MaxCrash < Cardinality(Proc)
-       /\ Literal \subseteq {"ot", "fig4gtp", "fig4view", "discard", "dup", "lazy"}
+       /\ Literal \subseteq {"ot", "fig4gtp", "fig4view", "discard", "dup", "lazy", "lossy"}
 
 Msg == Senders \X (1 .. PerSender)   \* user messages <<p, k>>: p's k-th
 
@@ -421,11 +421,17 @@ EndChgSeq(p) ==
 
 -----------------------------------------------------------------------------
 (* Crashes and the view change (5.2, 5.3.1).                               *)
+\* ("lossy", Hybrid_LossyCrash.tla: the crashed process's last messages that no
+\* survivor has received are lost, which the vs-multicast property allows too)
 Crash(q) ==
     /\ q \in alive \cap Crashable
     /\ Cardinality(Proc \ alive) < MaxCrash
     /\ alive' = alive \ {q}
-    /\ UNCHANGED <<broadcast, delivered, ls, net, rcvd, view, used>>
+    /\ net' = IF "lossy" \in Literal
+              THEN [net EXCEPT ![q] =
+                      SubSeq(@, 1, MaxSet({0} \cup {rcvd[p][q] : p \in alive \ {q}}))]
+              ELSE net
+    /\ UNCHANGED <<broadcast, delivered, ls, rcvd, view, used>>
 
 Flushed == \A p \in alive : \A s \in Proc \ {p} : rcvd[p][s] = Len(net[s])
 
@@ -543,6 +549,10 @@ SomeActive == \A p \in alive : Actives(ls[p]) # {}
 \* the least ticket never names a message already delivered: Figure 4's loop, "while
 \* T(M) = queueHead(OT) /\ M in Q_i", would stop there for ever (D3)
 NoDeadHead == \A p \in alive : ls[p].UT # {} => HeadTicket(ls[p]).id \notin ls[p].done
+
+\* the order among the processes that have not crashed (the non-uniform guarantee)
+SurvivorOrder ==
+    \A p, q \in alive : TOB!Comparable(delivered[p], delivered[q])
 
 \* l is the last own message delivered (Figure 4's l_i), so at most c
 LastBelowCount == \A p \in Proc : ls[p].l <= ls[p].c
