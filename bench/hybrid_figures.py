@@ -55,14 +55,17 @@ from tomkit.model.hybrid_runs import (
 from tomkit.model.load import FIG5_DWELL
 from tomkit.model.topology import fig3_topology
 
+#: Figure 5's mean-shift k (001 footnote 6 lost it; ours, docs/hybrid-figures.md)
+FIG5_K = 10
+
 
 def ms(x: float) -> str:
     return "   n/a" if math.isnan(x) else f"{x * 1e3:6.0f}"
 
 
-def print_fig1(rows, out: Path | None) -> None:
-    print("\nFigure 1: token-site and symmetric alone (10 msg/s each, quasi-periodic), "
-          "latency in ms")
+def print_fig1(rows, out: Path | None, n: int) -> None:
+    print(f"\nFigure 1: token-site and symmetric alone ({n} processes, 10 msg/s each, "
+          "quasi-periodic), latency in ms")
     print(f"{'D':>6} | {'token':>6} {'2D':>6} {'ratio':>6} | {'symm':>6} {'D+t':>6} "
           f"{'ratio':>6} | better")
     for r in rows:
@@ -73,7 +76,7 @@ def print_fig1(rows, out: Path | None) -> None:
     print(f"crossover: measured D = {x * 1e3:.0f} ms; paper D = t = "
           f"{rows[0].t * 1e3:.0f} ms")
     if out is not None:
-        print(f"plot: {plot_fig1(rows, out / 'fig1.png')}")
+        print(f"plot: {plot_fig1(rows, out / 'fig1.png', n)}")
 
 
 def print_fig3(rows, title: str) -> None:
@@ -94,8 +97,9 @@ def print_fig3(rows, title: str) -> None:
           "(paper: matches the best case)")
 
 
-def print_fig5(res) -> None:
-    print(f"\nFigure 5, {res.source} sources: the scenarios in sequence, {res.dwell:g} s "
+def print_fig5(res, k: int) -> None:
+    print(f"\nFigure 5, {res.source} sources, mean-shift k = {k}: the scenarios in sequence, "
+          f"{res.dwell:g} s "
           "each; latency in ms (settled: second half of the scenario; peak: worst "
           f"{res.window:g} s window of the first half, the hybrid's transient)")
     print(f"{'sc':>2} {'loads':>5} | {'token':>6} {'symm':>6} {'hybrid':>6} | "
@@ -122,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="only these figures (repeatable; default all)")
     ap.add_argument("--dwell", type=float, default=None,
                     help=f"seconds per scenario in Figure 5 (default {FIG5_DWELL:g})")
+    ap.add_argument("--mean-shift-k", type=int, default=FIG5_K,
+                    help=f"the hybrid's mean-shift detector in Figure 5 (default {FIG5_K}; "
+                    "001's value is lost)")
     ap.add_argument("--n", type=int, default=30, help="Figure 1's processes (default 30)")
     ap.add_argument("--duration", type=float, default=None,
                     help="seconds per run of Figures 1 and 3 (default 12; quick 4)")
@@ -136,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         dur = a.duration or (4.0 if a.quick else 12.0)
         rows = fig1((0.05, 0.2) if a.quick else FIG1_DELAYS, n=a.n, duration=dur,
                     warmup=min(2.0, dur / 3), seed=a.seed)
-        print_fig1(rows, out)
+        print_fig1(rows, out, a.n)
     if "3" in figs:
         sc = (1, 4, 6, 9) if a.quick else tuple(range(1, 10))
         dur = a.duration or (4.0 if a.quick else 12.0)
@@ -149,12 +156,14 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         if a.quick:
             results.append(fig5(a.dwell or 10.0, "quasi-periodic", a.seed,
-                                scenarios=(1, 4, 9, 6)))
+                                scenarios=(1, 4, 9, 6),
+                                hybrid_options={"mean_shift_k": a.mean_shift_k}))
         else:
             for source in ("quasi-periodic", "poisson"):
-                results.append(fig5(a.dwell or FIG5_DWELL, source, a.seed))
+                results.append(fig5(a.dwell or FIG5_DWELL, source, a.seed,
+                                    hybrid_options={"mean_shift_k": a.mean_shift_k}))
         for res in results:
-            print_fig5(res)
+            print_fig5(res, a.mean_shift_k)
         if out is not None:
             print(f"plot: {plot_fig5(results, out / 'fig5.png')}")
     print(f"\n{time.perf_counter() - wall:.0f} s")

@@ -90,6 +90,11 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     outside the first view, ``partitions`` allows the partition rule, and ``scope`` (the
     checker's) defaults to correct with partitions, else uniform."""
     proto = get_protocol(protocol)
+    if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
+        from tomkit.fuzz.qos_machine import timed_machine
+
+        return timed_machine(protocol, n, options, max_messages=max_messages,
+                             max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)
     names = [f"p{i}" for i in range(n)]
     label = label or protocol

@@ -330,7 +330,7 @@ def plot_fig5(results: Sequence[Fig5Result], path: str | Path) -> Path:
     return out
 
 
-def plot_fig1(rows: Sequence[Fig1Row], path: str | Path) -> Path:
+def plot_fig1(rows: Sequence[Fig1Row], path: str | Path, n: int = 30) -> Path:
     """Figure 1 as a PNG: measured latency against D with the 2D and D + t lines."""
     import matplotlib
 
@@ -348,7 +348,7 @@ def plot_fig1(rows: Sequence[Fig1Row], path: str | Path) -> Path:
             label="D + t")
     ax.set_xlabel("network delay D (ms)")
     ax.set_ylabel("latency (ms)")
-    ax.set_title("001 Figure 1: 30 processes, 10 msg/s each", fontsize=10)
+    ax.set_title(f"001 Figure 1: {n} processes, {1 / rows[0].t:g} msg/s each", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     out = Path(path)

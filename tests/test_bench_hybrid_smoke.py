@@ -111,3 +111,31 @@ def test_bench_quick_prints_figures_beside_the_paper(capsys, tmp_path: Path) -> 
     out = capsys.readouterr().out
     assert "seed 2" in out and "crossover: measured D =" in out and "paper D = t = 100 ms" in out
     assert (tmp_path / "fig1.png").stat().st_size > 10_000
+
+
+def test_paper_lines_of_figure_3() -> None:
+    from tomkit.model.hybrid_runs import fig3_paper_lines
+
+    # 2D per sender: A 520 (its own delay to the far LAN), B and C 20 + 520, D and E
+    # 520 + 520; D + t: 520 + the largest gap
+    all_high = fig3_paper_lines("HHHHH")
+    assert all_high["token-site"] == pytest.approx((520 + 2 * 540 + 2 * 1040) / 5 / 1e3)
+    assert all_high["symmetric"] == pytest.approx(0.530)
+    only_d = fig3_paper_lines("LLLHL")
+    assert only_d["token-site"] == pytest.approx((520 + 2 * 540 + 100 * 1040 + 1040) / 104
+                                                 / 1e3)
+    assert only_d["symmetric"] == pytest.approx(1.520)
+
+
+def test_roles_from_trace_reads_the_ticket_issuers() -> None:
+    from tomkit.model.hybrid_runs import roles_from_trace
+
+    recs = [{"kind": "send", "process": "p0", "msg": "p0.1", "time": 0.0},
+            {"kind": "send", "process": "p1", "msg": "p1.1", "time": 0.1},
+            {"kind": "send", "process": "p1", "msg": "p1.2", "time": 2.0},
+            {"kind": "deliver", "process": "p0", "msg": "p0.1", "x_ticket": ["p0", 1]},
+            {"kind": "deliver", "process": "p1", "msg": "p0.1", "x_ticket": ["p0", 1]},
+            {"kind": "deliver", "process": "p0", "msg": "p1.1", "x_ticket": ["p0", 2]},
+            {"kind": "deliver", "process": "p0", "msg": "p1.2", "x_ticket": ["p1", 9]}]
+    assert roles_from_trace(recs) == {"p0": "p0", "p1": "p0"}
+    assert roles_from_trace(recs, since=1.0) == {"p1": "p1"}

@@ -60,11 +60,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--topology", metavar="FILE.toml|PRESET",
                    help="a delay distribution per process pair, from a TOML file or a "
                    "preset (001-fig3: 001's two LANs A B C / D E, 20 ms and 520 ms); sets "
-                   "--n; --delay applies to no link then")
+                   "--n; --delay applies to no link then; fills a protocol's --delays")
     s.add_argument("--load-schedule", metavar="FILE.toml|PRESET",
                    help="per-process rates changing over time (replaces --rate for the "
                    "sources), from a TOML file or a preset: 001-fig3:S (scenario S = 1..9 "
-                   "for 20 s), 001-fig5[:DWELL] (the nine in sequence, 20 s each)")
+                   "for 20 s), 001-fig5[:DWELL] (the nine in sequence, 20 s each); its first "
+                   "rates fill a protocol's --rates")
     add_output_arguments(s)
     s.set_defaults(func=run)
     return s
@@ -74,9 +75,19 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
     """The :class:`SimConfig` the parsed arguments describe (raises ValueError)."""
     p = protocol(args.protocol)
     topology, load = _topology_and_load(args)
+    options = protocol_options(args, p)
+    # a protocol that reads the network's mean delays or the processes' rates (the
+    # hybrid's Figure 2 heuristic, 001 section 4.3) gets them from --topology and
+    # --load-schedule unless given: the schedule's first rates (a silent process: the
+    # lowest rate of the schedule)
+    if topology is not None and p.option("delays") and "delays" not in options:
+        options["delays"] = topology.means()
+    if load is not None and p.option("rates") and "rates" not in options:
+        low = min((r for _, rates in load.steps for r in rates if r > 0), default=1.0)
+        options["rates"] = [r if r > 0 else low for r in load.steps[0][1]]
     return SimConfig(
         protocol=args.protocol, n=topology.n if topology is not None else args.n,
-        topology=topology, load=load, options=protocol_options(args, p),
+        topology=topology, load=load, options=options,
         source=args.source, rate=args.rate, jitter=args.jitter, messages=args.messages,
         delay=Delay(args.delay, args.mean_delay, cv2=args.gamma_cv2),
         crashes=tuple(args.crash), detection_delay=args.detection_delay, seed=args.seed,
