@@ -250,8 +250,8 @@ EndSlot(p) ==
 \* r wakes and joins at slot s_j, computed from its own clock (B2), multicasting
 \* join(r, s_j) to the processes in the group; joins whose slot lies beyond the
 \* model's last slot are not modelled
-Join(r, to, Win(_)) ==
-    LET sj == JoinSlot(Local(r)) IN
+Join(r, to, Win(_), JS(_)) ==
+    LET sj == JS(Local(r)) IN
     /\ Quiet(to, Win)
     /\ r \in Joiners /\ r \notin awake
     /\ Cardinality(awake \cap Joiners) < MaxJoins
@@ -346,15 +346,15 @@ Done ==
     /\ now = Horizon
     /\ UNCHANGED vars
 
-ProtocolNext(to, Win(_)) ==
-    \/ \E p \in Proc : EndSlot(p) \/ Join(p, to, Win) \/ Crash(p, to, Win)
+ProtocolNext(to, Win(_), JS(_)) ==
+    \/ \E p \in Proc : EndSlot(p) \/ Join(p, to, Win, JS) \/ Crash(p, to, Win)
     \/ \E r, q \in Proc : JoinArrive(r, q)
     \/ \E q \in Proc : \/ DeliverTurn(q, to, Win) \/ TimeoutTurn(q, to, Win)
                        \/ SkipTurn(q, to, Win)
     \/ Tick(to, Win)
     \/ Done
 
-Next == ProtocolNext(TimeoutLen, SafeWindow)
+Next == ProtocolNext(TimeoutLen, SafeWindow, JoinSlot)
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------

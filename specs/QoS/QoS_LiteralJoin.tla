@@ -13,6 +13,6 @@
 (***************************************************************************)
 EXTENDS QoS
 
-BuggyNext == ProtocolNext(TimeoutLen, LiteralWindow)
+BuggyNext == ProtocolNext(TimeoutLen, LiteralWindow, JoinSlot)
 BuggySpec == Init /\ [][BuggyNext]_vars
 =============================================================================

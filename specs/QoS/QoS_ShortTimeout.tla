@@ -14,6 +14,6 @@ EXTENDS QoS
 
 ShortTimeout == Delay
 
-BuggyNext == ProtocolNext(ShortTimeout, SafeWindow)
+BuggyNext == ProtocolNext(ShortTimeout, SafeWindow, JoinSlot)
 BuggySpec == Init /\ [][BuggyNext]_vars
 =============================================================================
