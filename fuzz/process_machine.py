@@ -294,43 +294,6 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.crashed.append(q)
             self.rec.crash(q, self.tick())
 
-        @precondition(lambda self: self.members is not None and self.joins < 3 and any(
-            not self.up[j] and j not in self.members.excluded for j in range(n)))
-        @rule(data=st.data())
-        def join(self, data: st.DataObject) -> None:
-            """A crashed process restarts, or a spare one joins (a new incarnation)."""
-            j = data.draw(st.sampled_from([j for j in range(n) if not self.up[j]
-                                           and j not in self.members.excluded]), label="join")
-            self.joins += 1
-            self.tick()
-            self.members.join(j)
-
-        @precondition(lambda self: partitions and self.members is not None
-                      and not self.partitioned and self.partitions < 2)
-        @rule(data=st.data())
-        def partition(self, data: st.DataObject) -> None:
-            """The network splits in two: a drawn group against the rest."""
-            group = data.draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=n - 1,
-                                       unique=True), label="component")
-            self.partitioned = True
-            self.partitions += 1
-            self.tick()
-            self.members.partition([sorted(group)])
-
-        @precondition(lambda self: self.members is not None and self.partitioned)
-        @rule()
-        def heal(self) -> None:
-            self.partitioned = False
-            self.tick()
-            self.members.partition([])
-
-        @precondition(lambda self: self.agreeable())
-        @rule()
-        def agree(self) -> None:
-            """The membership's Agree stage, and each member's Flush (000 section 5.1)."""
-            self.tick()
-            self.members.agree()
-
         @precondition(lambda self: bool(self.notifiable()))
         @rule(data=st.data())
         def notify(self, data: st.DataObject) -> None:
@@ -398,6 +361,50 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             if proto.live:
                 self.check("liveness")
 
-    ProcessMachine.__name__ = ProcessMachine.__qualname__ = \
+    class MembershipMachine(ProcessMachine):
+        """The membership service's rules (module docstring), in a subclass so that the
+        machine of a protocol without one has exactly its old rules: Hypothesis draws
+        its steps from the rule set, and one more rule, even never enabled, changes the
+        runs a seed makes."""
+
+        @precondition(lambda self: self.members is not None and self.joins < 3 and any(
+            not self.up[j] and j not in self.members.excluded for j in range(n)))
+        @rule(data=st.data())
+        def join(self, data: st.DataObject) -> None:
+            """A crashed process restarts, or a spare one joins (a new incarnation)."""
+            j = data.draw(st.sampled_from([j for j in range(n) if not self.up[j]
+                                           and j not in self.members.excluded]), label="join")
+            self.joins += 1
+            self.tick()
+            self.members.join(j)
+
+        @precondition(lambda self: partitions and self.members is not None
+                      and not self.partitioned and self.partitions < 2)
+        @rule(data=st.data())
+        def partition(self, data: st.DataObject) -> None:
+            """The network splits in two: a drawn group against the rest."""
+            group = data.draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=n - 1,
+                                       unique=True), label="component")
+            self.partitioned = True
+            self.partitions += 1
+            self.tick()
+            self.members.partition([sorted(group)])
+
+        @precondition(lambda self: self.members is not None and self.partitioned)
+        @rule()
+        def heal(self) -> None:
+            self.partitioned = False
+            self.tick()
+            self.members.partition([])
+
+        @precondition(lambda self: self.agreeable())
+        @rule()
+        def agree(self) -> None:
+            """The membership's Agree stage, and each member's Flush (000 section 5.1)."""
+            self.tick()
+            self.members.agree()
+
+    machine = MembershipMachine if dynamic else ProcessMachine
+    machine.__name__ = machine.__qualname__ = \
         f"ProcessMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"
-    return ProcessMachine
+    return machine

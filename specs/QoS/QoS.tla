@@ -68,7 +68,7 @@ CONSTANTS
     Joiners,     \* the processes that may join during the run
     MaxJoins,    \* how many of them may
     MayCrash,    \* the processes that may crash
-    MaxCrashes,  \* how many may
+    MaxCrashes,  \* how many may (that many are chosen as faulty at the start)
     LastSlot,    \* slots 0..LastSlot
     SlotLen,     \* the paper's slot length, in ticks
     Delay,       \* delta: every message arrives within Delay ticks
@@ -91,9 +91,9 @@ None == -1
 
 CeilDiv(a, b) == (a + b - 1) \div b
 
-\* the join slot of a process whose clock reads c (003 3.3, B2)
+\* the join slot of a process whose clock reads c (003, joins; B2)
 JoinSlot(c) == c \div SlotLen + CeilDiv(Delay + Eps, SlotLen) + 1
-\* the failure timeout after the local end of a slot (003 3.3)
+\* the failure timeout after the local end of a slot (003, process failures)
 TimeoutLen == Delay + Eps
 \* the join windows (B5)
 SafeWindow(sj) == sj .. sj + CeilDiv(Eps, SlotLen) + 1
@@ -231,7 +231,7 @@ Quiet(to, Win(_)) == EnvDone /\ \A q \in Proc : ~Forced(q, to, Win)
 -----------------------------------------------------------------------------
 (* The environment: ends of slot, joins, crashes.                         *)
 
-\* p's end of slot s (003 3.2): its batch, with its message if it has one, leaves
+\* p's end of slot s (003, static case): its batch, with its message if it has one, leaves
 \* for every process in the group (a joiner discards the slots before its join
 \* slot, so they are not sent to it). Lowest index first.
 EndSlot(p) ==
@@ -250,8 +250,8 @@ EndSlot(p) ==
 \* r wakes and joins at slot s_j, computed from its own clock (B2), multicasting
 \* join(r, s_j) to the processes in the group; joins whose slot lies beyond the
 \* model's last slot are not modelled
-Join(r, to, Win(_)) ==
-    LET sj == JoinSlot(Local(r)) IN
+Join(r, to, Win(_), JS(_)) ==
+    LET sj == JS(Local(r)) IN
     /\ Quiet(to, Win)
     /\ r \in Joiners /\ r \notin awake
     /\ Cardinality(awake \cap Joiners) < MaxJoins
@@ -265,7 +265,7 @@ Join(r, to, Win(_)) ==
     /\ UNCHANGED <<now, off, faulty, crashed, broadcast, sentAt, net, from, ct,
                    delivered>>
 
-\* q records r's join: it waits for r from slot start[r] on (003 3.3)
+\* q records r's join: it waits for r from slot start[r] on (003, joins)
 JoinArrive(r, q) ==
     /\ JoinDue(r, q)
     /\ jnet' = [jnet EXCEPT ![r][q] = "got"]
@@ -346,19 +346,20 @@ Done ==
     /\ now = Horizon
     /\ UNCHANGED vars
 
-ProtocolNext(to, Win(_)) ==
-    \/ \E p \in Proc : EndSlot(p) \/ Join(p, to, Win) \/ Crash(p, to, Win)
+ProtocolNext(to, Win(_), JS(_)) ==
+    \/ \E p \in Proc : EndSlot(p) \/ Join(p, to, Win, JS) \/ Crash(p, to, Win)
     \/ \E r, q \in Proc : JoinArrive(r, q)
     \/ \E q \in Proc : \/ DeliverTurn(q, to, Win) \/ TimeoutTurn(q, to, Win)
                        \/ SkipTurn(q, to, Win)
     \/ Tick(to, Win)
     \/ Done
 
-Next == ProtocolNext(TimeoutLen, SafeWindow)
+Next == ProtocolNext(TimeoutLen, SafeWindow, JoinSlot)
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
-(* Properties (003 section 2, Definition 2.1 and the latency bound).       *)
+(* Properties: 003's definition of totally ordered multicast (Total    *)
+(* Order, Integrity, Liveness) and its latency bounds.                    *)
 
 \* the whole run, for the properties 003 promises of every delivered message
 Raw == INSTANCE TotalOrderBroadcast WITH Proc <- Proc, Correct <- Proc \ MayCrash

@@ -1,7 +1,7 @@
 ------------------------------ MODULE QoS_LiteralJoin ------------------------------
 (***************************************************************************)
-(* A broken QoS: the join window read literally (003 section 3.3: "During *)
-(* slot s_j, p assumes all processes to be correct"). With clocks Eps     *)
+(* A broken QoS: the join window read literally (003, joins: "During slot  *)
+(* s_j, p assumes all processes to be correct"). With clocks Eps     *)
 (* apart, r can join (clock ahead, join slot s_r) just before p wakes      *)
 (* (clock behind, join slot s_p < s_r): p never hears r's join, times r   *)
 (* out in s_p, where r does not send yet, and from then on never waits    *)
@@ -13,6 +13,6 @@
 (***************************************************************************)
 EXTENDS QoS
 
-BuggyNext == ProtocolNext(TimeoutLen, LiteralWindow)
+BuggyNext == ProtocolNext(TimeoutLen, LiteralWindow, JoinSlot)
 BuggySpec == Init /\ [][BuggyNext]_vars
 =============================================================================

@@ -1,8 +1,8 @@
 ------------------------------ MODULE QoS_ShortTimeout ------------------------------
 (***************************************************************************)
 (* A broken QoS: the failure timeout is delta after the local end of the  *)
-(* slot, the clock skew forgotten (003 section 3.3 waits "more than       *)
-(* delta + eps"). A receiver whose clock runs ahead of a correct sender's  *)
+(* slot, the clock skew forgotten (003's failure detector waits "more    *)
+(* than delta + eps"). A receiver whose clock runs ahead of a correct sender's  *)
 (* times it out while its last block is still in flight, skips its        *)
 (* messages in that slot and every later one, and delivers the next       *)
 (* sender's; the others deliver them. Order among the messages both       *)
@@ -14,6 +14,6 @@ EXTENDS QoS
 
 ShortTimeout == Delay
 
-BuggyNext == ProtocolNext(ShortTimeout, SafeWindow)
+BuggyNext == ProtocolNext(ShortTimeout, SafeWindow, JoinSlot)
 BuggySpec == Init /\ [][BuggyNext]_vars
 =============================================================================
