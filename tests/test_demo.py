@@ -12,3 +12,12 @@ def test_toto_step_simulates_checks_replays_and_catches_the_swap(tmp_path, capsy
     assert "total-order-weak    VIOLATED" in out
     assert "differs from the model" in out
     assert (tmp_path / "toto.parquet").exists()
+
+
+def test_hybrid_step_switches_roles_and_draws_the_plot(tmp_path, capsys):
+    """The hybrid settles on Figure 2's roles after each load change (scenario 4: D alone
+    is high, so D orders for everybody) and is at most 5 % above the better baseline."""
+    assert demo.hybrid(tmp_path, seed=1) is True
+    out = capsys.readouterr().out
+    assert "A>D B>D C>D D* E>D" in out
+    assert (tmp_path / "hybrid" / "fig5.png").stat().st_size > 10_000
