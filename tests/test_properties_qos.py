@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tracedsl import CODE
@@ -381,3 +382,15 @@ def qos_trace(draw):
 def test_engines_agree_on_random_traces(records, options):
     for name in QOS_NAMES:
         check(records, name, options)  # asserts detect, check and the chunk's view agree
+
+
+@pytest.mark.parametrize("kw", [{}, {"views": True}, {"crash": True}, {"deps": False},
+                                {"times": False}])
+def test_member_liveness_holds_on_the_generators_clean_traces(kw):
+    """No false alarm on the clean traces of traces/generate.py (with views, with a crash
+    whose view excludes the crashed process, without deps or times)."""
+    from tomkit.traces.generate import clean_trace
+
+    for seed in range(3):
+        recs = clean_trace("t", n_processes=4, n_messages=10, seed=seed, recv=False, **kw)
+        assert check(recs, "member-liveness").verdict == Verdict.HOLDS

@@ -876,4 +876,5 @@ def _bulk_batch(rng: np.random.Generator, start: int, count: int, n: int, m: int
         pa.array(time, pa.float64()),
         pa.nulls(rows, pa.int64()),
     ]
+    arrays += [pa.nulls(rows, f.type) for f in list(ARROW_SCHEMA)[len(arrays):]]  # real_time
     return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
