@@ -341,6 +341,9 @@ def test_cli_options(tmp_path, capsys):
     write_records(plain, parse(STATIC))
     assert main(["check", str(plain), "-q", "--realtime-bound", "0.16"]) == 2
     assert "real_time" in capsys.readouterr().err
+    assert main(["check", str(plain), "-q", "-p", "realtime-latency", "--latency-bound",
+                 "0.16"]) == 2
+    assert "real_time" in capsys.readouterr().err
     assert main(["check", str(path), "-q", "--rate-avg", "3"]) == 2
     assert main(["check", str(path), "-q", "--guarantee", "qos", "--latency-bound", "0.2",
                  "--slot", "0.1", "--rate-max", "4"]) == 0
