@@ -293,6 +293,8 @@ def test_rate_not_applicable_without_packets_or_options():
     recs = parse(packets("p", [0.11]))
     assert "no reservation" in check(recs, "rate", Options(slot=0.1)).explanation
     assert "--rate-window" in check(recs, "rate", Options(rate_avg=3)).explanation
+    assert "positive" in check(recs, "rate", Options(rate_max=3, slot=0.0)).explanation
+    assert "at least one" in check(recs, "rate", Options(rate_avg=3, rate_window=0)).explanation
     # a packet that cannot be placed: unknown, counted
     res = check(parse("p packet"), "rate", Options(rate_max=3, slot=0.1))
     assert res.verdict == Verdict.UNKNOWN and res.details["unplaced"] == 1
