@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tracedsl import CODE
@@ -292,6 +293,8 @@ def test_rate_not_applicable_without_packets_or_options():
     recs = parse(packets("p", [0.11]))
     assert "no reservation" in check(recs, "rate", Options(slot=0.1)).explanation
     assert "--rate-window" in check(recs, "rate", Options(rate_avg=3)).explanation
+    assert "positive" in check(recs, "rate", Options(rate_max=3, slot=0.0)).explanation
+    assert "at least one" in check(recs, "rate", Options(rate_avg=3, rate_window=0)).explanation
     # a packet that cannot be placed: unknown, counted
     res = check(parse("p packet"), "rate", Options(rate_max=3, slot=0.1))
     assert res.verdict == Verdict.UNKNOWN and res.details["unplaced"] == 1
@@ -340,6 +343,9 @@ def test_cli_options(tmp_path, capsys):
     write_records(plain, parse(STATIC))
     assert main(["check", str(plain), "-q", "--realtime-bound", "0.16"]) == 2
     assert "real_time" in capsys.readouterr().err
+    assert main(["check", str(plain), "-q", "-p", "realtime-latency", "--latency-bound",
+                 "0.16"]) == 2
+    assert "real_time" in capsys.readouterr().err
     assert main(["check", str(path), "-q", "--rate-avg", "3"]) == 2
     assert main(["check", str(path), "-q", "--guarantee", "qos", "--latency-bound", "0.2",
                  "--slot", "0.1", "--rate-max", "4"]) == 0
@@ -381,3 +387,15 @@ def qos_trace(draw):
 def test_engines_agree_on_random_traces(records, options):
     for name in QOS_NAMES:
         check(records, name, options)  # asserts detect, check and the chunk's view agree
+
+
+@pytest.mark.parametrize("kw", [{}, {"views": True}, {"crash": True}, {"deps": False},
+                                {"times": False}])
+def test_member_liveness_holds_on_the_generators_clean_traces(kw):
+    """No false alarm on the clean traces of traces/generate.py (with views, with a crash
+    whose view excludes the crashed process, without deps or times)."""
+    from tomkit.traces.generate import clean_trace
+
+    for seed in range(3):
+        recs = clean_trace("t", n_processes=4, n_messages=10, seed=seed, recv=False, **kw)
+        assert check(recs, "member-liveness").verdict == Verdict.HOLDS

@@ -53,3 +53,17 @@ def test_cli(tmp_path, capsys):
     assert main(["prove", "--protocol", "qos", "--variant", "raise-all"]) == 2
     assert main(["prove", "--protocol", "qos", "--delta", "2"]) == 2
     assert "--delta" in capsys.readouterr().err
+
+
+def test_bench_smoke(capsys):
+    """bench/qos_bound_bench.py in smoke form: both forms prove the bound at n = 2, 3."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "qos_bound_bench.py"
+    spec = importlib.util.spec_from_file_location("qos_bound_bench", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--n", "2,3"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("proved, proved") == 4

@@ -130,3 +130,11 @@ def test_packets_raise_no_false_alarm(tmp_path):
                       Options(latency_bound=1.0))
     bad = {n for n, c in rep.counts.items() if c[Verdict.VIOLATED]}
     assert not bad
+
+
+def test_bulk_generator_fills_the_new_column():
+    """The synthetic generator builds tables column by column: real_time is there, null."""
+    from tomkit.traces.generate import bulk_table
+
+    t = next(iter(bulk_table(3, n_processes=2, n_messages=2, seed=1)))
+    assert t.schema == ARROW_SCHEMA and t.column("real_time").null_count == t.num_rows

@@ -77,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     banner("3. check the faulty file against every safety property")
     from tomkit.checker.properties import properties
 
-    # the end-of-trace properties (agreement, validity, liveness) and latency are judged
-    # by flag; every other property is named
-    at_end = {"agreement", "validity", "liveness", "latency"}
+    # the end-of-trace properties (agreement, validity, liveness, member-liveness) and the
+    # ones that take a bound (latency, realtime-latency, rate) are judged by flag or name;
+    # every other property is named
+    at_end = {"agreement", "validity", "liveness", "latency", "member-liveness",
+              "realtime-latency", "rate"}
     safety = ",".join(n for n in properties() if n not in at_end)
     code, text = run(["check", str(faulty_path), "-q", "-p", safety])
     print(text, end="")

@@ -67,6 +67,10 @@ def slot_of(e: Ev, slot_length: float | None) -> int | None:
 def _problem(options: Options) -> str | None:
     if options.rate_max is None and options.rate_avg is None:
         return NO_RESERVATION
+    if options.slot is not None and not options.slot > 0:
+        return "the slot length (--slot) must be positive"
+    if options.rate_window is not None and options.rate_window < 1:
+        return "the window (--rate-window) must be at least one slot"
     if options.rate_avg is not None and options.rate_window is None:
         return NO_WINDOW
     return None

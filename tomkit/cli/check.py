@@ -174,8 +174,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"latency distribution drawn in {args.plot_latency}", file=sys.stderr)
         else:
             print("no latency to draw (needs timed sends and deliveries)", file=sys.stderr)
-    if args.realtime_bound is not None and _no_real_time(report):
-        print("tomkit check: --realtime-bound: no trace in "
+    asked = args.realtime_bound is not None or (
+        chosen is None and any(n.split("@")[0] == "realtime-latency" for n in names))
+    if asked and _no_real_time(report):
+        print("tomkit check: realtime-latency: no trace in "
               f"{', '.join(map(str, args.files))} logs real_time on a send and its delivery, "
               "so real-time latency cannot be checked (--latency-bound checks the local "
               "clocks, field time)", file=sys.stderr)
