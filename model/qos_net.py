@@ -218,8 +218,10 @@ class TimedNet:
         the drain time after the last input has passed. A timed protocol's processes
         end slots for ever, so the run is cut there."""
         sim = self.sim
-        if self.pending or (sim.budget > 0 and any(sim.alive)):
-            return False
+        if self.pending or (sim.budget > 0 and any(
+                sim.alive[i] and getattr(sim.procs[i], "status", None) != "out"
+                for i in range(sim.n))):
+            return False  # a member (or joiner) may still send
         return t > self.last_input + self.drain
 
     # ---------------------------------------------------------------- hooks
