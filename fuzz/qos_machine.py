@@ -20,8 +20,8 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
   in link order (a packet due exactly at a timeout is taken before it, as in the
   simulator);
 * ``lose``: a packet in flight is lost if its link then still loses at most L of any I
-  consecutive packets (``fec.within_burst_bound``); a crashed sender's packets may be
-  lost without that bound (003 3.3);
+  consecutive packets (``fec.within_burst_bound``); a packet sent before its sender's
+  latest crash may be lost without that bound (003 3.3), one sent after a recovery not;
 * ``crash`` (a minority of the processes at most), ``join`` of a process that is down
   (from time 0, or crashed: a recovery), ``join_two`` (two down processes join close
   together, as a group forms), ``leave`` of a member. A joiner may have missed what was
@@ -91,6 +91,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             self.timers: list[set[float]] = [set() for _ in range(n)]  # local times
             self.sent = [0] * n
             self.crashed: set[int] = set()
+            #: crashes of each process so far: a packet sent before its sender's latest
+            #: crash escapes the burst-loss bound, one of a recovered process does not
+            self.incarnation = [0] * n
             self.last_input = 0.0
             self.rec = RealTimeRecorder(f"fuzz-{label}", names, lambda: self.now)
             self.features: frozenset[str] = frozenset(FEATURES)
@@ -109,7 +112,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                     if j != i:
                         link = (i, j)
                         fates = self.fates[link]
-                        self.links[link].append([len(fates), self.now + dmax, tr.packet])
+                        self.links[link].append([len(fates), self.now + dmax, tr.packet,
+                                                 self.incarnation[i]])
                         fates.append(False)
                 if i in tr.to:
                     self.handle(i, self.procs[i].on_receive(tr.packet, self.local(i)))
@@ -119,7 +123,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                         for t in self.timers[i]), default=math.inf)
 
         def arrive(self, link: tuple[int, int]) -> None:
-            _, _, packet = self.links[link].pop(0)
+            packet = self.links[link].pop(0)[2]
             b = link[1]
             if self.up[b]:
                 self.handle(b, self.procs[b].on_receive(packet, self.local(b)))
@@ -206,9 +210,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             link = data.draw(st.sampled_from(self.in_flight()), label="link")
             q = self.links[link]
             k = data.draw(st.integers(0, len(q) - 1), label="which")
-            seq = q[k][0]
+            seq, inc = q[k][0], q[k][3]
             fates = self.fates[link]
-            if link[0] not in self.crashed:
+            if inc == self.incarnation[link[0]]:  # its sender has not crashed since
                 lo = max(0, seq - fec_i + 1)
                 window = fates[lo:seq + fec_i]
                 trial = list(window)
@@ -225,6 +229,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             q = data.draw(st.sampled_from([i for i in range(n) if self.up[i]]),
                           label="crash")
             self.crashed.add(q)
+            self.incarnation[q] += 1
             self.up[q] = False
             self.timers[q].clear()
             self.rec.crash(q, self.local(q))
