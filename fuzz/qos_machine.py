@@ -15,15 +15,17 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
 * ``send``: a member multicasts an application message now;
 * ``arrive``: the oldest packet of a link arrives now (FIFO links); to a process that is
   down, it is lost (the process was not there);
-* ``wait``: time passes, by a drawn amount, up to the next timer; every packet whose
-  deadline (sent + delta) would be passed or reached arrives first, in link order (a
-  packet due exactly at a timeout is taken before it, as in the simulator);
+* ``wait``: time passes by a drawn amount (up to three slots), timer by timer; before
+  each timer, every packet whose deadline (sent + delta) it passes or reaches arrives,
+  in link order (a packet due exactly at a timeout is taken before it, as in the
+  simulator);
 * ``lose``: a packet in flight is lost if its link then still loses at most L of any I
-  consecutive packets (``fec.within_burst_bound``); a crashed sender's packets may be
-  lost without that bound (003 3.3);
+  consecutive packets (``fec.within_burst_bound``); a packet sent before its sender's
+  latest crash may be lost without that bound (003 3.3), one sent after a recovery not;
 * ``crash`` (a minority of the processes at most), ``join`` of a process that is down
-  (from time 0, or crashed: a recovery), ``leave`` of a member. A joiner may have
-  missed what was in flight to it: it arrived just before it woke (reading aid B5).
+  (from time 0, or crashed: a recovery), ``join_two`` (two down processes join close
+  together, as a group forms), ``leave`` of a member. A joiner may have missed what was
+  in flight to it: it arrived just before it woke (reading aid B5).
 
 The teardown drains (time runs until every slot is delivered), then checks integrity,
 total-order-weak and global-order with the checker's own properties, and 003's liveness
@@ -46,7 +48,10 @@ from tomkit.model.process import Output
 from tomkit.model.protocols import protocol as get_protocol
 from tomkit.model.qos_net import RealTimeRecorder
 
-__all__ = ["timed_machine"]
+__all__ = ["FEATURES", "timed_machine"]
+
+#: the adversary's optional moves; each run picks a subset (swarm testing)
+FEATURES = ("lose", "crash", "leave")
 
 
 def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
@@ -86,8 +91,12 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             self.timers: list[set[float]] = [set() for _ in range(n)]  # local times
             self.sent = [0] * n
             self.crashed: set[int] = set()
+            #: crashes of each process so far: a packet sent before its sender's latest
+            #: crash escapes the burst-loss bound, one of a recovered process does not
+            self.incarnation = [0] * n
             self.last_input = 0.0
             self.rec = RealTimeRecorder(f"fuzz-{label}", names, lambda: self.now)
+            self.features: frozenset[str] = frozenset(FEATURES)
 
         # ---------------------------------------------------------------- helpers
 
@@ -103,7 +112,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                     if j != i:
                         link = (i, j)
                         fates = self.fates[link]
-                        self.links[link].append([len(fates), self.now + dmax, tr.packet])
+                        self.links[link].append([len(fates), self.now + dmax, tr.packet,
+                                                 self.incarnation[i]])
                         fates.append(False)
                 if i in tr.to:
                     self.handle(i, self.procs[i].on_receive(tr.packet, self.local(i)))
@@ -113,14 +123,22 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                         for t in self.timers[i]), default=math.inf)
 
         def arrive(self, link: tuple[int, int]) -> None:
-            _, _, packet = self.links[link].pop(0)
+            packet = self.links[link].pop(0)[2]
             b = link[1]
             if self.up[b]:
                 self.handle(b, self.procs[b].on_receive(packet, self.local(b)))
 
         def move_to(self, t: float) -> None:
-            """Time passes to real ``t``: packets due before then arrive first (link by
-            link, FIFO), then the timers due at ``t`` fire."""
+            """Time passes to real ``t``, timer by timer: before each, the packets due by
+            then arrive (link by link, FIFO), then the timers of that instant fire."""
+            while True:
+                nt = self.next_timer()
+                if nt >= t:
+                    break
+                self.step_to(nt)
+            self.step_to(t)
+
+        def step_to(self, t: float) -> None:
             while True:
                 # a packet due at t itself comes before t's timers (as in the simulator)
                 due = [k for k, q in self.links.items() if q and q[0][1] <= t]
@@ -146,15 +164,20 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
 
         # ------------------------------------------------------------------ rules
 
-        @initialize(offsets=st.lists(st.sampled_from((-0.5, 0.0, 0.5)), min_size=n,
+        @initialize(offsets=st.lists(st.sampled_from((-0.5, 0.5, 0.0)), min_size=n,
                                      max_size=n),
-                    down=st.sets(st.integers(0, n - 1), max_size=n))
-        def start(self, offsets: list[float], down: set[int]) -> None:
+                    down=st.lists(st.booleans(), min_size=n, max_size=n),
+                    features=st.sets(st.sampled_from(FEATURES)))
+        def start(self, offsets: list[float], down: list[bool], features: set[str]
+                  ) -> None:
             """Clocks at -eps/2, 0 or +eps/2 (the extremes make the tight cases); some
-            processes are down from time 0 (they may join later)."""
+            processes are down from time 0 (they may join later); the adversary's moves
+            this run may use (swarm testing, Groce et al., ISSTA 2012: a run without
+            leaves or crashes keeps its joiners correct to the end)."""
+            self.features = frozenset(features)
             self.off = [o * eps for o in offsets]
             for i in range(n):
-                if i in down:
+                if down[i]:
                     self.up[i] = False
                     self.procs[i]._reset(None)
                 else:
@@ -176,20 +199,20 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
         def arrive_one(self, data: st.DataObject) -> None:
             self.arrive(data.draw(st.sampled_from(self.in_flight()), label="link"))
 
-        @rule(step=st.integers(1, 40))
+        @rule(step=st.integers(1, 24))
         def wait(self, step: int) -> None:
-            """Time passes by step/40 of a slot, not past the next timer."""
-            self.move_to(min(self.now + step * slot / 40, self.next_timer()))
+            """Time passes by step/8 of a slot (up to three slots)."""
+            self.move_to(self.now + step * slot / 8)
 
-        @precondition(lambda self: bool(self.in_flight()))
+        @precondition(lambda self: "lose" in self.features and bool(self.in_flight()))
         @rule(data=st.data())
         def lose(self, data: st.DataObject) -> None:
             link = data.draw(st.sampled_from(self.in_flight()), label="link")
             q = self.links[link]
             k = data.draw(st.integers(0, len(q) - 1), label="which")
-            seq = q[k][0]
+            seq, inc = q[k][0], q[k][3]
             fates = self.fates[link]
-            if link[0] not in self.crashed:
+            if inc == self.incarnation[link[0]]:  # its sender has not crashed since
                 lo = max(0, seq - fec_i + 1)
                 window = fates[lo:seq + fec_i]
                 trial = list(window)
@@ -199,12 +222,14 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             fates[seq] = True
             q.pop(k)
 
-        @precondition(lambda self: len(self.crashed) < max_crashes and any(self.up))
+        @precondition(lambda self: "crash" in self.features
+                      and len(self.crashed) < max_crashes and any(self.up))
         @rule(data=st.data())
         def crash(self, data: st.DataObject) -> None:
             q = data.draw(st.sampled_from([i for i in range(n) if self.up[i]]),
                           label="crash")
             self.crashed.add(q)
+            self.incarnation[q] += 1
             self.up[q] = False
             self.timers[q].clear()
             self.rec.crash(q, self.local(q))
@@ -217,6 +242,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             it arrived just before it woke, and is lost to it."""
             p = data.draw(st.sampled_from([i for i in range(n) if not self.up[i]]),
                           label="joiner")
+            self.do_join(p, missed)
+
+        def do_join(self, p: int, missed: bool) -> None:
             if missed:
                 for (_, b), q in self.links.items():
                     if b == p:
@@ -229,7 +257,21 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             self.last_input = self.now
             self.handle(p, out)
 
-        @precondition(lambda self: bool(self.members()))
+        @precondition(lambda self: sum(not u for u in self.up) >= 2)
+        @rule(data=st.data(), gap=st.integers(0, 4))
+        def join_two(self, data: st.DataObject, gap: int) -> None:
+            """Two down processes join close together (a group forming): the second
+            wakes gap/8 eps of real time after the first, just after the first's join
+            copies to it arrived: it misses them (reading aid B5)."""
+            down = [i for i in range(n) if not self.up[i]]
+            a = data.draw(st.sampled_from(down), label="first")
+            b = data.draw(st.sampled_from([i for i in down if i != a]), label="second")
+            self.do_join(a, False)
+            self.links[(a, b)].clear()
+            self.move_to(self.now + gap * eps / 8)
+            self.do_join(b, True)
+
+        @precondition(lambda self: "leave" in self.features and bool(self.members()))
         @rule(data=st.data())
         def leave(self, data: st.DataObject) -> None:
             p = data.draw(st.sampled_from(self.members()), label="leaver")
@@ -250,11 +292,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
         def teardown(self) -> None:
             if not sum(self.sent):
                 return
-            end = self.last_input + drain
-            while self.now <= end:
-                self.move_to(min(self.next_timer(), end + slot))
-                if self.next_timer() == math.inf:
-                    break
+            self.move_to(max(self.now, self.last_input + drain) + slot)
             while self.in_flight():
                 self.arrive(self.in_flight()[0])
             for v in qos_check.safety(self.rec.records):

@@ -41,23 +41,17 @@ from tomkit.model.fec import BurstLoss
 from tomkit.model.process import Output, Protocol
 from tomkit.model.recorder import Recorder
 from tomkit.model.slots import Clocks
-from tomkit.traces.schema import FIELDS, KINDS
 
 if TYPE_CHECKING:
     from tomkit.model.sim import _Sim
 
-__all__ = ["MEMBERSHIP", "PACKET_KIND_KNOWN", "REAL_TIME", "RealTimeRecorder", "TimedNet",
+__all__ = ["MEMBERSHIP", "REAL_TIME", "RealTimeRecorder", "TimedNet",
            "TimedProtocol", "Timing", "parse_schedule"]
 
 MEMBERSHIP = ("join", "leave", "recover")
 
-#: Stopgap until the trace schema knows 003's fields (issue 14, the checker's branch adds
-#: ``real_time`` and the ``packet`` kind to traces/schema*): the real-time field is
-#: ``real_time`` once the schema has it, ``x_real_time`` (an extension field, carried,
-#: not checked) before, so that traces of timed runs are written either way.
-REAL_TIME = "real_time" if "real_time" in FIELDS else "x_real_time"
-#: whether trace files may hold ``packet`` records (in-memory records always may)
-PACKET_KIND_KNOWN = "packet" in KINDS
+#: the real-time field of every record of a timed run (trace schema v1, issue 14)
+REAL_TIME = "real_time"
 
 
 @dataclass(frozen=True)
@@ -218,8 +212,10 @@ class TimedNet:
         the drain time after the last input has passed. A timed protocol's processes
         end slots for ever, so the run is cut there."""
         sim = self.sim
-        if self.pending or (sim.budget > 0 and any(sim.alive)):
-            return False
+        if self.pending or (sim.budget > 0 and any(
+                sim.alive[i] and getattr(sim.procs[i], "status", None) != "out"
+                for i in range(sim.n))):
+            return False  # a member (or joiner) may still send
         return t > self.last_input + self.drain
 
     # ---------------------------------------------------------------- hooks

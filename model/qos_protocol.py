@@ -16,7 +16,6 @@ from tomkit.model.fec import packets_per_slot, reserved_max
 from tomkit.model.process import Option
 from tomkit.model.qos import VARIANTS, Data, Join, QosParams, QosProcess
 from tomkit.model.qos_net import (
-    PACKET_KIND_KNOWN,
     REAL_TIME,
     TimedProtocol,
     Timing,
@@ -61,10 +60,6 @@ def timing(opts: Mapping[str, Any]) -> Timing:
         if not 0 <= opts[name] <= 1:
             raise ValueError(f"qos: --{name.replace('_', '-')} must be in [0, 1], got "
                              f"{opts[name]}")
-    if opts.get("packets") and not PACKET_KIND_KNOWN:
-        raise ValueError("qos: --packets needs a trace schema with 'packet' records (issue "
-                         "14's checker branch); SimConfig(packet_records=True) keeps them "
-                         "in memory")
     return Timing(max_delay=opts["max_delay"], epsilon=opts["epsilon"], slot=opts["slot"],
                   fec_i=opts["fec_i"], fec_l=opts["fec_l"], loss=opts["loss"],
                   crash_loss=opts["crash_loss"], schedule=schedule,

@@ -233,3 +233,14 @@ def test_crash_and_recovery_by_rejoining():
     for p in ("p0", "p1", "p3"):
         assert set(later) <= set(deliveries(res.records, p))
     assert max(qos_check.latencies(res.records)) <= res.stats["bound_failures"] + 1e-12
+
+
+def test_the_checkers_member_liveness_agrees_on_b5():
+    # the checker's own property (issue 14's checker branch) judges the B5 runs as
+    # model/qos_check.py does: the literal window violates it, the safe one does not
+    from tomkit.model.qos_check import safety
+
+    for variant, bad in ((None, False), ("literal-join", True)):
+        _, res = b5_run(variant)
+        got = safety(res.records, ("member-liveness", "realtime-latency"))
+        assert [v.kind for v in got] == (["member-liveness"] if bad else []), variant

@@ -83,3 +83,17 @@ def test_cli_refuses_a_bad_schedule(tmp_path, capsys):
     rc = main(["simulate", "--protocol", "qos", "--n", "3", "--messages", "5",
                "--joins", "p9@0.1", "--out", str(tmp_path / "x.jsonl")])
     assert rc == 2 and "unknown process 'p9'" in capsys.readouterr().err
+
+
+def test_simulated_runs_satisfy_the_qos_guarantee_of_the_checker(tmp_path, capsys):
+    out = tmp_path / "q.jsonl"
+    assert main(["simulate", "--protocol", "qos", "--n", "5", "--messages", "150",
+                 "--rate", "20", "--joins", "p4@0.3", "--leaves", "p1@0.9", "--crash",
+                 "p2@0.5", "--recovers", "p2@1.0", "--packets", "--seed", "3", "--out",
+                 str(out)]) == 0
+    capsys.readouterr()
+    # Delta + delta + 2 eps; this run's busiest slot sends at most 15 network messages
+    assert main(["check", "--guarantee", "qos", "--realtime-bound", "0.17", "--rate-max",
+                 "15", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "member-liveness           holds" in text and "rate                      holds" in text
