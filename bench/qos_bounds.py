@@ -41,7 +41,7 @@ import os
 import sys
 import time
 
-from tomkit.model.qos_demo import (
+from tomkit.qos_runs import (
     NET,
     OPTIONS,
     RATE,

@@ -29,7 +29,7 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
 
 The teardown drains (time runs until every slot is delivered), then checks integrity,
 total-order-weak and global-order with the checker's own properties, and 003's liveness
-(``model/qos_check.py``). A failure is shrunk and reported as the process machine's
+(``fuzz/qos_check.py``). A failure is shrunk and reported as the process machine's
 :class:`~tomkit.fuzz.process_machine.ProcessFailure`.
 """
 
@@ -42,7 +42,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from tomkit.model import qos_check
+from tomkit.fuzz import qos_check
 from tomkit.model.fec import within_burst_bound
 from tomkit.model.process import Output
 from tomkit.model.protocols import protocol as get_protocol

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -41,9 +41,6 @@ from tomkit.model.fec import BurstLoss
 from tomkit.model.process import Output, Protocol
 from tomkit.model.recorder import Recorder
 from tomkit.model.slots import Clocks
-
-if TYPE_CHECKING:
-    from tomkit.model.sim import _Sim
 
 __all__ = ["MEMBERSHIP", "REAL_TIME", "RealTimeRecorder", "TimedNet",
            "TimedProtocol", "Timing", "parse_schedule"]
@@ -143,7 +140,9 @@ class RealTimeRecorder(Recorder):
 class TimedNet:
     """The timed network of one simulation (module docstring)."""
 
-    def __init__(self, sim: _Sim, timing: Timing, offsets: Sequence[float] | None,
+    # sim: the simulator driving this network (model/sim.py's private _Sim: its heap,
+    # clock and links are what a timed network hooks into)
+    def __init__(self, sim: Any, timing: Timing, offsets: Sequence[float] | None,
                  membership: Sequence[tuple[str, int | str, float]],
                  scripted: Sequence[tuple[int | str, float]], packet_records: bool,
                  seed: int) -> None:

@@ -26,7 +26,7 @@ __all__ = ["PROMISES", "params", "protocol", "summary"]
 
 #: 003 Definition 2.1 (total order, pairwise; integrity) and global order (the key
 #: (slot, index, position) is one global sequence). Liveness is the paper's own, under
-#: joins and leaves (``model/qos_check.py``), not the checker's static one.
+#: joins and leaves (``fuzz/qos_check.py``), not the checker's static one.
 PROMISES = ("integrity", "total-order-weak", "global-order")
 
 

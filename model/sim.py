@@ -543,6 +543,8 @@ class _Sim:
             "sim_time": self.now,
             "wall_time": wall,
         }
+        if self.timed is not None:  # packets the adversary and crashes lost (qos_net.py)
+            stats["lost_packets"] = self.timed.lost
         if self.protocol.summary is not None:
             stats = self.protocol.summary(self.procs, self.rec.records, stats)
         return stats

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tomkit.model.qos_demo import baseline_row, qos_row, run_demo
+from tomkit.qos_runs import baseline_row, qos_row, run_demo
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "qos_bounds.py"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from tomkit.fuzz import qos_check
 from tomkit.fuzz.process_machine import RuleFailure, process_machine
 from tomkit.fuzz.qos_machine import timed_machine
 from tomkit.fuzz.stateful import fuzz_protocol
-from tomkit.model import qos_check
 
 # eps large against Delta makes skewed joins frequent (any eps < Delta shows B5)
 OPTS = {"slot": 100.0, "max_delay": 50.0, "epsilon": 40.0}

@@ -13,9 +13,9 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from tomkit.model import qos_check
+from tomkit.fuzz import qos_check
 from tomkit.model.network import Delay
-from tomkit.model.sim import SimConfig, _Sim, simulate
+from tomkit.model.sim import SimConfig, simulate
 
 __all__ = ["NET", "OPTIONS", "RATE", "baseline_row", "plot_latency_vs_n", "qos_row",
            "run_demo"]
@@ -43,8 +43,7 @@ def qos_row(n: int, f: int, seed: int, per_process: int) -> dict[str, Any]:
     crashes = tuple((f"p{int(i)}", float(rng.uniform(0.3, 0.7) * span)) for i in who)
     cfg = SimConfig(protocol="qos", n=n, rate=RATE, messages=messages, delay=NET,
                     seed=seed, crashes=crashes, options=OPTIONS)
-    sim = _Sim(cfg, None)
-    res = sim.run()
+    res = simulate(cfg)
     lat = qos_check.latencies(res.records)
     bound = res.stats["bound_failures" if f else "bound"]
     problems = qos_check.safety(res.records) + qos_check.liveness(res.records)
@@ -57,7 +56,7 @@ def qos_row(n: int, f: int, seed: int, per_process: int) -> dict[str, Any]:
     return {"n": n, "f": f, "messages": res.stats["sends"], "max": max(lat),
             "mean": statistics.fmean(lat), "bound": bound, "timeouts": res.stats["timeouts"],
             "packets": res.stats["max_packets_per_slot"],
-            "reserved": res.stats["reserved_max"], "lost": sim.timed.lost,
+            "reserved": res.stats["reserved_max"], "lost": res.stats["lost_packets"],
             "missing": missing, "problems": [f"{v.kind}: {v.explanation}" for v in problems]}
 
 
@@ -119,7 +118,7 @@ def run_demo(out_dir: str, seed: int = 1) -> dict[str, Any]:
     cfg = SimConfig(protocol="qos", n=6, rate=RATE, messages=120, delay=NET, seed=seed,
                     crashes=(("p1", 0.9),), options={
                         **OPTIONS, "joins": "p5@0.45", "leaves": "p3@1.3"})
-    res = _Sim(cfg, None).run()
+    res = simulate(cfg)
     trace = os.path.join(out_dir, "qos.jsonl")
     write_records(trace, res.records)
     problems = qos_check.safety(res.records) + qos_check.liveness(res.records)
