@@ -78,7 +78,10 @@ def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
     if os.path.exists(run_path):
         os.remove(run_path)
     write_records(run_path, found.records)
-    flag = " --liveness" if found.kind == "liveness" else ""
+    # end-of-run failures are judged by flag or by name: 003's liveness (the qos fuzzer's
+    # oracle, fuzz/qos_check.py) is the checker's member-liveness
+    flag = {"liveness": " --liveness", "qos-liveness": " -p member-liveness"}.get(
+        found.kind, "")
     print(f"the {'shrunk ' if shrunk else ''}run, as a trace: {run_path} "
           f"(tomkit check{flag} rejects it)")
     return run_path
