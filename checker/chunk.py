@@ -28,7 +28,14 @@ from tomkit.traces.schema import KINDS
 
 KIND = {k: i for i, k in enumerate(KINDS)}
 ENCODED = ("trace", "process", "msg")  # string columns worth dictionary-encoding early
-SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE = (KIND[k] for k in KINDS)
+SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET = (KIND[k] for k in KINDS)
+#: an extension column the chunk carries when present: the slot of a send, join or packet
+#: (Bar-Joseph, Keidar, Anker and Lynch's time slots; checker/properties/member_liveness.py
+#: and rate.py read it)
+SLOT_COLUMN = "x_slot"
+#: an extension column marking a packet outside the reservation: 003's join announcements
+#: (Bar-Joseph et al. section 4: join messages are not counted in the rate); rate.py
+JOIN_COLUMN = "x_join"
 
 
 def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -191,8 +198,9 @@ class Chunk:
     def build(cls, pieces: list[Piece]) -> Chunk:
         self = cls()
         self.cache: dict = {}  # results shared between properties of one chunk
-        cols = ["trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq"]
-        tables = [pc_.table.select(cols) for pc_ in pieces]
+        cols = ["trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
+                "real_time"]
+        tables = [_with_columns(pc_.table, cols) for pc_ in pieces]
         for name in ENCODED:  # pieces encoded by the engine and raw ones do not mix
             if len({t.schema.field(name).type for t in tables}) > 1:
                 tables = [t.set_column(t.schema.get_field_index(name), name,
@@ -235,6 +243,10 @@ class Chunk:
             view, self.view_names = _codes(view_col)
         time = table.column("time").to_numpy()
         time = np.asarray(time, dtype=np.float64)
+        real_time = np.asarray(table.column("real_time").to_numpy(), dtype=np.float64)
+        slot = np.floor(np.asarray(table.column(SLOT_COLUMN).to_numpy(), dtype=np.float64))
+        unreserved = np.asarray(table.column(JOIN_COLUMN).fill_null(False).to_numpy(
+            zero_copy_only=False), dtype=bool)
         seq_col = table.column("seq")
         has_seq_any = seq_col.null_count < n
         dep_off, dep_len = _list_layout(deps)
@@ -257,6 +269,8 @@ class Chunk:
 
         self.t, self.p, self.kind, self.msg, self.view = (perm(a) for a in (t, p, kind, msg, view))
         self.time, self.lines, self.src = perm(time), perm(lines), perm(src)
+        self.real_time, self.slot = perm(real_time), perm(slot)
+        self.unreserved = perm(unreserved)
         self.dep_off, self.dep_len = perm(dep_off), perm(dep_len)
         self.mem_off, self.mem_len = perm(mem_off), perm(mem_len)
         self.dep_codes, self.member_codes = dep_codes, member_codes
@@ -317,6 +331,8 @@ class Chunk:
             k: self._per_trace_any(self.kind == KIND[k]) for k in ("send", "deliver", "view")
         }
         self.trace_has["time"] = self._per_trace_any(~np.isnan(self.time))
+        self.trace_has["real_time"] = self._per_trace_any(~np.isnan(self.real_time))
+        self.trace_has["packet"] = self._per_trace_any(self.kind == PACKET)
         self.trace_has["deps"] = self._per_trace_any((self.kind == SEND) & (self.dep_len >= 0))
         self._deliveries()
         return self
@@ -411,7 +427,7 @@ class Chunk:
             if self.kind[r] == VIEW:
                 o, ln = int(self.mem_off[r]), int(self.mem_len[r])
                 members = tuple(self.proc_names[c] for c in self.member_codes[o:o + ln])
-            tm = float(self.time[r])
+            tm, rt, sl = float(self.time[r]), float(self.real_time[r]), float(self.slot[r])
             events.setdefault(proc, []).append(Ev(
                 process=proc,
                 kind=kinds[self.kind[r]],
@@ -421,9 +437,34 @@ class Chunk:
                 members=members,
                 time=None if np.isnan(tm) else tm,
                 location=self.location(r),
+                real_time=None if np.isnan(rt) else rt,
+                slot=None if np.isnan(sl) else int(sl),
+                unreserved=bool(self.unreserved[r]),
             ))
         return Trace(self.trace_names[ti], events)
 
+
+
+def _with_columns(table: pa.Table, cols: list[str]) -> pa.Table:
+    """``table``'s columns ``cols`` (a table read before ``real_time`` existed may lack
+    it: all null then), plus ``x_slot`` as float64 (null where absent or not a number) and
+    ``x_join`` as bool (null where absent or not a boolean)."""
+    n = table.num_rows
+    out = table.select([c for c in cols if c in table.column_names])
+    for c in cols:
+        if c not in out.column_names:
+            out = out.append_column(pa.field(c, pa.float64()), pa.nulls(n, pa.float64()))
+    out = out.select(cols)
+    slot = pa.nulls(n, pa.float64())
+    if SLOT_COLUMN in table.column_names:
+        col = table.column(SLOT_COLUMN)
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            slot = col.cast(pa.float64())
+    out = out.append_column(pa.field(SLOT_COLUMN, pa.float64()), slot)
+    join = pa.nulls(n, pa.bool_())
+    if JOIN_COLUMN in table.column_names and pa.types.is_boolean(table.column(JOIN_COLUMN).type):
+        join = table.column(JOIN_COLUMN)
+    return out.append_column(pa.field(JOIN_COLUMN, pa.bool_()), join)
 
 
 def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -57,6 +57,8 @@ def render() -> str:
         default = ("yes" if p.default
                    else "with `--liveness`" if p.name in ("liveness", "agreement", "validity")
                    else "with `--latency-bound`" if p.name == "latency"
+                   else "with `--realtime-bound`" if p.name == "realtime-latency"
+                   else "with `--rate-max` or `--rate-avg`" if p.name == "rate"
                    else "by name or guarantee")
         if p.scoped:
             default += "; scoped"

@@ -121,7 +121,8 @@ def select(names: Iterable[str] | None, options: Options, liveness: bool = False
            latency: bool = False, scope: str | None = None) -> list[Property]:
     """The properties to check: the named ones (``NAME@correct`` for a scope), else the
     defaults, plus liveness, agreement and validity (``liveness``) and latency (asked for
-    by flag or bound). ``scope`` judges every property that has one in that scope."""
+    by flag or bound; realtime-latency and rate when their options are given). ``scope``
+    judges every property that has one in that scope."""
     props = properties()
     if names:
         chosen = [resolve(n) for n in dict.fromkeys(names)]
@@ -132,6 +133,11 @@ def select(names: Iterable[str] | None, options: Options, liveness: bool = False
         chosen += [props[n] for n in ("agreement", "validity", "liveness") if n not in have]
     if (options.latency_bound is not None or latency) and "latency" not in have:
         chosen.append(props["latency"])
+    have = {p.name for p in chosen}
+    if options.realtime_bound is not None and "realtime-latency" not in have:
+        chosen.append(props["realtime-latency"])
+    if (options.rate_max is not None or options.rate_avg is not None) and "rate" not in have:
+        chosen.append(props["rate"])
     if scope is not None:
         chosen = [with_scope(p, scope) if p.scoped and "@" not in p.name else p
                   for p in chosen]

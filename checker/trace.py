@@ -8,6 +8,7 @@ and produces the minimal witness. Tests compare the two engines.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +28,12 @@ class Ev:
     members: tuple[str, ...] | None
     time: float | None
     location: Location
+    #: real (global) time, seconds, when the trace logs it (``real_time``)
+    real_time: float | None = None
+    #: the ``x_slot`` extension field (a time slot number), when the record carries one
+    slot: int | None = None
+    #: ``x_join: true`` on a packet: a join announcement, outside the reservation (rate.py)
+    unreserved: bool = False
 
 
 class Trace:
@@ -55,6 +62,9 @@ class Trace:
                 members=tuple(r["members"]) if r.get("members") is not None else None,
                 time=float(r["time"]) if r.get("time") is not None else None,
                 location=Location(source, line=i + 1),
+                real_time=float(r["real_time"]) if r.get("real_time") is not None else None,
+                slot=_slot(r.get("x_slot")),
+                unreserved=r.get("x_join") is True,
             )
             rows.setdefault(ev.process, []).append((r.get("seq"), i, ev))
         if len(trace_ids) > 1:
@@ -155,3 +165,11 @@ class Trace:
     @cached_property
     def messages(self) -> set[str]:
         return {e.msg for evs in self.events.values() for e in evs if e.msg is not None}
+
+
+def _slot(value: object) -> int | None:
+    """An ``x_slot`` value as an int (None when absent or not a number), as the chunk
+    reads it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return math.floor(value) if math.isfinite(value) else None

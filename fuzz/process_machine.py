@@ -19,6 +19,15 @@ and the membership against them, within what the protocol says it assumes
 * ``notify``: the membership's Crash(q) at a live process, once no packet of q is still
   on its way there (000 section 5.1).
 
+A protocol whose processes carry a membership service (``model/membership.py``,
+``toto-dynamic``) gets it instead of ``notify``: ``crash`` goes to the service, and
+``join`` (a crashed process restarts, or one of ``spares`` processes outside the first view
+joins), ``partition`` (the network splits in two), ``heal`` and ``agree`` (the service's
+Agree and Flush stages, once no packet of a crashed process that leaves is in flight) are
+rules. Its runs are judged in the correct scope: 000 Figure 2 promises the order among
+connected machines only, and a machine cut off from the primary component may have
+delivered what the primary never does (docs/toto-membership.md).
+
 Every step is logged as v1 trace records by the simulator's recorder
 (``model/recorder.py``). The teardown drains the run (every loss repaired, every packet
 delivered, Crash(q) everywhere, timers fired until nothing changes), then checks the
@@ -73,11 +82,19 @@ class RuleFailure(AssertionError):
 
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                     max_messages: int = 12, max_crashes: int | None = None,
-                    label: str | None = None) -> type[RuleBasedStateMachine]:
+                    label: str | None = None, spares: int = 0, partitions: bool = True,
+                    scope: str | None = None) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
     docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
-    handle crashes, else 0."""
+    handle crashes, else 0. With a membership service: ``spares`` processes start
+    outside the first view, ``partitions`` allows the partition rule, and ``scope`` (the
+    checker's) defaults to correct with partitions, else uniform."""
     proto = get_protocol(protocol)
+    if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
+        from tomkit.fuzz.qos_machine import timed_machine
+
+        return timed_machine(protocol, n, options, max_messages=max_messages,
+                             max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
@@ -87,6 +104,11 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         raise ValueError(f"{protocol} has no failure handling: no crashes to fuzz")
     props = properties()
     safety = proto.promises
+    dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
+    if spares and not dynamic:
+        raise ValueError(f"{protocol} has no membership service: no joins to fuzz")
+    if scope is None:  # (module docstring)
+        scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
 
     class ProcessMachine(RuleBasedStateMachine):
@@ -108,13 +130,58 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.sent = [0] * n
             self.crashed: list[int] = []
             self.noted: list[set[int]] = [set() for _ in range(n)]
+            self.names = list(names)
             self.rec = Recorder(f"fuzz-{label}", names)
             self.slow: frozenset[tuple[int, int]] = frozenset()
+            # the membership service (module docstring), with this machine as its driver
+            self.members = getattr(self.procs[0], "membership", None)
+            self.up = [True] * n
+            self.partitioned = False
+            self.partitions = self.joins = self.n_crashes = 0
+            if self.members is not None:
+                self.up = [False] * n
+                self.members.start(self, self.procs, range(n - spares))
+
+        # ------------------------------------------ the membership service's driver
+
+        def record(self, i: int, kind: str, view: Any = None) -> None:
+            if kind == "crash":
+                self.rec.crash(i, self.now)
+                return
+            r: dict[str, Any] = {"trace": self.rec.trace_id, "process": self.names[i],
+                                 "kind": kind}
+            if kind == "view":
+                r["view"], r["members"] = view.id, [self.names[j] for j in view.members]
+            r["time"] = self.now
+            self.rec.records.append(r)
+
+        def set_up(self, i: int, up: bool) -> None:
+            self.up[i] = up
+            if up and self.members.names[i] != self.names[i]:  # a new incarnation
+                self.names[i] = self.members.names[i]
+                self.rec.names = tuple(self.names)
+
+        def in_flight_until(self, q: int) -> float:
+            busy = any(self.links[(q, j)] for j in range(n) if j != q and self.up[j]) or \
+                any(k[0] == q for k, _ in self.lost)
+            return float("inf") if busy else 0.0
+
+        def changed(self, at: float) -> None:
+            """The agree rule runs the Agree stage when the service has a change due."""
+
+        def agreeable(self) -> bool:
+            return (self.members is not None and self.members.pending()
+                    and self.members.waits_for() <= self.now)
 
         # ---------------------------------------------------------------- helpers
 
         def alive(self) -> list[int]:
-            return [p for p in range(n) if p not in self.crashed]
+            return [p for p in range(n) if p not in self.crashed and self.up[p]]
+
+        def senders(self) -> list[int]:
+            """Live processes that may send: with a membership, members of a view."""
+            return [p for p in self.alive()
+                    if self.members is None or self.procs[p].view is not None]
 
         def tick(self) -> float:
             self.now += 1.0
@@ -133,7 +200,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
                     self.handle(i, self.procs[i].on_receive(tr.packet, self.now))
 
         def live_links(self) -> list[tuple[int, int]]:
-            return [k for k, q in self.links.items() if q and k[1] not in self.crashed]
+            return [k for k, q in self.links.items()
+                    if q and k[1] not in self.crashed and self.up[k[1]]]
 
         def next_links(self) -> list[tuple[int, int]]:
             """The live links a packet may arrive on now: the slow ones only when no
@@ -143,13 +211,15 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
 
         def do_send(self, p: int) -> None:
             self.sent[p] += 1
-            mid = f"{names[p]}.{self.sent[p]}"
+            mid = f"{self.names[p]}.{self.sent[p]}"
             t = self.tick()
             out = self.procs[p].on_send(mid, t)
             self.rec.sent(p, mid, out, t)
             self.handle(p, out)
 
         def arrive(self, b: int, packet: Any) -> None:
+            if self.members is not None and not self.members.admits(b, packet):
+                return  # a partition cuts the link: held back until the heal
             self.handle(b, self.procs[b].on_receive(packet, self.tick()))
 
         def notifiable(self) -> list[tuple[int, int]]:
@@ -172,10 +242,10 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             uniform choices rarely produce."""
             self.slow = slow
 
-        @precondition(lambda self: sum(self.sent) < max_messages)
+        @precondition(lambda self: sum(self.sent) < max_messages and bool(self.senders()))
         @rule(data=st.data())
         def send(self, data: st.DataObject) -> None:
-            self.do_send(data.draw(st.sampled_from(self.alive()), label="sender"))
+            self.do_send(data.draw(st.sampled_from(self.senders()), label="sender"))
 
         @precondition(lambda self: bool(self.live_links()))
         @rule(data=st.data())
@@ -212,12 +282,54 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.fire(data.draw(st.sampled_from([p for p in self.alive() if self.timers[p]]),
                                 label="timer of"))
 
-        @precondition(lambda self: len(self.crashed) < max_crashes)
+        @precondition(lambda self: self.n_crashes < max_crashes and bool(self.alive()))
         @rule(data=st.data())
         def crash(self, data: st.DataObject) -> None:
             q = data.draw(st.sampled_from(self.alive()), label="crash")
+            self.n_crashes += 1
+            if self.members is not None:
+                self.rec.crash(q, self.tick())
+                self.members.crash(q)
+                return
             self.crashed.append(q)
             self.rec.crash(q, self.tick())
+
+        @precondition(lambda self: self.members is not None and self.joins < 3 and any(
+            not self.up[j] and j not in self.members.excluded for j in range(n)))
+        @rule(data=st.data())
+        def join(self, data: st.DataObject) -> None:
+            """A crashed process restarts, or a spare one joins (a new incarnation)."""
+            j = data.draw(st.sampled_from([j for j in range(n) if not self.up[j]
+                                           and j not in self.members.excluded]), label="join")
+            self.joins += 1
+            self.tick()
+            self.members.join(j)
+
+        @precondition(lambda self: partitions and self.members is not None
+                      and not self.partitioned and self.partitions < 2)
+        @rule(data=st.data())
+        def partition(self, data: st.DataObject) -> None:
+            """The network splits in two: a drawn group against the rest."""
+            group = data.draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=n - 1,
+                                       unique=True), label="component")
+            self.partitioned = True
+            self.partitions += 1
+            self.tick()
+            self.members.partition([sorted(group)])
+
+        @precondition(lambda self: self.members is not None and self.partitioned)
+        @rule()
+        def heal(self) -> None:
+            self.partitioned = False
+            self.tick()
+            self.members.partition([])
+
+        @precondition(lambda self: self.agreeable())
+        @rule()
+        def agree(self) -> None:
+            """The membership's Agree stage, and each member's Flush (000 section 5.1)."""
+            self.tick()
+            self.members.agree()
 
         @precondition(lambda self: bool(self.notifiable()))
         @rule(data=st.data())
@@ -226,8 +338,9 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.noted[p].add(q)
             self.handle(p, self.procs[p].on_crash(q, self.tick()))
 
-        @precondition(lambda self: sum(self.sent) >= max_messages and not self.live_links()
-                      and not self.lost and not self.notifiable())
+        @precondition(lambda self: (sum(self.sent) >= max_messages or not self.senders())
+                      and not self.live_links()
+                      and not self.lost and not self.notifiable() and not self.agreeable())
         @rule()
         def settle(self) -> None:
             """Nothing left to do (the machine always needs a rule to run)."""
@@ -238,7 +351,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             records = self.rec.records
             if not records:
                 return
-            res = props[prop].check(Trace.from_records(records), Options())
+            res = props[prop].check(Trace.from_records(records), Options(scope=scope))
             if res.verdict == Verdict.VIOLATED:
                 if type(self).first_failure is None:
                     type(self).first_failure = type(self).runs
@@ -258,10 +371,15 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             for link, m in self.lost:
                 self.links[link].append(m)
             self.lost.clear()
+            if self.partitioned:
+                self.heal()
             for _ in range(DRAIN_ROUNDS):
                 busy = False
+                if self.agreeable():
+                    busy = True
+                    self.agree()
                 for (_, b), q in self.links.items():
-                    while q and b not in self.crashed:
+                    while q and b not in self.crashed and self.up[b]:
                         busy = True
                         self.arrive(b, q.pop(0))
                 for p in self.alive():

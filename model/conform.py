@@ -24,6 +24,12 @@ order (``p2`` before ``p10``, as the simulator numbers them); a process's place 
 its index (its rank in the ToTo family, its host id in ABCAST and TOMP). Inputs the model
 refuses (a message sent twice, an acknowledgement nobody waits for) make the trace
 unreplayable: :class:`~tomkit.model.process.ReplayError`, naming the process and record.
+
+Views: the protocol's replay says what a logged ``view`` is. The fixed-group ToTo family
+reads a view that leaves q out as Crash(q) (and cannot replay a join: q stays Defunc);
+``toto-dynamic`` (``model/membership.py``) reads it as the configuration change of 000
+section 5.1, which the model refuses while M_p is not empty, and a ``crash`` record as the
+end of that process's incarnation.
 """
 
 from __future__ import annotations

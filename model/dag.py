@@ -33,6 +33,10 @@ Delivery state, as the ToTo family needs it (000 section 4.1, 002 section 2):
   activation (002 section 5: "mark m_i; deliver m_i"). They are delivered to the
   application but stay in ``G`` until the activation ends, so they keep voting power
   and candidate status for the rest of it;
+* messages that are never candidates (``never_candidate``, for ToTo's ACK-only
+  messages; 000 section 4.1 orders agreed messages only): they vote while in ``G``, and
+  join the delivered prefix, undelivered, once everything they follow is delivered
+  (:meth:`DagView._retire`);
 * ``Defunc`` (000 section 5.2, Figure 4): the processors for which a Crash(q) event
   arrived. They count as heard from (in Tail(G)) and vote for nothing when they have
   no message in ``G``.
@@ -153,7 +157,8 @@ class DagView:
     (True, ('a1',))
     """
 
-    def __init__(self, processors: Sequence[str], facts: DagFacts | None = None) -> None:
+    def __init__(self, processors: Sequence[str], facts: DagFacts | None = None,
+                 never_candidate: Callable[[Message], bool] | None = None) -> None:
         procs = tuple(processors)
         if not procs:
             raise ValueError("a configuration needs at least one processor")
@@ -176,6 +181,10 @@ class DagView:
         self._marked: dict[str, None] = {}
         self._delivered: list[str] = []
         self._defunc: set[str] = set()
+        # Messages that vote but are never ordered as candidates (000 section 4.1 orders
+        # agreed messages only: see _retire), and those of them that joined the prefix
+        self._never = never_candidate
+        self._retired: list[str] = []
         self.activation: int = 0
         # The current activation's vocabulary, kept incrementally (see _add): candidates
         # in rank order and, in lists aligned with them (what a compiled rule reads, see
@@ -318,6 +327,8 @@ class DagView:
                 self._blocked[r] = blocked
             else:
                 self._add_candidate(mid, r, bit, bit)
+                if self._never is not None and self._never(m):
+                    self._retire()
             self.vocab_version += 1
             return
         changed = False
@@ -487,6 +498,32 @@ class DagView:
                     self._cand_marked.append(False)
         self.vocab_version += 1
 
+    def _retire(self) -> None:
+        """Move every candidate that must never be one (``never_candidate``) into the
+        delivered prefix, without an activation and without delivering it, until none
+        is left (a retired message's successor may be one too).
+
+        000 section 4.1 defines a pending message as "an agreed multicast message that
+        was received ... but has not yet been added to the total order" and a candidate
+        as a pending message that follows only delivered ones; Figure 1's causal
+        multicast messages are in the DAG but never candidates. An ACK-only message is
+        such a message: it votes (while it is its sender's first message in G it votes
+        for the candidates it follows) but is not agreed, so ordering it would only make
+        agreed candidates wait for it. It leaves G, as a causal message is delivered,
+        once everything it follows is delivered. Which messages leave is a function of
+        the delivered prefix and the DAG (a process that sees one sees what it follows),
+        so every process retires the same messages between the same activations and the
+        G on which the processes' activations must agree stays the same at every process.
+        ``deliver`` and ``drain_compiled`` never see a retired message."""
+        never, msgs = self._never, self._msgs
+        while True:
+            done = [c for c, marked in zip(self._cands, self._cand_marked)
+                    if not marked and never(msgs[c][0])]  # type: ignore[misc]
+            if not done:
+                return
+            self._retired.extend(done)
+            self._advance(done)
+
     def __contains__(self, mid: object) -> bool:
         return mid in self._msgs
 
@@ -560,6 +597,12 @@ class DagView:
     def delivered_sequence(self) -> tuple[str, ...]:
         """Messages in the order they were delivered to the application."""
         return tuple(self._delivered)
+
+    @property
+    def retired(self) -> tuple[str, ...]:
+        """Messages that joined the delivered prefix without being candidates or
+        delivered (``never_candidate``; see :meth:`_retire`), in the order they did."""
+        return tuple(self._retired)
 
     @property
     def marked(self) -> tuple[str, ...]:
@@ -749,6 +792,8 @@ class DagView:
                 done = mids
             self.activation += 1
             self._advance(done)
+            if self._never is not None:
+                self._retire()
         else:
             self._marked.update(dict.fromkeys(mids))
             cands = self._cands

@@ -44,6 +44,18 @@ two of them:
 The simulator runs a mutant through the ToTo family's ``rule`` option
 (``SimConfig(protocol="toto", options={"rule": "majority"})``; the protocol then only
 names the run), so a mutant is never a protocol of its own.
+
+The literal readings of 000 section 5 (the membership service) are not rules but
+variants of the ``toto-dynamic`` protocol (its ``variant`` option), listed in
+:data:`MEMBERSHIP_VARIANTS` (defined in ``model/membership.py``, where the decisions are):
+
+``no-flush-acks``
+    the agreed set of the Agree stage holds regular messages only: a survivor that sent
+    nothing after the last messages never votes on them, so the Flush stage never ends
+    (liveness; tests/test_toto_membership_variants.py).
+``all-components``
+    every component of a partition continues (000 section 1): components order the old
+    configuration's messages differently (total-order-strong, the "agreed" order).
 """
 
 from __future__ import annotations
@@ -52,6 +64,7 @@ import dataclasses
 import importlib
 import math
 
+from tomkit.model.membership import VARIANTS as MEMBERSHIP_VARIANTS
 from tomkit.model.rules import (
     RULES,
     Params,
@@ -70,7 +83,7 @@ from tomkit.model.vocab import (
     sources,
 )
 
-__all__ = ["MUTANTS", "g_toto_no_ntail", "majority", "resolve_rule",
+__all__ = ["MEMBERSHIP_VARIANTS", "MUTANTS", "g_toto_no_ntail", "majority", "resolve_rule",
            "s_toto_low_delta", "s_toto_no_internal", "simulate_mutant",
            "toto_low_delta"]
 

@@ -65,8 +65,11 @@ Decisions where the papers are ambiguous (the OCR quoted):
   <sender, counter> (000 section 2), processors ranked as the configuration lists them;
   candidates have distinct senders, so it is the senders' order, which is what GL-ToTo's
   loop over processors needs (002 section 5).
-* Every message is an agreed multicast message: 000 Figure 1 also has causal-only
-  messages, which are in the DAG but never candidates; they are not modelled.
+* The rules see agreed messages only: 000 Figure 1 also has causal-only messages,
+  which are in the DAG but never candidates. The simulator's only such messages are
+  ToTo's ACK-only messages (model/toto.py); the DagView retires them from G, without an
+  activation, once all they follow is delivered (``DagView._retire``), so no rule ever
+  sees one as a candidate; they vote while in G.
 * A Crash(q) (000 Figure 4) is applied to every rule alike: q counts in NTail(G), so it
   is not unseen, and votes for nothing when it has no message in G. For all-ack this
   lets the baseline make progress after a crash, as the membership service intends.

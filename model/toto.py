@@ -26,8 +26,12 @@ adds and the trace needs:
   messages in its view, something new to acknowledge, and has not sent for
   ``ack_timeout`` seconds multicasts an ACK-only message (:class:`AckOnly`, named
   ``<name>.ack<k>``), asking for a timer to notice the idle time. ACK-only messages are
-  DAG messages like any other (they vote and are ordered), but they belong to the
-  ordering layer, not the application: they are never delivered to it.
+  DAG messages (they ACK and vote like any other), but they belong to the ordering
+  layer, not the application: they are never delivered to it, and, as 000 section 4.1
+  orders agreed messages only (Figure 1's causal messages are never candidates), they
+  are never candidates either: one leaves G once all it follows is delivered
+  (``DagView._retire``). Option ``ack_candidates`` keeps the earlier reading, which
+  ordered them as candidates (and made agreed candidates wait for them).
 * What the trace logs. The ``deps`` logged for an application message are, per
   processor, the latest *application* message it follows (what the checkers' causal
   order reads): the process keeps, per sender, the latest application message up to
@@ -135,11 +139,17 @@ class AckOnly(Message):
     DAG message, and is never delivered to the application."""
 
 
+def _is_ack_only(m: Message) -> bool:
+    return type(m) is AckOnly
+
+
 class TotoProcess:
     """One process of the ToTo family (see the module docstring). ``params`` defaults to
     ``Params(delta=ceil(n / 2))``; ``facts`` is a :class:`~tomkit.model.dag.DagFacts`
     shared with the other processes of one run (the simulator's), a speed-up only;
-    ``ack_timeout`` is the idle time before an ACK-only message (None: never one).
+    ``ack_timeout`` is the idle time before an ACK-only message (None: never one);
+    ``ack_candidates`` orders ACK-only messages as candidates (the reading before 000
+    section 4.1 was followed; module docstring).
 
     >>> a, b = TotoProcess("a", ["a", "b"], "all-ack"), TotoProcess("b", ["a", "b"], "all-ack")
     >>> m, st = a.send()
@@ -154,10 +164,11 @@ class TotoProcess:
 
     def __init__(self, name: str, processors: Sequence[str], rule: str | Rule,
                  params: Params | None = None, *, facts: DagFacts | None = None,
-                 ack_timeout: float | None = None) -> None:
+                 ack_timeout: float | None = None, ack_candidates: bool = False) -> None:
         self.name = name
         # facts: shared by the processes of one simulation (see DagFacts)
-        self.dag = DagView(processors, facts)
+        self.dag = DagView(processors, facts,
+                           None if ack_candidates else _is_ack_only)
         if name not in self.dag.processors:
             raise ValueError(f"process {name!r} not in the configuration")
         self.rule: Rule = RULES[rule] if isinstance(rule, str) else rule
@@ -461,6 +472,9 @@ OPTIONS = (
            "of model/mutants.py or module:function (the protocol then only names the run)"),
     Option("ack_timeout", float, None, "idle time before an ACK-only message, in seconds "
            "(default 5 mean source periods: 5 / rate)"),
+    Option("ack_candidates", bool, False, "order ACK-only messages as candidates, as "
+           "agreed messages are (000 section 4.1 orders agreed messages only; the default "
+           "never makes them candidates)"),
 )
 
 #: what every run must satisfy (000 section 2: ToTo delivers in one total order that
@@ -489,7 +503,8 @@ def make(name: str) -> Callable[[Sequence[str], Mapping[str, Any], float], list[
         # then computed once (model/dag.py)
         facts = DagFacts(names)
         return [TotoProcess(p, names, rule, params, facts=facts,
-                            ack_timeout=ack if ack is not None else 5.0 / rate)
+                            ack_timeout=ack if ack is not None else 5.0 / rate,
+                            ack_candidates=bool(options.get("ack_candidates")))
                 for p in names]
 
     return make_processes

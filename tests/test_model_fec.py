@@ -1,4 +1,5 @@
-"""003's FEC layer (Malki et al.'s QoS-preserving multicast, section 2.2): the
+"""003's FEC layer (Bar-Joseph, Keidar, Anker and Lynch's QoS-preserving multicast,
+section 2.2): the
 message counts per slot, recovery from every pattern of at most L losses per block,
 no delivery past an unrecoverable block, the reservation formulas and the burst-loss
 adversary. Defaults of the reading aid's test suite: I = 5, L = 2."""

@@ -1,4 +1,4 @@
-"""003's clocks and join slot (Malki et al. 2.1-2.2; reading aid B2 and B5), with the
+"""003's clocks and join slot (Bar-Joseph et al. 2.1-2.2; reading aid B2 and B5), with the
 reading aid's numbers: Delta = 100, delta = 50, eps = 10 (ms)."""
 
 from __future__ import annotations

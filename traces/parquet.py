@@ -485,13 +485,22 @@ def conform_to(table: pa.Table, schema: pa.Schema, first_row: int) -> pa.Table:
                 )
             col = col.cast(field.type)
         arrays.append(col)
-    extra = [n for n in table.column_names if n not in schema.names]
+    extra = [n for n in table.column_names if n not in schema.names
+             and not (n == OPTIONAL_COLUMN and _all_null(table, n))]
     if extra:
         raise ValueError(
             f"extension column {extra[0]!r} first appears at record {first_row}, after "
             "the Parquet schema was fixed by the first row group"
         )
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+#: a core column the writer leaves out of a file whose first row group has no value in it
+OPTIONAL_COLUMN = "real_time"
+
+
+def _all_null(table: pa.Table, name: str) -> bool:
+    return name in table.column_names and table.column(name).null_count == table.num_rows
 
 
 class ParquetSink:
@@ -516,6 +525,10 @@ class ParquetSink:
     def _flush(self) -> None:
         if self._schema is None:
             combined = unify_tables(self._pending)
+            if _all_null(combined, OPTIONAL_COLUMN):
+                # a trace without real time is written as before the field existed, byte
+                # for byte (readers take a missing optional column as all null)
+                combined = combined.drop_columns([OPTIONAL_COLUMN])
             self._open(combined.schema)
         else:
             parts, first = [], self._written

@@ -17,11 +17,15 @@ import pyarrow as pa
 FORMAT_NAME = "tomkit-trace"
 FORMAT_VERSION = 1
 
-KINDS: tuple[str, ...] = ("send", "recv", "deliver", "view", "crash", "join", "leave")
+#: ``packet``: one network message (a datagram, an FEC block member) sent by ``process``
+#: at ``time``/``real_time``; read by the rate property (checker/properties/rate.py),
+#: ignored by every other property. Kinds differ in their first letter (checker/chunk.py).
+KINDS: tuple[str, ...] = ("send", "recv", "deliver", "view", "crash", "join", "leave",
+                          "packet")
 MSG_KINDS = frozenset({"send", "recv", "deliver"})
 
 FIELDS: tuple[str, ...] = (
-    "trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
+    "trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq", "real_time",
 )
 REQUIRED = ("trace", "process", "kind")
 EXTENSION_PREFIX = "x_"
@@ -37,6 +41,9 @@ ARROW_SCHEMA = pa.schema(
         pa.field("members", pa.list_(pa.string())),
         pa.field("time", pa.float64()),
         pa.field("seq", pa.int64()),
+        # optional: real (global) time in seconds, beside the local clock ``time``; the
+        # real-time latency bound of Bar-Joseph, Keidar, Anker and Lynch reads it
+        pa.field("real_time", pa.float64()),
     ]
 )
 

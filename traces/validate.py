@@ -57,6 +57,7 @@ INT64_MIN = -(2**63)
 KIND_SET = frozenset(KINDS)
 STRING_FIELDS = ("trace", "process", "kind", "msg", "view")
 LIST_FIELDS = ("deps", "members")
+TIME_FIELDS = ("time", "real_time")  # float64 seconds: local clock, real time
 _STRING_FIELDS = frozenset(STRING_FIELDS)
 _LIST_FIELDS = frozenset(LIST_FIELDS)
 _FIELD_RANK = {name: i for i, name in enumerate(FIELDS)}
@@ -111,7 +112,7 @@ def _quick_ok(rec: Any) -> bool:
                     return False
             else:
                 return False
-        elif key == "time":
+        elif key == "time" or key == "real_time":
             t = type(value)
             if t is float:
                 if not math.isfinite(value):
@@ -231,11 +232,12 @@ def _range_problems(rec: dict) -> list[tuple[str, str]]:
     seq = rec.get("seq")
     if type(seq) in (int, float) and seq > INT64_MAX:
         out.append(("seq", f"{_show(seq)} is too large (the maximum is {INT64_MAX})"))
-    t = rec.get("time")
-    if type(t) is float and not math.isfinite(t):
-        out.append(("time", f"{_show(t)} is not a finite number"))
-    elif type(t) is int and not _int_fits_float(t):
-        out.append(("time", "number out of range of a 64-bit float"))
+    for name in TIME_FIELDS:
+        t = rec.get(name)
+        if type(t) is float and not math.isfinite(t):
+            out.append((name, f"{_show(t)} is not a finite number"))
+        elif type(t) is int and not _int_fits_float(t):
+            out.append((name, "number out of range of a 64-bit float"))
     return out
 
 
@@ -263,9 +265,10 @@ def normalize(rec: dict) -> dict:
     seq = rec.get("seq")
     if type(seq) is float:
         rec = dict(rec, seq=int(seq))
-    t = rec.get("time")
-    if type(t) is int:
-        rec = dict(rec, time=float(t))
+    for name in TIME_FIELDS:
+        t = rec.get(name)
+        if type(t) is int:
+            rec = dict(rec, **{name: float(t)})
     return rec
 
 
@@ -495,7 +498,8 @@ def ok_mask(table: pa.Table) -> np.ndarray:
     for name in STRING_FIELDS:
         ok = pc.and_(ok, _strings_nonempty(table.column(name)))
     ok = pc.and_(ok, pc.fill_null(pc.greater_equal(table.column("seq"), 0), True))
-    ok = pc.and_(ok, pc.fill_null(pc.is_finite(table.column("time")), True))
+    for name in TIME_FIELDS:
+        ok = pc.and_(ok, pc.fill_null(pc.is_finite(table.column(name)), True))
     mask = np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)
     for name in LIST_FIELDS:
         mask &= _list_items_ok(table.column(name))
@@ -548,8 +552,11 @@ def fast_table_ok(table: pa.Table, *, extensions: bool = True) -> bool:
     seq = table.column("seq")
     if seq.null_count != len(seq) and pc.min(seq).as_py() < 0:
         return False
-    time = table.column("time")
-    return time.null_count == len(time) or _all(pc.is_finite(time))
+    for name in TIME_FIELDS:
+        time = table.column(name)
+        if time.null_count != len(time) and not _all(pc.is_finite(time)):
+            return False
+    return True
 
 
 def run_starts(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:

@@ -29,6 +29,14 @@ class Options:
     #: who is judged by the order and agreement properties: "uniform" (every process,
     #: the default) or "correct" (no crash record); see properties/scope.py
     scope: str = "uniform"
+    #: the real-time latency bound (realtime_latency.py; else latency_bound is used)
+    realtime_bound: float | None = None
+    #: the rate check (rate.py): slot length in seconds, packets per slot, packets per
+    #: window of rate_window slots
+    slot: float | None = None
+    rate_max: int | None = None
+    rate_avg: int | None = None
+    rate_window: int | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,10 @@ def _registry() -> dict[str, Property]:
         integrity,
         latency,
         liveness,
+        member_liveness,
         prefix_order,
+        rate,
+        realtime_latency,
         total_order,
         views,
         virtual_synchrony,
@@ -131,6 +142,9 @@ def _registry() -> dict[str, Property]:
         agreement.VALIDITY,
         liveness.PROPERTY,
         latency.PROPERTY,
+        member_liveness.PROPERTY,
+        realtime_latency.PROPERTY,
+        rate.PROPERTY,
     ]
     return {p.name: p for p in props}
 

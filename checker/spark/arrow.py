@@ -37,7 +37,7 @@ from tomkit.checker.spark.read import KEY
 #: rows gathered from a partition's batches before a chunk is decided (whole traces only)
 CHUNK_ROWS = 1 << 19
 INPUT = [*KEY, "process", "kind", "msg", "deps", "view", "members", "time", "seq", "src",
-         "pos", "iol"]
+         "pos", "iol", "real_time", "x_slot", "x_join"]
 
 _EXACT_FIELDS = RESULT_SCHEMA.fields[len(KEY):]  # property verdict clause ... disagreement
 OUT_SCHEMA = T.StructType(
@@ -59,7 +59,8 @@ ARROW_SCHEMA = pa.schema(
        ("exact", _ARROW_EXACT)])
 
 
-def decide_arrow(events: DataFrame, fmt: str = "parquet") -> Decided:
+def decide_arrow(events: DataFrame, fmt: str = "parquet", options: Options = Options()
+                 ) -> Decided:
     """The fields of :func:`properties.decide`, computed in one Arrow pass (module
     docstring). ``fmt`` says whether positions are Parquet rows or JSON Lines lines (for
     witnesses). ``Decided.exact`` and ``Decided.deliveries`` carry the reference checks
@@ -74,7 +75,8 @@ def decide_arrow(events: DataFrame, fmt: str = "parquet") -> Decided:
     # the local order of properties.ORDER: seq (null first, as -1), file, position
     e = events.select(*cols).repartition(*KEY).sortWithinPartitions(
         *KEY, "process", F.coalesce("seq", F.lit(-1)), "src", "pos")
-    out = e.mapInArrow(lambda it: _decide_partition(it, fmt), OUT_SCHEMA).localCheckpoint()
+    out = e.mapInArrow(lambda it: _decide_partition(it, fmt, options),
+                       OUT_SCHEMA).localCheckpoint()
     good = out.filter(F.col("bad_message").isNull())
     codes = good.select(*KEY, "events", "has_send", *NAMES)
     bad_seq = out.filter(F.col("bad_message").isNotNull()).select(
@@ -87,7 +89,8 @@ def decide_arrow(events: DataFrame, fmt: str = "parquet") -> Decided:
     return Decided(codes, firsts, bad_seq, good_events, exact=exact, deliveries=deliveries)
 
 
-def _decide_partition(batches: Iterator[pa.RecordBatch], fmt: str) -> Iterator[pa.RecordBatch]:
+def _decide_partition(batches: Iterator[pa.RecordBatch], fmt: str,
+                      options: Options = Options()) -> Iterator[pa.RecordBatch]:
     """Gather a sorted partition's batches into tables of whole traces and decide each."""
     pending: list[pa.RecordBatch] = []
     rows = 0
@@ -103,11 +106,11 @@ def _decide_partition(batches: Iterator[pa.RecordBatch], fmt: str) -> Iterator[p
         cut = int(starts[-2])  # the last trace may continue in the next batch
         if cut == 0:
             continue  # one huge trace so far: keep gathering
-        yield _decide_table(table.slice(0, cut), fmt)
+        yield _decide_table(table.slice(0, cut), fmt, options)
         rest = table.slice(cut)
         pending, rows = rest.to_batches(), rest.num_rows
     if pending:
-        yield _decide_table(pa.Table.from_batches(pending).combine_chunks(), fmt)
+        yield _decide_table(pa.Table.from_batches(pending).combine_chunks(), fmt, options)
 
 
 def _members_back(table: pa.Table) -> pa.Table:
@@ -192,7 +195,7 @@ def _pieces(table: pa.Table, fmt: str):
     return out
 
 
-def _decide_table(table: pa.Table, fmt: str) -> pa.RecordBatch:
+def _decide_table(table: pa.Table, fmt: str, options: Options = Options()) -> pa.RecordBatch:
     """One output row per trace of a table of whole traces sorted by key and local order."""
     from tomkit.checker.chunk import Chunk
 
@@ -239,7 +242,7 @@ def _decide_table(table: pa.Table, fmt: str) -> pa.RecordBatch:
         # the chunk numbers traces by first appearance of their id: map back to good_tr
         order = np.array([int(x) for x in chunk.trace_names], np.int64)
         props = properties()
-        opts = Options()
+        opts = options
         codes = np.stack([props[n].detect(chunk, opts) for n in NAMES], axis=1)
         key_cols(good_tr[order])
         cols["events"].extend(np.diff(chunk.trace_start).tolist())
@@ -257,7 +260,7 @@ def _decide_table(table: pa.Table, fmt: str) -> pa.RecordBatch:
                 cols["exact"].append(None)
                 continue
             key = tuple(cols[k][len(cols[k]) - chunk.ntr + ti] for k in KEY)
-            res = check_wanted(key, chunk.trace(ti), wanted)
+            res = check_wanted(key, chunk.trace(ti), wanted, options)
             names = [f.name for f in _EXACT_FIELDS]
             cols["exact"].append([dict(zip(names, r[len(KEY):])) for r in res])
     return pa.RecordBatch.from_pydict(cols, schema=ARROW_SCHEMA)

@@ -12,6 +12,7 @@ checked on the executors, which therefore need tomkit importable (docs/spark.md)
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
@@ -28,7 +29,8 @@ RESULT_SCHEMA = T.StructType([
     T.StructField("explanation", T.StringType()), T.StructField("witness", T.StringType()),
     T.StructField("disagreement", T.StringType()),
 ])
-COLUMNS = ["process", "kind", "msg", "deps", "view", "members", "time", "seq", "src", "pos"]
+COLUMNS = ["process", "kind", "msg", "deps", "view", "members", "time", "seq", "src", "pos",
+           "real_time", "x_slot", "x_join"]
 
 
 def local_path(src: str) -> str:
@@ -41,7 +43,7 @@ def local_path(src: str) -> str:
 
 
 def check_trace(key: tuple, rows: Iterable[tuple], wanted: dict[str, int],
-                fmt: str) -> list[tuple]:
+                fmt: str, options: Options = Options()) -> list[tuple]:
     """Build the trace from its rows and run the reference check of every wanted property."""
     from tomkit.checker.trace import Ev, Trace
     from tomkit.traces.errors import Location
@@ -53,23 +55,25 @@ def check_trace(key: tuple, rows: Iterable[tuple], wanted: dict[str, int],
     for p, lst in per.items():
         lst.sort(key=lambda r: (-1 if r[7] is None else r[7], r[8], r[9]))
         evs = []
-        for proc, kind, msg, deps, view, members, time, _seq, src, pos in lst:
+        for proc, kind, msg, deps, view, members, time, _seq, src, pos, rt, slot, jn in lst:
             path = local_path(src)
             loc = Location(path, row=pos) if fmt == "parquet" else Location(path, line=pos)
             evs.append(Ev(proc, kind, msg,
                           tuple(deps) if deps is not None and kind == "send" else None,
-                          view, tuple(members) if members is not None else None, time, loc))
+                          view, tuple(members) if members is not None else None, time, loc,
+                          rt, None if slot is None else math.floor(slot), jn is True))
         events[p] = evs
-    return check_wanted(key, Trace(key[2], events), wanted)
+    return check_wanted(key, Trace(key[2], events), wanted, options)
 
 
-def check_wanted(key: tuple, trace, wanted: dict[str, int]) -> list[tuple]:
+def check_wanted(key: tuple, trace, wanted: dict[str, int],
+                 options: Options = Options()) -> list[tuple]:
     """Run the reference check of every wanted property on one trace: RESULT_SCHEMA rows,
     with a disagreement when the detection said violated and the check does not."""
     props = properties()
     out = []
     for name, code in wanted.items():
-        res = props[name].check(trace, Options())
+        res = props[name].check(trace, options)
         bad = None
         if code == VIOLATED and str(res.verdict) != "violated":
             bad = f"detect says violated, check says {res.verdict}"
@@ -80,7 +84,7 @@ def check_wanted(key: tuple, trace, wanted: dict[str, int]) -> list[tuple]:
 
 
 def run_exact(spark: SparkSession, events: DataFrame, flagged: dict[tuple, dict[str, int]],
-              fmt: str) -> DataFrame:
+              fmt: str, options: Options = Options()) -> DataFrame:
     """Results of the reference checks for the flagged (trace, property) pairs."""
     if not flagged:
         return spark.createDataFrame([], RESULT_SCHEMA)
@@ -91,7 +95,7 @@ def run_exact(spark: SparkSession, events: DataFrame, flagged: dict[tuple, dict[
 
     def per_trace(item: tuple) -> Iterator[tuple]:
         key, rs = item
-        yield from check_trace(key, [tuple(r) for r in rs], wanted.value[key], fmt)
+        yield from check_trace(key, [tuple(r) for r in rs], wanted.value[key], fmt, options)
 
     rdd = (rows.rdd.map(lambda r: ((r[0], r[1], r[2]), tuple(r[3:])))
            .groupByKey().flatMap(per_trace))

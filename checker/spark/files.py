@@ -35,6 +35,7 @@ import pyarrow.fs as pafs
 from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import SparkSession
 
+from tomkit.checker.properties import Options
 from tomkit.checker.spark.files_task import DataFile, Target, check_together, iter_groups
 from tomkit.checker.spark.read import PARTITIONS, SchemaMismatch
 from tomkit.checker.spark.storage import Store, store_of
@@ -109,7 +110,7 @@ class _Pair(AccumulatorParam):
 
 
 def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
-              progress=None) -> Summary:
+              progress=None, options: Options = Options()) -> Summary:
     """Check ``files`` (``list_files``), writing the verdict and rejected parts under
     ``target`` (``verdicts/``, ``rejected/``; None: write nothing), and return the report's
     Summary (module docstring). A Parquet file whose columns do not fit the format stops
@@ -126,7 +127,7 @@ def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
         progress.watch(lambda: done.value, len(files))
     sc.setJobDescription(f"tomkit scan: {len(files)} file(s)")
     first = sc.parallelize(range(len(plan)), len(plan)).mapPartitions(
-        lambda gs: iter_groups(gs, bplan.value, bfiles.value, target, done)).collect()
+        lambda gs: iter_groups(gs, bplan.value, bfiles.value, target, done, options)).collect()
     bad = sorted(m for _, s, _ in first for m in s.mismatches)
     if bad:
         more = f" (and {len(bad) - 1} more file(s))" if len(bad) > 1 else ""
@@ -148,7 +149,7 @@ def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
         sc.setJobDescription(f"tomkit scan: {len(sets)} set(s) of files that share traces")
         again = sc.parallelize(range(len(sets)), len(sets)).map(
             lambda c: check_together([bfiles.value[i] for i in bsets.value[c]],
-                                     f"s{c:06d}", target)).collect()
+                                     f"s{c:06d}", target, options)).collect()
         for s in again:
             summary.merge(s)
     return summary

@@ -69,7 +69,12 @@ REJECTED_SCHEMA = pa.schema([("src", pa.string()), ("line", pa.int64()), ("row",
                              ("field", pa.string()), ("message", pa.string())])
 _P = len(NAMES)
 # an UNKNOWN detection's explanation, by property and whether the trace has sends
-_REASONS = [unknown_reason(n, s) for n in NAMES for s in (False, True)]
+def _reasons(options: Options) -> list[str]:
+    """Why a cell the detection calls UNKNOWN is unknown, by (property, has_send)."""
+    return [unknown_reason(n, s, options) for n in NAMES for s in (False, True)]
+
+
+_REASONS = _reasons(Options())
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,8 @@ def _pieces(reader: TraceReader, name: str):
 # ---- the two passes --------------------------------------------------------------------
 
 
-def check_file(f: DataFile, index: int, target: Target | None) -> tuple[Summary, np.ndarray]:
+def check_file(f: DataFile, index: int, target: Target | None,
+               options: Options = Options()) -> tuple[Summary, np.ndarray]:
     """First pass: one file on its own, written as part ``f<index>``; its Summary and the
     hashes of its traces' keys."""
     parts = Parts(target, f"f{index:06d}")
@@ -188,7 +194,7 @@ def check_file(f: DataFile, index: int, target: Target | None) -> tuple[Summary,
             if reader.info.grouped:
                 try:
                     for pieces in grouped_chunks(_pieces(reader, f.path), f.path):
-                        names += _chunk(pieces, f, summary, parts)
+                        names += _chunk(pieces, f, summary, parts, options)
                 except TraceFormatError as e:
                     if "declares its traces grouped" not in e.message:
                         raise
@@ -198,7 +204,7 @@ def check_file(f: DataFile, index: int, target: Target | None) -> tuple[Summary,
             if reader is None or not reader.info.grouped:
                 pieces, reader = _read(f, local)
                 for part in split_by_trace(pieces):
-                    names += _chunk(part, f, summary, parts)
+                    names += _chunk(part, f, summary, parts, options)
             _rejected([renamed(e, local, f.path) for e in reader.rejected], summary, parts)
     except ColumnError as e:  # raised on opening: nothing was written
         return Summary(mismatches=[str(renamed(e, local, f.path))]), np.zeros(0, np.uint64)
@@ -211,7 +217,8 @@ def check_file(f: DataFile, index: int, target: Target | None) -> tuple[Summary,
     return summary, key_hashes(f, names)
 
 
-def check_together(files: list[DataFile], name: str, target: Target | None) -> Summary:
+def check_together(files: list[DataFile], name: str, target: Target | None,
+                   options: Options = Options()) -> Summary:
     """Second pass: files that share traces, as one input (their records merged by trace),
     written as part ``name``."""
     parts = Parts(target, name)
@@ -228,7 +235,7 @@ def check_together(files: list[DataFile], name: str, target: Target | None) -> S
         held.extend(pieces)
         _rejected([renamed(e, local, f.path) for e in reader.rejected], summary, parts)
     for part in split_by_trace(held):
-        _chunk(part, files[0], summary, parts)
+        _chunk(part, files[0], summary, parts, options)
     parts.close()
     return summary
 
@@ -259,10 +266,12 @@ def _rejected(errors, summary: Summary, parts: Parts) -> None:
 # ---- one chunk of whole traces -------------------------------------------------------------
 
 
-def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts) -> list[str]:
+def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts,
+           options: Options = Options()) -> list[str]:
     """Decide a chunk of whole traces: its verdict rows to ``parts``, its share of the
     report to ``summary``; the names of its traces."""
-    chunk, codes = decide_chunk(pieces, [properties()[n] for n in NAMES], Options())
+    chunk, codes = decide_chunk(pieces, [properties()[n] for n in NAMES], options)
+    reasons = _REASONS if options == Options() else _reasons(options)
     sizes = np.diff(chunk.trace_start)
     bad = chunk.bad_traces
     seq = []
@@ -301,14 +310,14 @@ def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts) -> list[str]:
         ti = int(good[j])
         wanted = {name: int(cg[j, k]) for k, name in enumerate(NAMES) if flagged[j, k]}
         key = (f.protocol, f.config, names[j])
-        for r in check_wanted(key, chunk.trace(ti), wanted):
+        for r in check_wanted(key, chunk.trace(ti), wanted, options):
             prop, v, cl, ex, wit, disagreement = r[3:]
             cell = j * _P + NAMES.index(prop)
             group.counts[prop][v] += 1
             verdict[cell] = ("holds", "unknown", "violated").index(v)
             for arr, text in ((clause, cl), (expl, ex), (witness, wit)):
                 if text is not None:
-                    arr[cell] = len(_REASONS) + len(texts)
+                    arr[cell] = len(reasons) + len(texts)
                     texts.append(text)
             if v == "violated":
                 summary.add_example(prop, key, ex)
@@ -317,7 +326,7 @@ def _chunk(pieces, f: DataFile, summary: Summary, parts: Parts) -> list[str]:
     group.add_latencies(_flat(*latencies(chunk), good))
     group.add_iol(_flat(*_iols(pieces, chunk), good))
     if parts.paths is not None and n:
-        dictionary = pa.array(_REASONS + texts, pa.string())
+        dictionary = pa.array(reasons + texts, pa.string())
         parts.verdicts(pa.table({
             "protocol": pa.repeat(pa.scalar(f.protocol), n * _P),
             "config": pa.repeat(pa.scalar(f.config), n * _P),
@@ -387,12 +396,13 @@ def _flat(values: np.ndarray, bounds: np.ndarray, rows: np.ndarray) -> np.ndarra
 
 
 def iter_groups(groups: Iterator[int], plan: list[list[int]], files: list[DataFile],
-                target: Target | None, done=None) -> Iterator[tuple[int, Summary, np.ndarray]]:
+                target: Target | None, done=None, options: Options = Options(),
+                ) -> Iterator[tuple[int, Summary, np.ndarray]]:
     """A first-pass task: (file index, Summary, hashes) for each file of its groups;
     ``done``: a Spark accumulator of (files, events) checked, for the progress line."""
     for g in groups:
         for i in plan[g]:
-            summary, hashes = check_file(files[i], i, target)
+            summary, hashes = check_file(files[i], i, target, options)
             if done is not None:
                 done.add((1, sum(gr.events for gr in summary.groups.values())))
             yield i, summary, hashes

@@ -36,11 +36,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from tomkit.checker.engine import EngineDisagreement
-from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED
+from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED, Options
 from tomkit.checker.spark import report as R
 from tomkit.checker.spark.commit import ArrowTree, HadoopTree, Tree, commit, recover, staging_name
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
-from tomkit.checker.spark.options import ENGINES
+from tomkit.checker.spark.options import ENGINES, scan_options
 from tomkit.checker.spark.progress import Progress
 from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
 from tomkit.checker.spark.read import KEY, detect_format, read_events
@@ -55,14 +55,14 @@ class ScanResult:
     out: str | None
 
 
-def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
+def verdict_rows(codes: DataFrame, exact: DataFrame, options: Options = Options()) -> DataFrame:
     """One row per trace and property, from the detection codes and the exact results."""
     stack = ", ".join(f"'{n}', `{n}`" for n in NAMES)
     long = codes.select(*KEY, "events", "has_send",
                         F.expr(f"stack({len(NAMES)}, {stack}) as (property, code)"))
     reason = F.lit(None).cast("string")
     for n in NAMES:
-        r_send, r_none = unknown_reason(n, True), unknown_reason(n, False)
+        r_send, r_none = unknown_reason(n, True, options), unknown_reason(n, False, options)
         reason = F.when(F.col("property") == n,
                         F.when(F.col("has_send"), F.lit(r_send)).otherwise(F.lit(r_none))
                         ).otherwise(reason)
@@ -79,14 +79,16 @@ def verdict_rows(codes: DataFrame, exact: DataFrame) -> DataFrame:
 
 def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
          fmt: str | None = None, fail_after_write: bool = False,
-         engine: str = "files", progress: Progress | None = None) -> ScanResult:
+         engine: str = "files", progress: Progress | None = None,
+         options: Options = Options()) -> ScanResult:
     """Scan ``inputs`` (module docstring); ``out=None`` computes the report only.
     ``fail_after_write`` raises after the outputs are written but before the commit (a
     test of atomicity). ``engine``: "files" (the default) has Spark run tomkit's own engine
     on the files (``files.py``; any store pyarrow opens), "arrow" the numpy engine on
     Spark's rows in ``mapInArrow`` (``arrow.py``, needs pandas), "sql" decides the
     properties with DataFrame windows and joins (``properties.py``). The verdicts are the
-    same. ``progress``: where to report progress (None: nowhere)."""
+    same. ``progress``: where to report progress (None: nowhere). ``options``: the bounds of
+    the options-taking properties (realtime-latency, rate), as ``tomkit check`` takes them."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     from tomkit.checker.spark.session import apply_conf
@@ -95,28 +97,29 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
     progress = progress or Progress(spark, enabled=False)
     if engine == "files":
-        return _scan_files(spark, paths, out, fmt, fail_after_write, progress)
+        return _scan_files(spark, paths, out, fmt, fail_after_write, progress, options)
     tree = None
     if out is not None:  # before anything else: put right what a killed run left
         tree = HadoopTree(spark, out)
         recover(tree, out)
     with progress:
-        res = _scan_spark(spark, paths, out, fmt, fail_after_write, engine, tree)
+        res = _scan_spark(spark, paths, out, fmt, fail_after_write, engine, tree, options)
     progress.finish(None, res.doc["summary"]["events"])
     return res
 
 
 def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
-                fail_after_write: bool, engine: str, tree: Tree | None) -> ScanResult:
+                fail_after_write: bool, engine: str, tree: Tree | None,
+                options: Options = Options()) -> ScanResult:
     """The arrow and sql engines' scan: Spark reads, decides and writes."""
     ev = read_events(spark, paths, fmt)
     fmt, rejected_records = ev.fmt, ev.rejected
     if engine == "arrow":
         from tomkit.checker.spark.arrow import decide_arrow
 
-        decided = decide_arrow(ev.events, fmt)
+        decided = decide_arrow(ev.events, fmt, options)
     else:
-        decided = decide(ev.events)
+        decided = decide(ev.events, options)
     codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
     try:
         exact = decided.exact
@@ -124,13 +127,13 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
             flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
                 .select(*KEY, *NAMES).collect()
             flagged = {tuple(r[k] for k in KEY): wanted_codes(r, NAMES) for r in flagged_rows}
-            exact = run_exact(spark, decided.events, flagged, fmt)
+            exact = run_exact(spark, decided.events, flagged, fmt, options)
         exact = exact.persist()
         disagree = exact.filter(F.col("disagreement").isNotNull()).limit(5).collect()
         if disagree:
             d = disagree[0]
             raise EngineDisagreement(f"{d['property']} on trace {d['trace']}: {d['disagreement']}")
-        verdicts = verdict_rows(codes, exact)
+        verdicts = verdict_rows(codes, exact, options)
         bad_seq = decided.bad_seq.select(
             "src", F.lit(None).cast("long").alias("line"),
             F.col("pos").alias("row") if fmt == "parquet" else F.lit(None).cast("long")
@@ -215,7 +218,8 @@ def _after_failure(tree: Tree, out: str) -> None:
 
 
 def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
-                fail_after_write: bool, progress: Progress) -> ScanResult:
+                fail_after_write: bool, progress: Progress,
+                options: Options = Options()) -> ScanResult:
     """The files engine's scan: its tasks write the verdict and rejected parts straight
     into the staging directory, and their summaries make the report (``files.py``)."""
     from tomkit.checker.spark.files import list_files, run_files
@@ -236,7 +240,7 @@ def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str
         target = Target(st, staging_name(st.path(dest)))
     try:
         with progress:
-            summary = run_files(spark, files, target, progress)
+            summary = run_files(spark, files, target, progress, options)
         if summary.disagreements:
             raise EngineDisagreement(summary.disagreements[0])
         listed = [{"source": r["src"], "line": r["line"], "row": r["row"],
@@ -280,7 +284,7 @@ def run_args(args: argparse.Namespace) -> int:
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
-                   progress=Progress(spark, stream=err))
+                   progress=Progress(spark, stream=err), options=scan_options(args))
     except (SchemaMismatch, FileNotFoundError, StoreError, OSError) as e:
         # bad input, or a store that cannot be reached (pyarrow's I/O errors are OSErrors)
         err.write(f"tomkit scan: {e}\n")

@@ -43,6 +43,16 @@ again. Per property, how it is decided here:
   processes their sender never delivers. A trace with views or a leave is EXACT: who
   owes a message then depends on membership (``agreement.py``).
 
+* member-liveness: for a trace without join, leave or crash, every process delivers every
+  sent message (the count of first deliveries per message against the trace's processes);
+  any other trace with sends is EXACT (``member_liveness.py``: who owes a message depends
+  on the join and the send). Unknown: no sends.
+* realtime-latency: per first delivery, its real_time minus its send's, against the bound
+  (``--realtime-bound``, else ``--latency-bound``). Unknown: no bound, or nothing measured.
+* rate: packet records per (trace, process, slot), the slot from x_slot else from time and
+  ``--slot``; a window of K slots is a range frame over the slot. A trace with a packet
+  that cannot be placed is EXACT. Unknown: no reservation given, or no packets.
+
 "First send" of a message is the one of the process first by name, earliest in its
 order, and "first delivery" the earliest at a process, as in ``checker/chunk.py``.
 """
@@ -59,10 +69,14 @@ from tomkit.checker.properties import (
     HOLDS,
     UNKNOWN,
     VIOLATED,
+    Options,
     agreement,
     causal,
     fifo,
     integrity,
+    member_liveness,
+    rate,
+    realtime_latency,
     views,
     virtual_synchrony,
 )
@@ -71,7 +85,8 @@ from tomkit.checker.spark.read import KEY
 #: the properties this engine decides, in report order (the default set of engine.select)
 NAMES = ["integrity", "total-order-weak", "total-order-strong", "prefix-order",
          "global-order", "causal-order", "fifo-order", "view-agreement", "same-view-delivery",
-         "sending-view-delivery", "virtual-synchrony", "agreement", "validity"]
+         "sending-view-delivery", "virtual-synchrony", "agreement", "validity",
+         "member-liveness", "realtime-latency", "rate"]
 ORDER = ["_o_seq", "src", "pos"]  # a process's local order: seq, else file and position
 
 
@@ -97,8 +112,9 @@ def _flag(df: DataFrame, name: str) -> DataFrame:
     return df.select(*KEY).distinct().withColumn(name, F.lit(True))
 
 
-def decide(events: DataFrame) -> Decided:
-    """Detection codes per trace (module docstring)."""
+def decide(events: DataFrame, options: Options = Options()) -> Decided:
+    """Detection codes per trace (module docstring); ``options`` give the bounds of
+    realtime-latency and rate."""
     e = events.withColumn("_o_seq", F.coalesce("seq", F.lit(-1))).repartition(*KEY)
     wp = _w("process")
     upto = wp.rowsBetween(Window.unboundedPreceding, Window.currentRow)
@@ -142,12 +158,16 @@ def decide(events: DataFrame) -> Decided:
         F.max((F.col("kind") == "view").cast("int")).cast("boolean").alias("has_view"),
         F.max((F.col("kind") == "leave").cast("int")).cast("boolean").alias("has_leave"),
         F.max((is_send & F.col("deps").isNotNull()).cast("int")).cast("boolean")
-        .alias("has_deps"))
+        .alias("has_deps"),
+        F.max(F.col("kind").isin("join", "leave", "crash").cast("int")).cast("boolean")
+        .alias("has_member"),
+        F.countDistinct("process").alias("n_proc"))
 
     sends = e.filter(is_send).groupBy(*KEY, "msg").agg(
         F.count(F.lit(1)).alias("n_sends"),
         F.min_by(F.struct(F.col("process").alias("sender"), "s_rank",
                           F.col("curview").alias("send_view"), F.col("time").alias("send_time"),
+                          F.col("real_time").alias("send_real_time"),
                           F.col("deps").alias("send_deps")),
                  F.struct("process", *ORDER)).alias("s"))
     sends = sends.select(*KEY, "msg", "n_sends", "s.*")
@@ -228,10 +248,45 @@ def decide(events: DataFrame) -> Decided:
                       .join(own, [*KEY, "process", "msg"], "left")
                       .filter(F.col("_own").isNull()), "valid_bad")
 
+    # member-liveness, for traces without join, leave or crash (the others are EXACT: who
+    # owes a message depends on the clocks of the join and the send): every process
+    # delivers every sent message
+    delivered = f.groupBy(*KEY, "msg").agg(F.count(F.lit(1)).alias("got"))
+    member_bad = _flag(sends.join(delivered, [*KEY, "msg"], "left")
+                       .join(traces.select(*KEY, "n_proc"), KEY)
+                       .filter(F.coalesce("got", F.lit(0)) < F.col("n_proc")), "member_bad")
+    # realtime-latency: first deliveries against their sends, in real time
+    lat = F.col("real_time") - F.col("send_real_time")
+    measured = _flag(f.filter(lat.isNotNull()), "rt_measured")
+    bound = realtime_latency.bound(options)
+    rt_over = _flag(f.filter(lat > F.lit(bound if bound is not None else float("inf"))),
+                    "rt_over")
+    # rate: packets per (process, slot) and per window of K slots starting at a used slot
+    pk = e.filter((F.col("kind") == "packet") & ~F.coalesce(F.col("x_join"), F.lit(False)))
+    has_packet = _flag(pk, "has_packet")
+    slot = F.floor("x_slot")
+    if options.slot is not None:
+        slot = F.coalesce(slot, F.ceil(F.col("time") / F.lit(options.slot) - F.lit(rate.EPS))
+                          - F.lit(1))
+    pk = pk.withColumn("_slot", slot)
+    unplaced = _flag(pk.filter(F.col("_slot").isNull()), "rate_unplaced")
+    per_slot = pk.filter(F.col("_slot").isNotNull()).groupBy(*KEY, "process", "_slot") \
+        .agg(F.count(F.lit(1)).alias("n"))
+    over = F.lit(False)
+    if options.rate_max is not None:
+        over = over | (F.col("n") > F.lit(options.rate_max))
+    if options.rate_avg is not None and options.rate_window is not None:
+        win = Window.partitionBy(*KEY, "process").orderBy("_slot") \
+            .rangeBetween(0, options.rate_window - 1)
+        per_slot = per_slot.withColumn("_win", F.sum("n").over(win))
+        over = over | (F.col("_win") > F.lit(options.rate_avg))
+    rate_bad = _flag(per_slot.filter(over), "rate_bad")
+
     t = traces
     for flag in (dup_delivery, unsent, dup_send, strong, inconsistent, causal_bad, fifo_bad,
                  reinstalled, mismatch, same_set, sending_view, two_views, diverge,
-                 agree_bad, valid_bad):
+                 agree_bad, valid_bad, member_bad, measured, rt_over, has_packet, unplaced,
+                 rate_bad):
         t = t.join(flag, KEY, "left")
     t = t.na.fill(False)
 
@@ -272,11 +327,17 @@ def decide(events: DataFrame) -> Decided:
              exact=c("has_view") | c("has_leave")).alias("agreement"),
         code(c("valid_bad") & ~c("has_view") & ~c("has_leave") & c("has_send"), no_send,
              (c("has_view") | c("has_leave")) & c("has_send")).alias("validity"),
+        code(c("member_bad") & ~c("has_member") & c("has_send"), no_send,
+             c("has_member") & c("has_send")).alias("member-liveness"),
+        (code(c("rt_over") & c("rt_measured"), ~c("rt_measured")) if bound is not None
+         else code(unknown=F.lit(True))).alias("realtime-latency"),
+        (code(c("rate_bad") & c("has_packet"), ~c("has_packet"), c("rate_unplaced"))
+         if rate._problem(options) is None else code(unknown=F.lit(True))).alias("rate"),
     )
     return Decided(codes.localCheckpoint(), f, bad_seq, e)
 
 
-def unknown_reason(name: str, has_send: bool) -> str:
+def unknown_reason(name: str, has_send: bool, options: Options = Options()) -> str:
     """Why a trace the detection calls UNKNOWN is unknown: the words of the reference check."""
     return {
         "integrity": integrity.NO_SENDS,
@@ -287,4 +348,8 @@ def unknown_reason(name: str, has_send: bool) -> str:
         "same-view-delivery": views.NO_VIEWS,
         "sending-view-delivery": views.NO_VIEWS,
         "validity": agreement.NO_SENDS,
+        "member-liveness": member_liveness.NO_SENDS,
+        "realtime-latency": realtime_latency.NO_BOUND if realtime_latency.bound(options) is None
+        else realtime_latency.NO_REAL_TIME,
+        "rate": rate.reason(options),
     }.get(name, "not decidable")

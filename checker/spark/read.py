@@ -49,7 +49,11 @@ JSON_SCHEMA = T.StructType(
     [T.StructField(f, T.StringType()) for f in STRING]
     + [T.StructField(f, T.ArrayType(T.StringType())) for f in LISTS]
     + [T.StructField("time", T.DoubleType()), T.StructField("seq", T.LongType()),
+       T.StructField("real_time", T.DoubleType()),
        T.StructField("_corrupt", T.StringType())])
+#: the extension field the chunk reads (a time slot: checker/chunk.py), as a double column
+SLOT = "x_slot"
+JOIN = "x_join"  # a packet outside the reservation (checker/properties/rate.py)
 
 
 class SchemaMismatch(ValueError):
@@ -61,6 +65,7 @@ class Events:
     """Good events (one row per record) and rejected records."""
 
     events: DataFrame  # KEY + process kind msg deps view members time seq src pos iol
+    #                    real_time x_slot x_join
     rejected: DataFrame  # src line row field message
     fmt: str
 
@@ -139,14 +144,15 @@ def _check_parquet_schema(schema: T.StructType, where: str) -> None:
                                  "; extension columns start with x_)")
         ok = {
             "time": isinstance(dt, _NUMERIC),
+            "real_time": isinstance(dt, _NUMERIC),
             "seq": isinstance(dt, _INTEGRAL),
             "deps": isinstance(dt, T.ArrayType) and isinstance(dt.elementType, T.StringType),
             "members": isinstance(dt, T.ArrayType) and isinstance(dt.elementType,
                                                                    T.StringType),
         }.get(name, isinstance(dt, T.StringType))
         if not ok:
-            want = {"time": "double", "seq": "bigint", "deps": "array<string>",
-                    "members": "array<string>"}.get(name, "string")
+            want = {"time": "double", "real_time": "double", "seq": "bigint",
+                    "deps": "array<string>", "members": "array<string>"}.get(name, "string")
             raise SchemaMismatch(f"{where}: column '{name}' has type {dt.simpleString()}, "
                                  f"expected {want} (trace format v1)")
 
@@ -186,6 +192,11 @@ def _parquet(spark: SparkSession, paths: list[str]) -> Events:
          else F.lit(None).cast("double")).alias("iol"),
         F.col("_metadata.file_path").alias("src"),
         F.col("_metadata.row_index").alias("pos"),
+        col("real_time", "double"),
+        (F.col(SLOT).cast("double") if SLOT in cols and isinstance(
+            raw.schema[SLOT].dataType, _NUMERIC) else F.lit(None).cast("double")).alias(SLOT),
+        (F.col(JOIN) if JOIN in cols and isinstance(raw.schema[JOIN].dataType, T.BooleanType)
+         else F.lit(None).cast("boolean")).alias(JOIN),
         F.lit(None).cast("string").alias("_corrupt"),
         F.lit(None).cast("string").alias("_unknown_key"),
     )
@@ -216,10 +227,13 @@ def _jsonl(spark: SparkSession, paths: list[str]) -> Events:
     df = df.select("protocol", "config", "src", "pos", parsed.alias("j"),
                    F.get_json_object("value", f"$.{INDEX_OF_LATENCY}").cast("double")
                    .alias("iol"),
+                   F.get_json_object("value", f"$.{SLOT}").cast("double").alias(SLOT),
+                   (F.get_json_object("value", f"$.{JOIN}") == "true").alias(JOIN),
                    F.try_element_at(unknown, F.lit(1)).alias("_unknown_key"),
                    F.json_object_keys("value").isNull().alias("_not_object"))
     df = df.select("protocol", "config", *[F.col(f"j.{f}").alias(f) for f in STRING],
                    "j.deps", "j.members", "j.time", "j.seq", "iol", "src", "pos",
+                   "j.real_time", SLOT, JOIN,
                    F.when(F.col("_not_object") & F.col("j._corrupt").isNull(),
                           F.lit("not an object")).otherwise(F.col("j._corrupt"))
                    .alias("_corrupt"), "_unknown_key")
@@ -271,6 +285,9 @@ def problem(kind_set=KINDS) -> Column:
         (F.col("time").isNotNull() & (F.isnan("time") | (F.abs("time") == float("inf"))),
          "time", "must be a finite number"),
         (F.col("seq") < 0, "seq", "must be >= 0"),
+        (F.col("real_time").isNotNull()
+         & (F.isnan("real_time") | (F.abs("real_time") == float("inf"))),
+         "real_time", "must be a finite number"),
     ]
     out = F.lit(None).cast("struct<field:string,message:string>")
     for cond, field, message in reversed(rules):

@@ -31,6 +31,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--format", choices=["text", "json"], default="text")
     c.add_argument("--latency-bound", type=float, metavar="SECONDS",
                    help="check every send-to-delivery latency against this bound")
+    # the QoS-preserving multicast of Bar-Joseph, Keidar, Anker and Lynch (docs/qos-checking.md)
+    c.add_argument("--realtime-bound", type=float, metavar="SECONDS",
+                   help="check every send-to-delivery time in real time (the real_time "
+                   "field) against this bound (realtime-latency)")
+    c.add_argument("--slot", type=float, metavar="SECONDS",
+                   help="slot length, to place packet records without x_slot (rate)")
+    c.add_argument("--rate-max", type=int, metavar="N",
+                   help="check at most N packet records per process and slot (rate)")
+    c.add_argument("--rate-avg", type=int, metavar="N",
+                   help="check at most N packet records per process in any --rate-window "
+                   "consecutive slots (rate)")
+    c.add_argument("--rate-window", type=int, metavar="K", help="window of --rate-avg, slots")
     c.add_argument("--plot-latency", metavar="PNG",
                    help="draw the latency distribution (checks latency too) into this PNG")
     c.add_argument("--liveness", action="store_true",
@@ -83,7 +95,17 @@ def run(args: argparse.Namespace) -> int:
     if not args.files:
         print("tomkit check: give at least one FILE", file=sys.stderr)
         return 2
-    options = Options(latency_bound=args.latency_bound)
+    if args.rate_avg is not None and args.rate_window is None:
+        print("tomkit check: --rate-avg needs --rate-window K (slots)", file=sys.stderr)
+        return 2
+    for flag, value in (("--slot", args.slot), ("--rate-window", args.rate_window),
+                        ("--realtime-bound", args.realtime_bound)):
+        if value is not None and not value > 0:
+            print(f"tomkit check: {flag} must be positive", file=sys.stderr)
+            return 2
+    options = Options(latency_bound=args.latency_bound, realtime_bound=args.realtime_bound,
+                      slot=args.slot, rate_max=args.rate_max, rate_avg=args.rate_avg,
+                      rate_window=args.rate_window)
     names = [n for item in args.property or [] for n in item.split(",") if n]
     chosen = None
     if args.guarantee and args.guarantee_file:
@@ -152,4 +174,22 @@ def run(args: argparse.Namespace) -> int:
             print(f"latency distribution drawn in {args.plot_latency}", file=sys.stderr)
         else:
             print("no latency to draw (needs timed sends and deliveries)", file=sys.stderr)
+    if args.realtime_bound is not None and _no_real_time(report):
+        print("tomkit check: --realtime-bound: no trace in "
+              f"{', '.join(map(str, args.files))} logs real_time on a send and its delivery, "
+              "so real-time latency cannot be checked (--latency-bound checks the local "
+              "clocks, field time)", file=sys.stderr)
+        return 2
     return report.exit_code()
+
+
+def _no_real_time(report) -> bool:
+    """Whether realtime-latency was checked and no trace could measure it."""
+    from tomkit.checker.properties.realtime_latency import NAME, NO_REAL_TIME
+    from tomkit.checker.result import Verdict
+
+    counts = report.counts.get(NAME)
+    if not counts or counts[Verdict.HOLDS] or counts[Verdict.VIOLATED]:
+        return False
+    return all(o.results[NAME].explanation == NO_REAL_TIME
+               for o in report.outcomes if NAME in o.results)

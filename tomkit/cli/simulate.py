@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from tomkit.cli.common import (
     add_network_arguments,
@@ -54,6 +55,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "(protocols that handle crashes)")
     s.add_argument("--detection-delay", type=float, default=0.05, metavar="SECONDS",
                    help="from a crash to the Crash(q) event at the others (default 0.05)")
+    # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2: model/topology.py and
+    # model/load.py
+    s.add_argument("--topology", metavar="FILE.toml|PRESET",
+                   help="a delay distribution per process pair, from a TOML file or a "
+                   "preset (001-fig3: 001's two LANs A B C / D E, 20 ms and 520 ms); sets "
+                   "--n; --delay applies to no link then; fills a protocol's --delays")
+    s.add_argument("--load-schedule", metavar="FILE.toml|PRESET",
+                   help="per-process rates changing over time (replaces --rate for the "
+                   "sources), from a TOML file or a preset: 001-fig3:S (scenario S = 1..9 "
+                   "for 20 s), 001-fig5[:DWELL] (the nine in sequence, 20 s each); its first "
+                   "rates fill a protocol's --rates")
     add_output_arguments(s)
     s.set_defaults(func=run)
     return s
@@ -62,12 +74,45 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def config_from_args(args: argparse.Namespace) -> SimConfig:
     """The :class:`SimConfig` the parsed arguments describe (raises ValueError)."""
     p = protocol(args.protocol)
+    topology, load = _topology_and_load(args)
+    options = protocol_options(args, p)
+    # a protocol that reads the network's mean delays or the processes' rates (the
+    # hybrid's Figure 2 heuristic, 001 section 4.3) gets them from --topology and
+    # --load-schedule unless given: the schedule's first rates (a silent process: the
+    # lowest rate of the schedule)
+    if topology is not None and p.option("delays") and "delays" not in options:
+        options["delays"] = topology.means()
+    if load is not None and p.option("rates") and "rates" not in options:
+        low = min((r for _, rates in load.steps for r in rates if r > 0), default=1.0)
+        options["rates"] = [r if r > 0 else low for r in load.steps[0][1]]
     return SimConfig(
-        protocol=args.protocol, n=args.n, options=protocol_options(args, p),
+        protocol=args.protocol, n=topology.n if topology is not None else args.n,
+        topology=topology, load=load, options=options,
         source=args.source, rate=args.rate, jitter=args.jitter, messages=args.messages,
         delay=Delay(args.delay, args.mean_delay, cv2=args.gamma_cv2),
         crashes=tuple(args.crash), detection_delay=args.detection_delay, seed=args.seed,
         trace_id=args.trace_id)
+
+
+def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
+    """--topology and --load-schedule: a TOML file or a preset name (ValueError naming
+    the file, line and field)."""
+    from tomkit.model.load import LOAD_PRESETS, load_preset, read_load_schedule
+    from tomkit.model.topology import TOPOLOGY_PRESETS, read_topology, topology_preset
+
+    topology = load = None
+    if getattr(args, "topology", None):
+        topology = (topology_preset(args.topology) if args.topology in TOPOLOGY_PRESETS
+                    else read_topology(args.topology))
+    if getattr(args, "load_schedule", None):
+        spec = args.load_schedule
+        n = topology.n if topology is not None else args.n
+        load = (load_preset(spec) if spec.partition(":")[0] in LOAD_PRESETS
+                else read_load_schedule(spec, n))
+        if load.n != n:
+            raise ValueError(f"--load-schedule {spec} is for {load.n} processes, the run "
+                             f"has {n}")
+    return topology, load
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,10 +148,19 @@ def run(args: argparse.Namespace) -> int:
     opts = " ".join(f"{k}={v}" for k, v in result.options.items()
                     if v is not None and not (k == "control_records" and v))
     print(f"{cfg.protocol} n={cfg.n}{' ' + opts if opts else ''} source={cfg.source} "
-          f"rate={cfg.rate:g}/s delay={cfg.delay.kind} mean={cfg.delay.mean:g}s")
+          + (f"load={args.load_schedule} " if cfg.load is not None else
+             f"rate={cfg.rate:g}/s ")
+          + (f"topology={args.topology}" if cfg.topology is not None else
+             f"delay={cfg.delay.kind} mean={cfg.delay.mean:g}s"))
     for line in (p.describe(st, result.options) if p.describe else
                  [f"sent {st['sends']} messages, {st['deliveries']} deliveries"]):
         print(line)
+    if cfg.topology is not None or cfg.load is not None:
+        from tomkit.model.latency_001 import latency_001
+
+        lat = latency_001(result)
+        print(f"001 latency (mean over messages of the last delivery): {lat.mean * 1e3:.1f} "
+              f"ms over {lat.count} messages ({lat.incomplete} not delivered everywhere)")
     print(f"simulated {st['sim_time']:.3f} s in {st['wall_time']:.2f} s; wrote {count} "
           f"records to {args.out}")
     return 0

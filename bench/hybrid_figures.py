@@ -1,0 +1,174 @@
+"""Reproduce the simulation results of 001 (Rodrigues, Fonseca, Verissimo): Figure 1
+(token-site against symmetric), Figure 3 (the static hybrid on two LANs, nine scenarios)
+and Figure 5 (the dynamic hybrid through the nine scenarios in sequence), with the
+paper's figures beside the measured ones.
+
+    python bench/hybrid_figures.py [--seed 1] [--quick] [--figure 1|3|5] [--out DIR]
+
+The figures themselves are images lost in the OCR; what the text gives, and what is
+printed beside the measurements ("paper" columns):
+
+* Figure 1 (section 4.2): 30 processes at 10 msg/s; "the latency of the token-site
+  protocol follows the 2D line and the latency of the symmetric protocol follows the
+  D + t line"; token-site better iff 2D < D + t, i.e. D < t = 100 ms.
+* Figure 3 (section 4.4): D1 = 20 ms, D2 = 500 ms, H = 100 msg/s, L lost (1 msg/s,
+  ours), the scenario table lost (ours: model/load.py); token-site with A the sequencer;
+  "heavily loaded processes are active and lightly loaded processes are passive in all
+  scenarios"; token-site best when the load sits near A, degraded when it moves away;
+  symmetric best in scenario 9; the hybrid "almost flat", matching the best case. The
+  lines printed for each scenario are the paper's rules applied per sender and weighted
+  by its rate: token-site 2D (to the sequencer, then to the farthest process), symmetric
+  D + t (the farthest delay plus the largest inter-message time).
+* Figure 5 (section 6.2): the nine scenarios in sequence, quasi-periodic and Poisson; the
+  hybrid below both baselines, "almost constant" with quasi-periodic sources, "a
+  temporary increase [...] upon each change", Poisson "more irregular and [...] slightly
+  higher". Each scenario lasts ``--dwell`` seconds (20, ours); "settled" is the second
+  half of each scenario, "peak" the worst 1 s window of the first half (the transient).
+
+The simulations and every choice of ours: model/hybrid_runs.py, model/topology.py (the
+delay model and the variance reading), model/load.py (rates, scenarios),
+model/latency_001.py (the metric). Plots: fig1.png and fig5.png in ``--out``
+(default out/hybrid-figures).
+
+``--quick``: Figure 1 at D = 50 and 200 ms for 4 s, Figure 3's scenarios 1, 4, 6 and 9
+for 4 s, Figure 5 through scenarios 1, 4, 9, 6 for 10 s each, quasi-periodic only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+from tomkit.model.hybrid_runs import (
+    FIG1_DELAYS,
+    PROTOCOLS,
+    fig1,
+    fig1_crossover,
+    fig3,
+    fig5,
+    plot_fig1,
+    plot_fig5,
+)
+from tomkit.model.load import FIG5_DWELL
+from tomkit.model.topology import fig3_topology
+
+#: Figure 5's mean-shift k (001 footnote 6 lost it; ours, docs/hybrid-figures.md)
+FIG5_K = 10
+
+
+def ms(x: float) -> str:
+    return "   n/a" if math.isnan(x) else f"{x * 1e3:6.0f}"
+
+
+def print_fig1(rows, out: Path | None, n: int) -> None:
+    print(f"\nFigure 1: token-site and symmetric alone ({n} processes, 10 msg/s each, "
+          "quasi-periodic), latency in ms")
+    print(f"{'D':>6} | {'token':>6} {'2D':>6} {'ratio':>6} | {'symm':>6} {'D+t':>6} "
+          f"{'ratio':>6} | better")
+    for r in rows:
+        print(f"{r.d * 1e3:6.0f} | {ms(r.token)} {ms(r.two_d)} {r.token / r.two_d:6.3f} | "
+              f"{ms(r.symmetric)} {ms(r.d_plus_t)} {r.symmetric / r.d_plus_t:6.3f} | "
+              f"{'token-site' if r.token < r.symmetric else 'symmetric'}")
+    x = fig1_crossover(rows)
+    print(f"crossover: measured D = {x * 1e3:.0f} ms; paper D = t = "
+          f"{rows[0].t * 1e3:.0f} ms")
+    if out is not None:
+        print(f"plot: {plot_fig1(rows, out / 'fig1.png', n)}")
+
+
+def print_fig3(rows, title: str) -> None:
+    print(f"\nFigure 3{title}: five processes, two LANs (D1 = 20 ms, D2 = 500 ms), "
+          "latency in ms; roles: X* active, X>Y passive with sequencer Y")
+    print(f"{'sc':>2} {'loads':>5} | {'token':>6} {'2D':>6} | {'symm':>6} {'D+t':>6} | "
+          f"{'hybrid':>6} {'/best':>6} | hybrid roles (Figure 2 = observed)")
+    for r in rows:
+        ratio = r.latency["hybrid"] / r.best_baseline
+        same = "=" if r.expected_roles == r.observed_roles else "!="
+        print(f"{r.scenario:2d} {r.loads:>5} | {ms(r.latency['token-site'])} "
+              f"{ms(r.paper['token-site'])} | {ms(r.latency['symmetric'])} "
+              f"{ms(r.paper['symmetric'])} | {ms(r.latency['hybrid'])} {ratio:6.3f} | "
+              f"{r.expected_roles} {same} {r.observed_roles}")
+    hy = [r.latency["hybrid"] for r in rows]
+    print(f"hybrid: {min(hy) * 1e3:.0f} .. {max(hy) * 1e3:.0f} ms (paper: 'almost flat'); "
+          f"worst hybrid / best baseline {max(r.latency['hybrid'] / r.best_baseline for r in rows):.3f} "  # noqa: E501
+          "(paper: matches the best case)")
+
+
+def print_fig5(res, k: int) -> None:
+    print(f"\nFigure 5, {res.source} sources, mean-shift k = {k}: the scenarios in sequence, "
+          f"{res.dwell:g} s "
+          "each; latency in ms (settled: second half of the scenario; peak: worst "
+          f"{res.window:g} s window of the first half, the hybrid's transient)")
+    print(f"{'sc':>2} {'loads':>5} | {'token':>6} {'symm':>6} {'hybrid':>6} | "
+          f"{'peak':>6} | hybrid roles (settled)")
+    from tomkit.model.load import FIG3_SCENARIOS
+
+    for k, sc in enumerate(res.scenarios):
+        lo, mid = k * res.dwell, (k + 0.5) * res.dwell
+        peak = max((m for t, m, _ in res.series["hybrid"]
+                    if lo <= t < mid and not math.isnan(m)), default=math.nan)
+        print(f"{sc:2d} {FIG3_SCENARIOS[sc - 1]:>5} | "
+              + " ".join(ms(res.settled[p][k]) for p in PROTOCOLS)
+              + f" | {ms(peak)} | {res.roles[k]}")
+    print("whole run: " + ", ".join(f"{p} {ms(res.overall[p]).strip()} ms" for p in PROTOCOLS)
+          + f"; hybrid role changes {res.stats['hybrid'].get('role_changes')}, "
+          f"null messages {res.stats['hybrid'].get('nulls')}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--figure", choices=("1", "3", "5"), action="append",
+                    help="only these figures (repeatable; default all)")
+    ap.add_argument("--dwell", type=float, default=None,
+                    help=f"seconds per scenario in Figure 5 (default {FIG5_DWELL:g})")
+    ap.add_argument("--mean-shift-k", type=int, default=FIG5_K,
+                    help=f"the hybrid's mean-shift detector in Figure 5 (default {FIG5_K}; "
+                    "001's value is lost)")
+    ap.add_argument("--n", type=int, default=30, help="Figure 1's processes (default 30)")
+    ap.add_argument("--duration", type=float, default=None,
+                    help="seconds per run of Figures 1 and 3 (default 12; quick 4)")
+    ap.add_argument("--out", default="out/hybrid-figures", help="folder for the plots")
+    ap.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args(argv)
+    figs = set(a.figure or ("1", "3", "5"))
+    out = None if a.no_plots else Path(a.out)
+    print(f"seed {a.seed}")
+    wall = time.perf_counter()
+    if "1" in figs:
+        dur = a.duration or (4.0 if a.quick else 12.0)
+        rows = fig1((0.05, 0.2) if a.quick else FIG1_DELAYS, n=a.n, duration=dur,
+                    warmup=min(2.0, dur / 3), seed=a.seed)
+        print_fig1(rows, out, a.n)
+    if "3" in figs:
+        sc = (1, 4, 6, 9) if a.quick else tuple(range(1, 10))
+        dur = a.duration or (4.0 if a.quick else 12.0)
+        print_fig3(fig3(sc, duration=dur, warmup=1.0, seed=a.seed), "")
+        if not a.quick:
+            print_fig3(fig3(sc, duration=6.0, warmup=1.0, seed=a.seed,
+                            topology=fig3_topology(reading="cv2")),
+                       ", variances read as cv2 (WAN cv2 0.3: the FIFO wait dominates)")
+    if "5" in figs:
+        results = []
+        if a.quick:
+            results.append(fig5(a.dwell or 10.0, "quasi-periodic", a.seed,
+                                scenarios=(1, 4, 9, 6),
+                                hybrid_options={"mean_shift_k": a.mean_shift_k}))
+        else:
+            for source in ("quasi-periodic", "poisson"):
+                results.append(fig5(a.dwell or FIG5_DWELL, source, a.seed,
+                                    hybrid_options={"mean_shift_k": a.mean_shift_k}))
+        for res in results:
+            print_fig5(res, a.mean_shift_k)
+        if out is not None:
+            print(f"plot: {plot_fig5(results, out / 'fig5.png')}")
+    print(f"\n{time.perf_counter() - wall:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

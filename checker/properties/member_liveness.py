@@ -1,0 +1,151 @@
+"""Liveness under dynamic membership, without agreed views: joins, leaves and crashes.
+
+Definition (Bar-Joseph, Keidar, Anker and Lynch, "QoS preserving totally ordered
+multicast", OPODIS 2000, section 2, Definition 2.1, read at the end of a finite trace):
+a process is *correct from its latest join onward* if its latest ``join`` is followed by
+no ``leave`` and no ``crash``; Liveness: if p and q are correct from some point on,
+every message p sends after that point is eventually delivered by q. Agreement is not
+required for messages of faulty senders: a message of a sender that crashes or leaves
+may reach one correct process and not another, so ``agreement`` and ``liveness`` do not
+fit such protocols; this property does.
+
+Read on a finite trace, with these decisions:
+
+* Membership events are ``join``, ``leave`` and ``crash``. A process is *correct at the
+  end* when its last membership event is a ``join``, or it logs none (a member from the
+  start). Its membership starts at its latest ``join`` (or at its first event).
+* m is *owed* when its sender p is correct at the end and the send follows p's latest
+  join in p's own order: a message sent before a crash and a rejoin, or by a process
+  that later leaves or crashes, is owed to nobody (the paper exempts faulty senders).
+* A correct process q owes an owed m when q *joined before m was sent*: q logs no
+  ``join``; or q is the sender; or q's latest join is not after m's send, judged by the
+  trace's own clocks in this order: ``x_slot`` on both records (q's join slot is at most
+  m's slot: 003 waits for a joiner in every slot from its join slot on, section 5),
+  else ``time`` on both (``join.time <= send.time``: 003's slots are intervals of the
+  local clocks, so with the join logged at the start of the join slot this is the
+  paper's rule exactly), else ``real_time`` on both. When none of the three is on both
+  records the pair cannot be judged and the trace's verdict is unknown (unless another
+  pair is violated).
+* The ``join`` record marks the moment the process is a member (003's ``join_OK``, at
+  the start of its join slot), not its request to join; a log that records the request
+  should carry the join slot as ``x_slot``.
+* A leaver (a process whose latest join is followed by ``leave``) owes nothing and is
+  owed nothing after it; a crashed process likewise (Bar-Joseph et al., section 2: it
+  is not correct). A process that crashes and joins again is judged from its new join.
+* First deliveries are read, as for every other property; ``packet`` records are no
+  messages.
+
+Unknown: a trace without sends, or with an undecidable pair and no violation. Off by
+default (a trace cut before the system drained shows messages "not yet" delivered):
+name it (``-p member-liveness``) or use the ``qos`` guarantee profile. Witness: the send
+of m, q's latest join when it logs one, and q's last event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import CRASH, JOIN, LEAVE, Chunk
+from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Ev, Trace
+
+NAME = "member-liveness"
+NO_SENDS = "no send events: nothing to judge"
+MEMBERSHIP = ("join", "leave", "crash")
+
+
+def membership(trace: Trace) -> dict[str, tuple[bool, int]]:
+    """Per process: whether it is correct at the end, and the index in its events of its
+    latest join (-1: none)."""
+    out = {}
+    for p in trace.processes:
+        last_kind, last_join = None, -1
+        for i, e in enumerate(trace.events[p]):
+            if e.kind in MEMBERSHIP:
+                last_kind = e.kind
+                if e.kind == "join":
+                    last_join = i
+        out[p] = (last_kind in (None, "join"), last_join)
+    return out
+
+
+def joined_before(join: Ev, send: Ev) -> bool | None:
+    """Whether ``join`` (another process's) is not after ``send`` by the trace's clocks
+    (module docstring); None when neither clock is on both records."""
+    for a, b in ((join.slot, send.slot), (join.time, send.time),
+                 (join.real_time, send.real_time)):
+        if a is not None and b is not None:
+            return a <= b
+    return None
+
+
+def check(trace: Trace, options: Options = Options()) -> Result:
+    if not trace.has_sends:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_SENDS)
+    mem = membership(trace)
+    correct = [p for p in trace.processes if mem[p][0]]
+    undecided = None
+    for p in correct:
+        join_p = mem[p][1]
+        for i, e in enumerate(trace.events[p]):
+            if e.kind != "send" or i < join_p or trace.sends[e.msg][1] is not e:
+                continue
+            for q in correct:
+                if e.msg in trace.delivery_index[q]:
+                    continue
+                jq = mem[q][1]
+                join = trace.events[q][jq] if jq >= 0 else None
+                owed = True if join is None or q == p else joined_before(join, e)
+                if owed is None:
+                    undecided = undecided or (q, e.msg)
+                    continue
+                if not owed:
+                    continue
+                wit = [W.send(trace, e.msg)]
+                if join is not None and q != p:
+                    wit.append(W.event(join))
+                wit.append(W.event(trace.events[q][-1]))
+                since = (f"joined at {_when(join)}, before the send at {_when(e)}, and "
+                         if join is not None and q != p else "")
+                text = (f"{p} sends {e.msg} and stays correct; {q} {since}stays correct, "
+                        f"but never delivers {e.msg}.")
+                return Result(NAME, trace.id, Verdict.VIOLATED, wit, text, "never-delivered",
+                              {"correct": correct})
+    if undecided is not None:
+        q, m = undecided
+        return Result(NAME, trace.id, Verdict.UNKNOWN,
+                      explanation=f"cannot tell whether {q} joined before {m} was sent: "
+                      "neither x_slot, time nor real_time is on both records",
+                      details={"correct": correct})
+    return Result(NAME, trace.id, Verdict.HOLDS, details={"correct": correct})
+
+
+def _when(e: Ev) -> str:
+    if e.slot is not None:
+        return f"slot {e.slot}"
+    if e.time is not None:
+        return f"time {e.time:g}"
+    return f"real time {e.real_time:g}"
+
+
+def detect(c: Chunk, options: Options) -> np.ndarray:
+    # traces with membership events go to the exact check (who owes what depends on
+    # clocks of different processes); the others are static: every process is correct
+    # and owes every sent message
+    member = np.zeros(c.ntr, bool)
+    member[c.t[(c.kind == JOIN) | (c.kind == LEAVE) | (c.kind == CRASH)]] = True
+    n_proc = np.bincount(c.tp_trace, minlength=c.ntr)
+    got = np.bincount(c.f_tm, minlength=c.ntm)
+    sent = c.send_row >= 0
+    short = sent & (got < n_proc[c.tm_t])
+    violated = np.zeros(c.ntr, bool)
+    violated[c.tm_t[short]] = True
+    unknown = ~c.trace_has["send"]
+    return verdicts(c, violated & ~member & ~unknown, unknown, member & ~unknown)
+
+
+PROPERTY = Property(NAME, "a message of a sender that stays correct is delivered by every "
+                    "process that joined before it was sent and stays correct", False,
+                    check, detect, __doc__, lambda c, ti, o: NO_SENDS)

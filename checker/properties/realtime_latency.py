@@ -1,0 +1,100 @@
+"""Real-time latency: from a message's send to each of its deliveries, in real time.
+
+Definition (Bar-Joseph, Keidar, Anker and Lynch, "QoS preserving totally ordered
+multicast", OPODIS 2000, section 2: the latency bound is "the supremum over all
+executions, all messages and all processes of the time since mcast(m) is performed
+until m is delivered by all processes that deliver it"): latency(m, p) =
+``real_time`` of p's first delivery of m - ``real_time`` of m's first send, for every
+delivery whose send is logged and where both records carry ``real_time``; the property
+holds when every such latency is at most the bound B.
+
+Why real time: 003 bounds latency by Delta + delta + epsilon without failures and
+Delta + delta + 2 epsilon with failures in *real* time (its Figures 3 and 4), while on
+the processes' local clocks (``time``, the ``latency`` property) both are
+Delta + delta + epsilon: the failure case's extra epsilon is the skew between the
+sender's clock and the clock of the process that times the crashed one out. Only real
+time shows it.
+
+The bound is ``--realtime-bound SECONDS``, else ``--latency-bound SECONDS`` (so
+``tomkit check -p realtime-latency --latency-bound B`` checks the same B in real time).
+Unknown: no bound given; or no delivery with a real-time send and delivery, which says
+plainly that the trace logs no ``real_time`` (the local-clock bound is the ``latency``
+property). Deliveries without ``real_time`` are counted in the details, not passed.
+Witness: the send and the slowest delivery over the bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tomkit.checker import witness as W
+from tomkit.checker.chunk import Chunk
+from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.result import Result, Verdict
+from tomkit.checker.trace import Trace
+
+NAME = "realtime-latency"
+NO_BOUND = "no bound given (--realtime-bound SECONDS or --latency-bound SECONDS)"
+NO_REAL_TIME = ("the trace logs no real_time on a send and its delivery: real-time "
+                "latency cannot be measured (the local-clock bound is the latency property)")
+
+
+def bound(options: Options) -> float | None:
+    return options.realtime_bound if options.realtime_bound is not None \
+        else options.latency_bound
+
+
+def latencies(trace: Trace) -> list[tuple[float, str, int]]:
+    """(real-time latency, process, delivery index) for every measurable first delivery."""
+    out = []
+    for p in trace.processes:
+        for i, e in trace.first_deliveries[p]:
+            sent = trace.sends.get(e.msg)
+            if sent is None or sent[1].real_time is None or e.real_time is None:
+                continue
+            out.append((e.real_time - sent[1].real_time, p, i))
+    return out
+
+
+def check(trace: Trace, options: Options = Options()) -> Result:
+    lat = latencies(trace)
+    unmeasured = sum(len(v) for v in trace.first_deliveries.values()) - len(lat)
+    details = {"deliveries": len(lat), "unmeasured": unmeasured}
+    if lat:
+        details["max"] = max(lat)[0]
+    b = bound(options)
+    if b is None:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_BOUND, details=details)
+    if not lat:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_REAL_TIME,
+                      details=details)
+    x, p, i = max(lat)
+    if x > b:
+        m = trace.deliveries[p][i].msg
+        wit = [W.send(trace, m), W.delivery(trace, p, i)]
+        text = (f"{p} delivers {m} {x:.6g} s of real time after its send, over the bound "
+                f"of {b:g} s.")
+        return Result(NAME, trace.id, Verdict.VIOLATED, wit, text, "over-bound", details)
+    return Result(NAME, trace.id, Verdict.HOLDS, details=details)
+
+
+def detect(c: Chunk, options: Options) -> np.ndarray:
+    sr = c.send_row[c.f_tm]
+    has = sr >= 0
+    rows = c.f_rows[has]
+    lat = c.real_time[rows] - c.real_time[sr[has]]
+    ok = ~np.isnan(lat)
+    rows, lat = rows[ok], lat[ok]
+    measured = np.zeros(c.ntr, bool)
+    measured[c.t[rows]] = True
+    b = bound(options)
+    unknown = ~measured | (b is None)
+    violated = np.zeros(c.ntr, bool)
+    if b is not None:
+        violated[c.t[rows[lat > b]]] = True
+    return verdicts(c, violated & ~unknown, unknown)
+
+
+PROPERTY = Property(NAME, "every send-to-delivery time, in real time, within the bound",
+                    False, check, detect, __doc__,
+                    lambda c, ti, o: NO_BOUND if bound(o) is None else NO_REAL_TIME)
