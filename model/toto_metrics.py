@@ -74,11 +74,11 @@ class DeliveryRow(NamedTuple):
 
 
 class Reception(NamedTuple):
-    """One reception (``on_receive``): the pending messages (visible, not delivered) and
-    candidates it met, the DAG messages it delivered, and its CPU cost in seconds (the
-    thread's CPU time, not wall time: the machine is shared, and a process switched out
-    mid-reception would be charged for the others' work; the timer's own median cost
-    subtracted)."""
+    """One reception (``on_receive``): the pending messages (application messages visible,
+    not delivered: ACK-only messages are not agreed messages) and candidates it met, the
+    DAG messages it delivered, and its CPU cost in seconds (the thread's CPU time, not wall
+    time: the machine is shared, and a process switched out mid-reception would be
+    charged for the others' work; the timer's own median cost subtracted)."""
 
     pending: int
     candidates: int
@@ -101,7 +101,9 @@ class MeasuredToto(TotoProcess):
     def on_receive(self, msg, now):  # type: ignore[override]
         if self.timing:
             dag = self.dag
-            pending = len(dag) - self.dag_delivered
+            # 000 section 4.3: pending = agreed messages received, not yet ordered; the
+            # ACK-only messages are not agreed messages (model/toto.py)
+            pending = self.app_visible - self.app_delivered
             cands = len(dag.rule_inputs()[0])
             before = self.dag_delivered
             t0 = thread_time()

@@ -55,6 +55,9 @@ def test_claims_summarise_the_rows(mod, wide) -> None:
     assert case == ("wide9", "poisson", 400) and delta in (2, 5) and lat > 0 and tlat > 0
     assert not math.isnan(c["s_before_toto_at_n_max"])
     assert not math.isnan(c["s_before_t002_at_n_max"])
+    s = next(r for r in wide if r["rule"] == "s-toto")
+    assert c["s_earlier_wide"] == (s["earlier"], s["earlier"])
+    assert math.isnan(c["s_earlier_lan"][1])  # no LAN rows here
 
 
 def test_toto_as_002_restates_is_s_toto_with_one_more_conjunct(mod, wide) -> None:
