@@ -64,7 +64,8 @@ from tomkit.model.sim import SimConfig  # noqa: E402
 from tomkit.model.toto_metrics import Measured, mean, simulate_measured  # noqa: E402
 from tomkit.model.vocab import Delivery, RuleView, future_is_one, sources  # noqa: E402
 
-__all__ = ["DELTAS", "TOPOLOGIES", "claims", "main", "topology_rows", "toto_as_002_restates"]
+__all__ = ["DELTAS", "TOPOLOGIES", "claims", "main", "topology_rows", "toto_as_002_restates",
+           "toto_as_002_restates_ge"]
 
 #: name -> (n, LANs, processes per LAN)
 TOPOLOGIES = {"lan8": (8, 1, 8), "wide9": (9, 3, 3), "wide12": (12, 3, 4)}
@@ -74,24 +75,43 @@ LOADS = (100, 400)
 SOURCES = ("poisson", "periodic")
 
 
-def toto_as_002_restates(v: RuleView, params: Params) -> Delivery | None:
-    """ToTo as 002 section 3 restates it, which is not 000's (model/rules.py's ``toto``):
-    internal stability asks for a beating m' in S_G (000: in M_p), external stability
-    (a) asks NTail(s') > n - delta of every source (OCR "Ntail(s') > n- 1"; 000: >= n -
-    delta), and the default rule delivers M_G (000's (b) delivers S_p). 002's "10 %" of
-    claim 1 compares S-ToTo with *this* ToTo, so it is measured too. It is S-ToTo with
-    one more conjunct in its early clause; ``tomkit prove`` proves it at n = 4 and 6."""
+def _toto_as_002(v: RuleView, params: Params, strict: bool) -> Delivery | None:
     d = _delta(v, params, True, "ToTo (002's restatement)")
     s = sources(v, d)
     internal = v.forall(lambda m: v.or_(
         v.member(m, s), v.exists(lambda m2: future_is_one(v, m2, m, d), within=s)))
-    external = v.and_(v.exists(lambda x: v.nvt(x) > d, within=s),
-                      v.forall(lambda x: v.ntail(x) > v.n - d, within=s))
+    tails = (v.forall(lambda x: v.ntail(x) > v.n - d, within=s) if strict
+             else v.forall(lambda x: v.ntail(x) >= v.n - d, within=s))
+    external = v.and_(v.exists(lambda x: v.nvt(x) > d, within=s), tails)
     return v.first(
         (v.and_(internal, external), v.deliver(unmarked(v, s), "early")),
         (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
          v.deliver(unmarked(v, v.candidates), "default")),
     )
+
+
+def toto_as_002_restates(v: RuleView, params: Params) -> Delivery | None:
+    """ToTo as 002 section 3 restates it, which is not 000's (model/rules.py's ``toto``):
+    internal stability asks for a beating m' in S_G (000: in M_p), external stability
+    (a) asks NTail(s') > n - delta of every source (OCR "Ntail(s') > n- 1"; 000: >= n -
+    delta), and the default rule delivers M_G (000's (b) delivers S_p). 002's "10 %" of
+    claim 1 compares S-ToTo with *this* ToTo, so it is measured too.
+
+    It is S-ToTo with one more conjunct in its early clause, and it is *not safe*, as
+    printed or with ">=" (:func:`toto_as_002_restates_ge`): ``tomkit prove`` finds both
+    safe at n = 4 and finds an agreement counterexample for each at n = 6, delta = 3
+    (7 messages; both replayed in tests/test_bench_successors_smoke.py). A view where
+    a source's NTail is too small fails the conjunct and falls to the default rule,
+    which delivers a non-source that another view, stable early, did not deliver; 000's
+    (b) delivers S_p there, which is why 000's ToTo is safe. The bench therefore checks
+    every run for agreement (``agree``) and reports it."""
+    return _toto_as_002(v, params, strict=True)
+
+
+def toto_as_002_restates_ge(v: RuleView, params: Params) -> Delivery | None:
+    """:func:`toto_as_002_restates` with NTail(s') >= n - delta (000's relation): also
+    unsafe (agreement counterexample at n = 6, delta = 3)."""
+    return _toto_as_002(v, params, strict=False)
 
 
 def _say(text: str) -> None:
@@ -156,11 +176,20 @@ def _early_not_early(other: dict, toto: dict) -> tuple[int, float, float, float]
     return len(early), default / len(early), later / len(early), at_n
 
 
+def _agree(m: Measured) -> bool:
+    """Whether every process delivered the same sequence (no crashes here, so every run
+    that is safe and live does)."""
+    seqs: dict[str, list[str]] = {}
+    for r in m.rows:
+        seqs.setdefault(r.process, []).append(r.msg)
+    return len({tuple(v) for v in seqs.values()}) <= 1
+
+
 def _summary(m: Measured) -> dict:
     rows = m.rows
     k = len(rows)
     n = m.n
-    return {"lat_ms": 1000 * mean(r.latency for r in rows),
+    return {"agree": _agree(m),"lat_ms": 1000 * mean(r.latency for r in rows),
             "ntail": mean(r.iol for r in rows), "omega": mean(r.omega for r in rows),
             "early": sum(r.clause == "early" for r in rows) / k,
             "default": sum(r.clause == "default" for r in rows) / k,
@@ -282,17 +311,22 @@ def print_rows(rows: Sequence[dict]) -> None:
         print(hdr)
         print("-" * len(hdr))
         for r in sel:
+            flag = "" if r["agree"] else "  DISAGREE"
             print(f"{r['rule']:8s} {r['delta']:>2d} | {r['lat_ms']:7.1f} {r['ntail']:5.2f} "
                   f"{r['omega']:5.2f} | {_pct(r['early']):>6s} {_pct(r['default']):>6s} "
                   f"{_pct(r['prefix']):>6s} {_pct(r['before_all']):>6s} | "
                   f"{_pct(r['earlier']):>6s} {_pct(r['later']):>6s} | "
                   f"{_pct(r['early_toto_default']):>6s} {_pct(r['early_toto_later']):>6s} | "
-                  f"{_pct(r.get('earlier_than_g', math.nan)):>5s}")
+                  f"{_pct(r.get('earlier_than_g', math.nan)):>5s}{flag}")
     print("\n(early/dflt/prfx: share of deliveries by the rule's early, default and GL-ToTo's "
           "prefix clause; <n: made before NTail(G) = n; <ToTo, >ToTo: made earlier / later "
           "than ToTo's delivery of the same message at the same process; Tdflt, Tlate: of the "
           "rule's early deliveries, the share ToTo made by its default rule / later; <G: "
-          "GL-ToTo's deliveries earlier than G-ToTo's at the same delta)")
+          "GL-ToTo's deliveries earlier than G-ToTo's at the same delta; DISAGREE: the "
+          "processes' delivery sequences differ)")
+    bad = [f"{r['rule']} ({r['topo']} {r['source']} {r['load']})" for r in rows
+           if not r["agree"]]
+    print("runs whose processes disagree: " + (", ".join(bad) if bad else "none"))
 
 
 def print_claims(c: dict) -> None:

@@ -27,11 +27,12 @@ Output
    each run's joint distribution) and the ideal model's (omega = 1, tau = delta + 1).
    PNG: speedup_vs_n.png.
 4. Cost of a reception (000 section 4.3: O(n_p + n_c^2) operations per reception, with
-   n_p pending messages and n_c candidates): every reception timed (perf_counter around
+   n_p pending messages and n_c candidates): every reception timed (thread CPU time around
    the process's on_receive, the rule's drain included), binned by n_p and by n_c, as
-   median microseconds and as a ratio to the first bin of the same run; receptions that
-   deliver are apart. Then the same bin (n_c = 1, n_p in 1..4, not delivering) across n,
-   which is where the processors' number enters.
+   median microseconds and as a ratio to the first bin of the same run holding 2 % of its
+   receptions; receptions that deliver are apart. Then, across n, the receptions that meet
+   one candidate and deliver nothing, by n_p: where the processors' number enters at equal
+   n_p and n_c.
 """
 
 from __future__ import annotations
@@ -102,8 +103,6 @@ NS = (4, 8, 16, 32, 64)
 MIN_BIN = 20
 PENDING_EDGES = (0, 4, 8, 12, 16, 24, 32, 48)
 CAND_EDGES = (0, 1, 2, 3, 4, 5, 6, 8)
-#: the bin compared across n: n_c = 1, n_p in [4, 8), not delivering
-FIXED_PENDING = (4, 8)
 
 
 def _say(text: str) -> None:
@@ -171,6 +170,7 @@ def speedup_rows(messages: int = 4000, seed: int = 1, ns: Sequence[int] = NS,
             rows.append({"source": source, "n": n, "delta": d, "lat_toto_ms": t["lat_ms"],
                          "lat_ack_ms": a["lat_ms"], "speedup": a["lat_ms"] / t["lat_ms"],
                          "speedup_model": a["model_ms"] / t["model_ms"],
+                         "model_toto_ms": t["model_ms"], "model_ack_ms": a["model_ms"],
                          "speedup_ideal": model_speedup_ideal(n, d, source),
                          "iol_toto": t["iol"], "omega_toto": t["omega"]})
     return rows
@@ -197,16 +197,13 @@ def complexity_rows(messages: int = 4000, seed: int = 1,
         finally:
             gc.enable()
         recs = m.receptions
-        base = [x for x in recs if x.candidates == 1 and FIXED_PENDING[0] <= x.pending
-                < FIXED_PENDING[1] and not x.delivered]
-        us = sorted(1e6 * x.seconds for x in base) if len(base) >= MIN_BIN else []
         rows.append({"label": label, "n": n, "receptions": len(recs),
                      "pending_mean": mean(x.pending for x in recs),
                      "cand_mean": mean(x.candidates for x in recs),
                      "by_pending": bin_receptions(recs, "pending", PENDING_EDGES),
                      "by_candidates": bin_receptions(recs, "candidates", CAND_EDGES),
-                     "fixed_bin_median_us": us[len(us) // 2] if us else math.nan,
-                     "fixed_bin_n": len(us)})
+                     "one_candidate_by_pending": bin_receptions(
+                         [x for x in recs if x.candidates == 1], "pending", PENDING_EDGES)})
     return rows
 
 
@@ -326,29 +323,36 @@ def print_model(rows: Sequence[dict]) -> None:
 def print_speedup(rows: Sequence[dict]) -> None:
     print("\n3. Speedup against n: ToTo (delta = n/2) vs all-ack, total load 100 msgs/s")
     hdr = (f"{'source':8s} {'n':>3s} | {'latToTo':>8s} {'latAck':>8s} | {'speedup':>7s} "
-           f"{'eq.':>5s} {'ideal':>5s} | {'iol':>5s} {'omega':>5s}")
+           f"{'eq.':>5s} {'ideal':>5s} | {'iol':>5s} {'omega':>5s} | {'mToTo':>7s} "
+           f"{'mAck':>7s}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
         print(f"{r['source']:8s} {r['n']:>3d} | {r['lat_toto_ms']:8.1f} {r['lat_ack_ms']:8.1f} "
               f"| {r['speedup']:7.2f} {r['speedup_model']:5.2f} {r['speedup_ideal']:5.2f} | "
-              f"{r['iol_toto']:5.2f} {r['omega_toto']:5.2f}")
+              f"{r['iol_toto']:5.2f} {r['omega_toto']:5.2f} | {r['model_toto_ms']:7.1f} "
+              f"{r['model_ack_ms']:7.1f}")
     print("(eq.: the model on each run's joint distribution; ideal: omega = 1, tau = n/2 + 1; "
-          "000: 'up to O(log(n)) speedup', 1.56-1.84 periodic and 2.60-3.38 Poisson at n = 8)")
+          "mToTo, mAck: the model's latencies, ms; 000: 'up to O(log(n)) speedup', 1.56-1.84 "
+          "periodic and 2.60-3.38 Poisson at n = 8)")
 
 
 def print_complexity(rows: Sequence[dict]) -> None:
     print("\n4. Cost of a reception (ToTo, Poisson, load 400 msgs/s): median us per "
-          "reception, binned by n_p and by n_c; ratio to the first full bin of the same run")
+          "reception, binned by n_p and by n_c; ratio to the first bin of the same run that "
+          "holds 2 % of its receptions")
     for r in rows:
         where = ("3 LANs x 3, 20 ms between" if r["label"] == "wide" else "one LAN")
         print(f"\n n {r['n']} ({where}): {r['receptions']} receptions, mean n_p "
               f"{r['pending_mean']:.2f}, mean n_c {r['cand_mean']:.2f}")
         for key, title in (("by_pending", "n_p"), ("by_candidates", "n_c")):
             bins = r[key]
-            full = [b for b in bins if b["quiet_n"] >= MIN_BIN]
+            # the base: the first bin holding 2 % of the receptions (the first receptions
+            # of a run, n_p 0-3, also compile the rule for each number of candidates)
+            least = max(MIN_BIN, 0.02 * r["receptions"])
+            full = [b for b in bins if b["quiet_n"] >= least]
             base = full[0]["quiet_median"] if full else math.nan
-            fulld = [b for b in bins if b["deliv_n"] >= MIN_BIN]
+            fulld = [b for b in bins if b["deliv_n"] >= least]
             based = fulld[0]["per_delivered_median"] if fulld else math.nan
             print(f"  {title:4s} bin  | {'count':>6s} | {'quiet':>6s} {'ratio':>5s} | "
                   f"{'deliv':>6s} {'msgs':>4s} {'/msg':>6s} {'ratio':>5s}")
@@ -365,13 +369,16 @@ def print_complexity(rows: Sequence[dict]) -> None:
                       f"{_f(q / base):>5s} | {_f(d, '.1f'):>6s} "
                       f"{_f(b['delivered_mean'] if ok else math.nan, '.1f'):>4s} "
                       f"{_f(pm, '.1f'):>6s} {_f(pm / based):>5s}")
-    print(f"\n The same bin across n (n_c = 1, n_p {FIXED_PENDING[0]}-{FIXED_PENDING[1] - 1}, "
-          "not delivering): median us")
-    lan = [r for r in rows if r["label"] == "lan"]
-    base = lan[0]["fixed_bin_median_us"] if lan else math.nan
+    print("\n Across n at the same n_p and n_c: receptions meeting one candidate, not "
+          "delivering, median us by n_p")
+    edges = PENDING_EDGES
+    print("  n (run)    | " + " ".join(f"{str(a) + '-' + (str(b - 1) if b else ''):>6s}"
+                                        for a, b in zip(edges, [*edges[1:], 0])))
     for r in rows:
-        print(f"  n {r['n']:3d} ({r['label']}): {_f(r['fixed_bin_median_us'], '.1f')} us "
-              f"({r['fixed_bin_n']} receptions), x{_f(r['fixed_bin_median_us'] / base)}")
+        cells = [b["quiet_median"] if b["quiet_n"] >= MIN_BIN else math.nan
+                 for b in r["one_candidate_by_pending"]]
+        print(f"  {r['n']:3d} ({r['label']:4s}) | " + " ".join(f"{_f(c, '.1f'):>6s}"
+                                                             for c in cells))
     print(f" (quiet: receptions that delivered nothing; deliv: those that delivered, with "
           f"the DAG messages they delivered and the cost per message; bins with fewer than "
           f"{MIN_BIN} receptions are '-'; 000 section 4.3: O(n_p + n_c^2) per reception, "
@@ -387,23 +394,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="folder for the PNG files")
     ap.add_argument("--quick", action="store_true",
                     help="400 messages, loads 50 and 200, n up to 16, complexity at n 8")
+    ap.add_argument("--sections", default="figures,speedup,complexity",
+                    help="comma-separated subset of figures (1-2), speedup (3), complexity (4)")
     args = ap.parse_args(argv)
+    which = set(args.sections.split(","))
+    if not which <= {"figures", "speedup", "complexity"}:
+        ap.error(f"--sections: unknown {sorted(which - {'figures', 'speedup', 'complexity'})}")
     messages = args.messages if args.messages is not None else (400 if args.quick else 4000)
     loads = (50, 200) if args.quick else LOADS
     t0 = time.perf_counter()
     print(f"toto_section6: seed {args.seed}, {messages} messages per run, quick={args.quick}",
           flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    fig = figure_rows(messages, args.seed, loads)
-    sp = speedup_rows(messages, args.seed, (4, 8, 16) if args.quick else NS)
-    cx = complexity_rows(messages, args.seed,
-                         (("lan", 8), ("wide", 9)) if args.quick else COMPLEXITY_RUNS)
-    print_figures(fig)
-    print_model(fig)
-    print_speedup(sp)
-    print_complexity(cx)
+    fig = figure_rows(messages, args.seed, loads) if "figures" in which else []
+    sp = (speedup_rows(messages, args.seed, (4, 8, 16) if args.quick else NS)
+          if "speedup" in which else [])
+    cx = (complexity_rows(messages, args.seed,
+                          (("lan", 8), ("wide", 9)) if args.quick else COMPLEXITY_RUNS)
+          if "complexity" in which else [])
+    if fig:
+        print_figures(fig)
+        print_model(fig)
+    if sp:
+        print_speedup(sp)
+    if cx:
+        print_complexity(cx)
     pngs = [*plot_figures(fig, args.out), plot_speedup(sp, args.out)]
-    print("\nwrote " + ", ".join(str(p) for p in pngs if p is not None))
+    if any(pngs):
+        print("\nwrote " + ", ".join(str(p) for p in pngs if p is not None))
     print(f"total wall time {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 

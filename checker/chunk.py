@@ -33,6 +33,9 @@ SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET = (KIND[k] for k in KINDS)
 #: (Bar-Joseph, Keidar, Anker and Lynch's time slots; checker/properties/member_liveness.py
 #: and rate.py read it)
 SLOT_COLUMN = "x_slot"
+#: an extension column marking a packet outside the reservation: 003's join announcements
+#: (Bar-Joseph et al. section 4: join messages are not counted in the rate); rate.py
+JOIN_COLUMN = "x_join"
 
 
 def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -242,6 +245,8 @@ class Chunk:
         time = np.asarray(time, dtype=np.float64)
         real_time = np.asarray(table.column("real_time").to_numpy(), dtype=np.float64)
         slot = np.floor(np.asarray(table.column(SLOT_COLUMN).to_numpy(), dtype=np.float64))
+        unreserved = np.asarray(table.column(JOIN_COLUMN).fill_null(False).to_numpy(
+            zero_copy_only=False), dtype=bool)
         seq_col = table.column("seq")
         has_seq_any = seq_col.null_count < n
         dep_off, dep_len = _list_layout(deps)
@@ -265,6 +270,7 @@ class Chunk:
         self.t, self.p, self.kind, self.msg, self.view = (perm(a) for a in (t, p, kind, msg, view))
         self.time, self.lines, self.src = perm(time), perm(lines), perm(src)
         self.real_time, self.slot = perm(real_time), perm(slot)
+        self.unreserved = perm(unreserved)
         self.dep_off, self.dep_len = perm(dep_off), perm(dep_len)
         self.mem_off, self.mem_len = perm(mem_off), perm(mem_len)
         self.dep_codes, self.member_codes = dep_codes, member_codes
@@ -433,6 +439,7 @@ class Chunk:
                 location=self.location(r),
                 real_time=None if np.isnan(rt) else rt,
                 slot=None if np.isnan(sl) else int(sl),
+                unreserved=bool(self.unreserved[r]),
             ))
         return Trace(self.trace_names[ti], events)
 
@@ -440,7 +447,8 @@ class Chunk:
 
 def _with_columns(table: pa.Table, cols: list[str]) -> pa.Table:
     """``table``'s columns ``cols`` (a table read before ``real_time`` existed may lack
-    it: all null then), plus ``x_slot`` as float64 (null where absent or not a number)."""
+    it: all null then), plus ``x_slot`` as float64 (null where absent or not a number) and
+    ``x_join`` as bool (null where absent or not a boolean)."""
     n = table.num_rows
     out = table.select([c for c in cols if c in table.column_names])
     for c in cols:
@@ -452,7 +460,11 @@ def _with_columns(table: pa.Table, cols: list[str]) -> pa.Table:
         col = table.column(SLOT_COLUMN)
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
             slot = col.cast(pa.float64())
-    return out.append_column(pa.field(SLOT_COLUMN, pa.float64()), slot)
+    out = out.append_column(pa.field(SLOT_COLUMN, pa.float64()), slot)
+    join = pa.nulls(n, pa.bool_())
+    if JOIN_COLUMN in table.column_names and pa.types.is_boolean(table.column(JOIN_COLUMN).type):
+        join = table.column(JOIN_COLUMN)
+    return out.append_column(pa.field(JOIN_COLUMN, pa.bool_()), join)
 
 
 def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

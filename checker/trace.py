@@ -32,6 +32,8 @@ class Ev:
     real_time: float | None = None
     #: the ``x_slot`` extension field (a time slot number), when the record carries one
     slot: int | None = None
+    #: ``x_join: true`` on a packet: a join announcement, outside the reservation (rate.py)
+    unreserved: bool = False
 
 
 class Trace:
@@ -62,6 +64,7 @@ class Trace:
                 location=Location(source, line=i + 1),
                 real_time=float(r["real_time"]) if r.get("real_time") is not None else None,
                 slot=_slot(r.get("x_slot")),
+                unreserved=r.get("x_join") is True,
             )
             rows.setdefault(ev.process, []).append((r.get("seq"), i, ev))
         if len(trace_ids) > 1:

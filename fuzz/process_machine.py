@@ -82,11 +82,19 @@ class RuleFailure(AssertionError):
 
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                     max_messages: int = 12, max_crashes: int | None = None,
-                    label: str | None = None, spares: int = 0) -> type[RuleBasedStateMachine]:
+                    label: str | None = None, spares: int = 0, partitions: bool = True,
+                    scope: str | None = None) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
     docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
-    handle crashes, else 0."""
+    handle crashes, else 0. With a membership service: ``spares`` processes start
+    outside the first view, ``partitions`` allows the partition rule, and ``scope`` (the
+    checker's) defaults to correct with partitions, else uniform."""
     proto = get_protocol(protocol)
+    if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
+        from tomkit.fuzz.qos_machine import timed_machine
+
+        return timed_machine(protocol, n, options, max_messages=max_messages,
+                             max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
@@ -99,7 +107,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
     if spares and not dynamic:
         raise ValueError(f"{protocol} has no membership service: no joins to fuzz")
-    scope = "correct" if dynamic else "uniform"
+    if scope is None:  # (module docstring)
+        scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
 
     class ProcessMachine(RuleBasedStateMachine):
@@ -210,7 +219,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
 
         def arrive(self, b: int, packet: Any) -> None:
             if self.members is not None and not self.members.admits(b, packet):
-                return  # a partition cuts the link: lost
+                return  # a partition cuts the link: held back until the heal
             self.handle(b, self.procs[b].on_receive(packet, self.tick()))
 
         def notifiable(self) -> list[tuple[int, int]]:
@@ -285,43 +294,6 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.crashed.append(q)
             self.rec.crash(q, self.tick())
 
-        @precondition(lambda self: self.members is not None and self.joins < 3 and any(
-            not self.up[j] and j not in self.members.excluded for j in range(n)))
-        @rule(data=st.data())
-        def join(self, data: st.DataObject) -> None:
-            """A crashed process restarts, or a spare one joins (a new incarnation)."""
-            j = data.draw(st.sampled_from([j for j in range(n) if not self.up[j]
-                                           and j not in self.members.excluded]), label="join")
-            self.joins += 1
-            self.tick()
-            self.members.join(j)
-
-        @precondition(lambda self: self.members is not None and not self.partitioned
-                      and self.partitions < 2)
-        @rule(data=st.data())
-        def partition(self, data: st.DataObject) -> None:
-            """The network splits in two: a drawn group against the rest."""
-            group = data.draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=n - 1,
-                                       unique=True), label="component")
-            self.partitioned = True
-            self.partitions += 1
-            self.tick()
-            self.members.partition([sorted(group)])
-
-        @precondition(lambda self: self.members is not None and self.partitioned)
-        @rule()
-        def heal(self) -> None:
-            self.partitioned = False
-            self.tick()
-            self.members.partition([])
-
-        @precondition(lambda self: self.agreeable())
-        @rule()
-        def agree(self) -> None:
-            """The membership's Agree stage, and each member's Flush (000 section 5.1)."""
-            self.tick()
-            self.members.agree()
-
         @precondition(lambda self: bool(self.notifiable()))
         @rule(data=st.data())
         def notify(self, data: st.DataObject) -> None:
@@ -389,6 +361,50 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             if proto.live:
                 self.check("liveness")
 
-    ProcessMachine.__name__ = ProcessMachine.__qualname__ = \
+    class MembershipMachine(ProcessMachine):
+        """The membership service's rules (module docstring), in a subclass so that the
+        machine of a protocol without one has exactly its old rules: Hypothesis draws
+        its steps from the rule set, and one more rule, even never enabled, changes the
+        runs a seed makes."""
+
+        @precondition(lambda self: self.members is not None and self.joins < 3 and any(
+            not self.up[j] and j not in self.members.excluded for j in range(n)))
+        @rule(data=st.data())
+        def join(self, data: st.DataObject) -> None:
+            """A crashed process restarts, or a spare one joins (a new incarnation)."""
+            j = data.draw(st.sampled_from([j for j in range(n) if not self.up[j]
+                                           and j not in self.members.excluded]), label="join")
+            self.joins += 1
+            self.tick()
+            self.members.join(j)
+
+        @precondition(lambda self: partitions and self.members is not None
+                      and not self.partitioned and self.partitions < 2)
+        @rule(data=st.data())
+        def partition(self, data: st.DataObject) -> None:
+            """The network splits in two: a drawn group against the rest."""
+            group = data.draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=n - 1,
+                                       unique=True), label="component")
+            self.partitioned = True
+            self.partitions += 1
+            self.tick()
+            self.members.partition([sorted(group)])
+
+        @precondition(lambda self: self.members is not None and self.partitioned)
+        @rule()
+        def heal(self) -> None:
+            self.partitioned = False
+            self.tick()
+            self.members.partition([])
+
+        @precondition(lambda self: self.agreeable())
+        @rule()
+        def agree(self) -> None:
+            """The membership's Agree stage, and each member's Flush (000 section 5.1)."""
+            self.tick()
+            self.members.agree()
+
+    machine = MembershipMachine if dynamic else ProcessMachine
+    machine.__name__ = machine.__qualname__ = \
         f"ProcessMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"
-    return ProcessMachine
+    return machine

@@ -328,7 +328,7 @@ class DagView:
             else:
                 self._add_candidate(mid, r, bit, bit)
                 if self._never is not None and self._never(m):
-                    self._retire()
+                    self._retire([mid])
             self.vocab_version += 1
             return
         changed = False
@@ -376,11 +376,12 @@ class DagView:
                          if b}
         self.vocab_version += 1
 
-    def _advance(self, done: Sequence[str]) -> None:
+    def _advance(self, done: Sequence[str]) -> list[int]:
         """The next activation's vocabulary, from the current one, after ``done`` (all
         candidates) joined the delivered prefix. Same result as _recompute_activation
         (tested), in O(n * |done| + n * new candidates) instead of O(n^2 + n * k), and
-        in practice less, as only processors in vote and tail masks are visited:
+        in practice less, as only processors in vote and tail masks are visited. Returns
+        the ranks of the new candidates' senders.
 
         * a candidate c that stays has the same tail (no message was added), and the
           same votes but from the delivered candidates' senders q: the old voter of q
@@ -497,11 +498,13 @@ class DagView:
                     self._tailm.append(t)
                     self._cand_marked.append(False)
         self.vocab_version += 1
+        return new
 
-    def _retire(self) -> None:
-        """Move every candidate that must never be one (``never_candidate``) into the
-        delivered prefix, without an activation and without delivering it, until none
-        is left (a retired message's successor may be one too).
+    def _retire(self, cands: Sequence[str]) -> None:
+        """Move those of ``cands`` (new candidates) that must never be candidates
+        (``never_candidate``) into the delivered prefix, without an activation and
+        without delivering them, and so on with the candidates that uncovers (a retired
+        message's successor may be one too).
 
         000 section 4.1 defines a pending message as "an agreed multicast message that
         was received ... but has not yet been added to the total order" and a candidate
@@ -515,14 +518,13 @@ class DagView:
         so every process retires the same messages between the same activations and the
         G on which the processes' activations must agree stays the same at every process.
         ``deliver`` and ``drain_compiled`` never see a retired message."""
-        never, msgs = self._never, self._msgs
+        never, msgs, chains, front = self._never, self._msgs, self._chain, self._front
         while True:
-            done = [c for c, marked in zip(self._cands, self._cand_marked)
-                    if not marked and never(msgs[c][0])]  # type: ignore[misc]
+            done = [c for c in cands if never(msgs[c][0])]  # type: ignore[misc]
             if not done:
                 return
             self._retired.extend(done)
-            self._advance(done)
+            cands = [chains[r][front[r]] for r in self._advance(done)]
 
     def __contains__(self, mid: object) -> bool:
         return mid in self._msgs
@@ -791,9 +793,10 @@ class DagView:
             else:
                 done = mids
             self.activation += 1
-            self._advance(done)
-            if self._never is not None:
-                self._retire()
+            new = self._advance(done)
+            if self._never is not None and new:
+                chains, front = self._chain, self._front
+                self._retire([chains[r][front[r]] for r in new])
         else:
             self._marked.update(dict.fromkeys(mids))
             cands = self._cands

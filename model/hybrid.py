@@ -87,7 +87,7 @@ from bisect import insort
 from collections.abc import Sequence
 from typing import Any
 
-from tomkit.model.hybrid_switch import MeanShift, better_sequencer, switch_decision
+from tomkit.model.hybrid_switch import MeanShift, better_sequencer, switch_decision, yields
 from tomkit.model.hybrid_wire import (
     ACTIVE,
     PASSIVE,
@@ -182,7 +182,8 @@ class HybridProcess:
         self.last_tn = [-1] * n  # highest number shown by each process
         self.max_ticket = -1  # highest ticket number received
         self.promised = -1  # own last promise (tn)
-        self.app_queue: list[str] = []  # application messages waiting to be sent
+        #: application messages waiting to be sent, with the time the application sent
+        self.app_queue: list[tuple[str, float]] = []
         self.target: int | None = None  # chgseq: the wanted sequencer
         self.vs = VsyncLayer(index, n, pre_flush=self._pre_flush)
         # ---- timers, estimates, scripted switches
@@ -193,6 +194,9 @@ class HybridProcess:
         self.switches_left = switches
         self.gap = MeanShift(mean_shift_k)
         self.delay_est = [MeanShift(mean_shift_k) for _ in range(n)]
+        #: other processes' inter-message times, from their messages' clocks (6.1)
+        self.rate_est = [MeanShift(mean_shift_k) for _ in range(n)]
+        self.last_clock: list[float | None] = [None] * n
         self.last_send_at: float | None = None
         self.next_probe = 0.0
         self._out: Output | None = None
@@ -240,7 +244,7 @@ class HybridProcess:
             if self.last_send_at is not None:
                 self.gap.add(now - self.last_send_at)
             self.last_send_at = now
-        self.app_queue.append(mid)
+        self.app_queue.append((mid, now))
         self._drain_app()
         if self.dynamic:
             self._decide()
@@ -414,18 +418,17 @@ class HybridProcess:
 
     def _drain_app(self) -> None:
         while self.app_queue and self._steady():
-            self._send_data(self.app_queue.pop(0))
+            self._send_data(*self.app_queue.pop(0))
 
-    def _send_data(self, mid: str) -> None:
+    def _send_data(self, mid: str, at: float) -> None:
         self.c += 1
         probe = False
         if self.dynamic and self.now >= self.next_probe:
             probe, self.next_probe = True, self.now + self.probe_interval
+        d = self.desc() if self.state == S_ACTIVE else self.S
+        m = Data(self.index, self.c, d, mid, probe, at)
         if self.state == S_ACTIVE:
-            m = Data(self.index, self.c, self.desc(), mid, probe)
             self._issue((self.index, self.c))
-        else:
-            m = Data(self.index, self.c, self.S, mid, probe)
         self._send_packet(m)
 
     def _needs_null(self) -> bool:
@@ -471,9 +474,14 @@ class HybridProcess:
             if key in self.Q or key in self.delivered:
                 raise ValueError(f"{self.name}: message {key} received twice")
             self.Q[key] = body
-            if cls is Data and body.probe and sender != self.index:
-                assert self._out is not None
-                self._out.sends.append(Transmit(Pong(self.index, pk.clock), (sender,), True))
+            if cls is Data and sender != self.index and self.dynamic:
+                if self.last_clock[sender] is not None:
+                    self.rate_est[sender].add(body.clock - self.last_clock[sender])
+                self.last_clock[sender] = body.clock
+                if body.probe:
+                    assert self._out is not None
+                    self._out.sends.append(Transmit(Pong(self.index, pk.clock), (sender,),
+                                                    True))
         self._deliver_in_order()
         if self.state == S_ACTIVE:
             self._issue_tickets()
@@ -702,7 +710,8 @@ class HybridProcess:
             return
         d_star = self.delay_est[a].mean
         if self.state == S_ACTIVE:
-            if switch_decision(True, self.gap.mean, d_star, self.h):
+            if switch_decision(True, self.gap.mean, d_star, self.h) and \
+                    yields(self.index, self.gap.mean, a, self.rate_est[a].mean, self.h):
                 self.go_passive()
             return
         if switch_decision(False, self.gap.mean, d_star, self.h):

@@ -53,8 +53,8 @@ from tomkit.model.process import Send as SendInput
 __all__ = ["PROMISES", "initial_roles", "make", "protocols", "replay"]
 
 #: what every run must satisfy (docs/hybrid.md says why, and what is not promised)
-PROMISES = ("integrity", "total-order-weak", "total-order-strong", "global-order",
-            "fifo-order", "causal-order")
+PROMISES = ("integrity", "total-order-weak", "total-order-strong", "prefix-order",
+            "global-order", "fifo-order", "causal-order")
 
 CONFIGS = {
     "hybrid": ("the dynamic hybrid token-site/symmetric protocol (Rodrigues, Fonseca, "

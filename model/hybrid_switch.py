@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["MeanShift", "assign_modes", "closest", "is_passive", "switch_decision"]
+__all__ = ["MeanShift", "assign_modes", "better_sequencer", "closest", "is_passive",
+           "switch_decision", "yields"]
 
 ACTIVE, PASSIVE = "active", "passive"
 
@@ -100,6 +101,31 @@ def switch_decision(active: bool, gap: float, d_star: float, h: float = 0.2) -> 
     if active:
         return gap - d_star > h * d_star
     return d_star - gap > h * d_star
+
+
+def yields(me: int, gap: float, other: int, other_gap: float | None, h: float = 0.2) -> bool:
+    """May active process ``me`` go passive in favour of the active process ``other``?
+
+    Section 5.3.2 gives two reasons to go passive: (a) the own load fell, (b) "a nearby
+    process has become active and transmitting at a much faster rate". Section 6.2's rule
+    alone is symmetric: two nearby active processes with the same rate both find the
+    other within reach and both go passive, then both go active again, for ever (the
+    simulator shows it on Figure 3's topology). Decision: ``me`` yields to ``other``
+    when ``other`` sends faster by more than the threshold, not when it sends slower by
+    more than the threshold, and in between (or with no estimate of its rate) when
+    ``other`` has the lower id.
+
+    >>> yields(1, 0.05, 0, 0.05), yields(0, 0.05, 1, 0.05)
+    (True, False)
+    >>> yields(0, 0.05, 1, 0.01), yields(1, 0.05, 0, 0.5)
+    (True, False)
+    """
+    if other_gap is not None:
+        if other_gap < (1.0 - h) * gap:
+            return True
+        if other_gap > (1.0 + h) * gap:
+            return False
+    return other < me
 
 
 def better_sequencer(current: float, candidate: float, h: float = 0.2) -> bool:

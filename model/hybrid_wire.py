@@ -52,13 +52,18 @@ class Ticket(NamedTuple):
 class Data(NamedTuple):
     """<data, p, c, S, user data> (section 5.2): ``D`` is the sequencer assigned to the
     message; ``mid`` the application's message; ``probe`` asks every receiver for an
-    immediate point-to-point reply (section 6.1's round-trip delay measurement)."""
+    immediate point-to-point reply (section 6.1's round-trip delay measurement);
+    ``clock`` the sender's clock when its application sent it (section 6.1: "each
+    process timestamps every message", from which receivers estimate its rate; the
+    application's time, not the wire's, so that messages held back during a switch do
+    not look like a burst)."""
 
     p: int
     c: int
     D: Descriptor
     mid: str
     probe: bool = False
+    clock: float = 0.0
 
 
 class GoingToActive(NamedTuple):

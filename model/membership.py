@@ -73,6 +73,10 @@ Decisions on the paper's text (000 section 5; each named broken reading is a val
   no state (no state transfer: it delivers the messages of the views it installs).
 * delta per configuration: ceil(n/2) of that configuration (000 section 4.1 needs
   n/2 <= delta < n, and n changes).
+* Transient partitions (5.1: detachments are detected "based on timeout"): links are
+  reliable (Transis retransmits), so a packet a partition holds back arrives at the heal
+  (:meth:`Membership.admits`), and is dropped by its receiver if its view was closed
+  meanwhile; a partition healed before the Agree stage changes nothing.
 """
 
 from __future__ import annotations
@@ -430,8 +434,10 @@ class Membership:
         self.up = [False] * n
         #: excluded from the primary component: joins again when reconnected
         self.excluded: set[int] = set()
-        #: the network's component of each machine (all 0: connected)
+        #: the network's component of each machine (all 0: connected), and the packets
+        #: a partition holds back (receiver, packet)
         self.component = [0] * n
+        self.held: list[tuple[int, Any]] = []
         #: per machine, the view the service last gave it
         self.view_of: list[View | None] = [None] * n
         self.last_id = 0
@@ -514,6 +520,11 @@ class Membership:
         if len(listed) != sum(len(c) for c in components):
             raise ValueError("a machine is in two components")
         self.component = comp
+        d = self.driver
+        held, self.held = self.held, []
+        for j, packet in held:
+            if self.admits(j, packet) and self.up[j]:
+                d.handle(j, self.procs[j].on_receive(packet, d.now))  # type: ignore[union-attr]
         for j in sorted(self.excluded):
             if self._reachable_primary(j):
                 self.excluded.discard(j)
@@ -528,10 +539,14 @@ class Membership:
         return self.component[a] == self.component[b]
 
     def admits(self, j: int, packet: Any) -> bool:
-        """Whether a packet arriving at j crosses no partition (the drivers drop the
-        others: the link is cut)."""
-        if isinstance(packet, Packet):
-            return self.component[self.index_of[packet.msg.sender]] == self.component[j]
+        """Whether a packet arriving at j crosses no partition. One that does is held
+        back, not lost: links are reliable (Transis retransmits), so it arrives when the
+        partition heals, unless a configuration change has made it stale by then (the
+        receiver drops an older view's message)."""
+        if isinstance(packet, Packet) and \
+                self.component[self.index_of[packet.msg.sender]] != self.component[j]:
+            self.held.append((j, packet))
+            return False
         return True
 
     # ---------------------------------------------------------------- Agree and Flush

@@ -3,7 +3,7 @@ the command line read (each protocol declares itself in its own module)."""
 
 from __future__ import annotations
 
-from tomkit.model import abcast, hybrid_protocol, membership, tomp, toto
+from tomkit.model import abcast, hybrid_protocol, membership, qos_protocol, tomp, toto
 from tomkit.model.process import Protocol
 
 __all__ = ["PROTOCOLS", "protocol"]
@@ -11,7 +11,8 @@ __all__ = ["PROTOCOLS", "protocol"]
 #: name -> protocol, in the order ``tomkit simulate --help`` lists them
 PROTOCOLS: dict[str, Protocol] = {
     p.name: p for p in [*toto.protocols(), abcast.protocol(), tomp.protocol(),
-                       membership.protocol(), *hybrid_protocol.protocols()]}
+                       membership.protocol(), *hybrid_protocol.protocols(),
+                       qos_protocol.protocol()]}
 
 
 def protocol(name: str) -> Protocol:

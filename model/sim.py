@@ -42,7 +42,8 @@ The model
   service agrees on the next configuration and its members flush and install it (``view``
   records; ``join`` records for joiners; ``crash`` records for crashes and for members
   cut off from the primary component). A process listed in ``joins`` with no crash
-  before is outside the first view; a packet whose link a partition cuts is lost.
+  before is outside the first view; a packet whose link a partition cuts waits for the
+  heal (links are reliable), and is dropped if its view has been closed by then.
 * Determinism and paired comparisons: three independent streams from
   ``numpy.random.SeedSequence(seed).spawn(3)``: sources, application-message delays,
   control-packet delays (``Transmit.control``: acknowledgements, timestamps, ACK-only
@@ -71,6 +72,7 @@ from tomkit.model.load import LoadSchedule, phase_start
 from tomkit.model.network import SOURCES, Delay, DelayDraws, first_send, source_gap
 from tomkit.model.process import Output, Protocol, Transmit
 from tomkit.model.protocols import protocol
+from tomkit.model.qos_net import RealTimeRecorder, TimedNet
 from tomkit.model.recorder import Recorder
 from tomkit.model.topology import Topology
 
@@ -122,6 +124,15 @@ class SimConfig:
     #: (time, components): the network splits into these groups of processes (the ones
     #: not listed form one more); ``(time, ())`` heals it
     partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
+    # ---- timed networks (003; model/qos_net.py), for protocols that declare a timing
+    #: per-process clock offsets, each within eps/2 (None: drawn from the seed)
+    clock_offsets: Sequence[float] | None = None
+    #: (kind, process, real time) with kind join, leave or recover
+    membership: Sequence[tuple[str, int | str, float]] = ()
+    #: application sends at given real times (process, time), besides the sources
+    scripted: Sequence[tuple[int | str, float]] = ()
+    #: one ``packet`` record per network message a process sends
+    packet_records: bool = False
 
     def names(self) -> list[str]:
         return [f"p{i}" for i in range(self.n)]
@@ -167,10 +178,12 @@ def simulate(config: SimConfig,
 
 
 # event kinds (the counter breaks ties, so their values never order events)
-_SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _LOAD, _CALL = range(7)
+_SOURCE, _ARRIVE, _CRASH, _CRASH_NOTE, _TIMER, _LOAD, _CALL, _HOOK = range(8)
 
 
 class _Sim:
+    HOOK, TIMER = _HOOK, _TIMER
+
     def __init__(self, cfg: SimConfig, progress: Callable[[int], None] | None) -> None:
         self.protocol: Protocol = protocol(cfg.protocol)
         if cfg.n < 2:
@@ -250,6 +263,22 @@ class _Sim:
         if self.members is not None and cfg.load is not None:
             raise ValueError("a load schedule (001) and a membership service (000 section 5) "
                              "do not run together: the service starts and stops sources")
+        #: local clock offsets; a timed protocol's network (model/qos_net.py)
+        self.off = [0.0] * n
+        self.timed: TimedNet | None = None
+        timing = getattr(self.protocol, "timing", None)
+        if timing is not None:
+            self.rec = RealTimeRecorder(cfg.trace_id, self.names, lambda: self.now)
+            self.timed = TimedNet(self, timing(self.options), cfg.clock_offsets,
+                                  cfg.membership, cfg.scripted, cfg.packet_records,
+                                  cfg.seed)
+            self.off = list(self.timed.clocks.offsets)
+        elif cfg.clock_offsets or cfg.membership or cfg.scripted or cfg.packet_records:
+            raise ValueError(f"{cfg.protocol} runs on no timed network: no clocks, "
+                             "membership schedule, scripted sends or packet records")
+        if self.timed is not None and (self.members is not None or cfg.load is not None):
+            raise ValueError("a timed network (003) runs neither a load schedule (001) nor "
+                             "a membership service (000 section 5)")
 
     # ---------------------------------------------------------------------- events
 
@@ -272,8 +301,13 @@ class _Sim:
                 self.push(t, _LOAD, 0, moved)
         for i, t in sorted(self.crash_at.items()):
             self.push(t, _CRASH, i)
+        timed = self.timed
+        if timed is not None:
+            timed.start()
+        dropped = set() if timed is None else timed.dropped
         heap, pop, arrive = self.heap, heapq.heappop, _ARRIVE
         alive, procs, handle, admits = self.alive, self.procs, self.handle, self.admits
+        off = self.off
         load = cfg.load is not None
         left = -1 if cfg.max_events is None else cfg.max_events  # -1: no limit
         while heap:
@@ -281,11 +315,13 @@ class _Sim:
                 raise Runaway(f"{cfg.protocol}: more than {cfg.max_events} events "
                               f"(simulated time {self.now:.3f} s)")
             left -= 1
-            t, _, kind, i, data = pop(heap)
+            t, c, kind, i, data = pop(heap)
+            if timed is not None and timed.over(t):
+                break
             self.now = t
             if kind == arrive:
-                if alive[i] and (admits is None or admits(i, data)):
-                    handle(i, procs[i].on_receive(data, t))
+                if alive[i] and (admits is None or admits(i, data)) and c not in dropped:
+                    handle(i, procs[i].on_receive(data, t + off[i]))
             elif kind == _SOURCE:
                 if load:  # a source of the load schedule
                     if data == self.generation[i] and alive[i] and self.budget > 0:
@@ -293,6 +329,15 @@ class _Sim:
                         self.send(i)
                         self.load_next(i, t + source_gap(cfg.source, self.periods[i],
                                                          cfg.jitter, self.rng))
+                elif timed is not None:
+                    # a timed network's process may be down or not accept sends for a while
+                    if self.budget > 0:
+                        if alive[i] and timed.accepts(i):
+                            self.budget -= 1
+                            self.send(i)
+                        if self.budget > 0:
+                            self.push(t + source_gap(cfg.source, self.period, cfg.jitter,
+                                                     self.rng), _SOURCE, i)
                 elif alive[i] and self.budget > 0 and data == self.source_gen[i]:
                     self.budget -= 1
                     self.send(i)
@@ -302,15 +347,18 @@ class _Sim:
             elif kind == _LOAD:
                 self.load_change(data)  # type: ignore[arg-type]
             elif kind == _TIMER:
-                if alive[i]:
-                    handle(i, procs[i].on_timer(t))
+                if alive[i]:  # a timed run's timer carries its exact local time
+                    handle(i, procs[i].on_timer(t + off[i] if data is None else data))
             elif kind == _CRASH:
                 self.crash(i)
             elif kind == _CRASH_NOTE:
                 if alive[i]:
-                    handle(i, procs[i].on_crash(data, t))  # type: ignore[arg-type]
+                    handle(i, procs[i].on_crash(data, t + off[i]))  # type: ignore[arg-type]
             elif kind == _CALL:
                 data()  # type: ignore[operator]
+            elif kind == _HOOK:
+                fn, arg = data  # type: ignore[misc]
+                fn(i, arg)
         total = sum(self.app_sent)
         if self.progress is not None and total > self.reported:
             self.progress(total - self.reported)
@@ -337,8 +385,11 @@ class _Sim:
         mid = f"{self.names[i]}.{self.app_sent[i]}"
         t = self.now
         self.sent_at[mid] = t
-        out = self.procs[i].on_send(mid, t)
-        self.rec.sent(i, mid, out, t)
+        local = t + self.off[i]
+        if self.timed is not None:
+            self.timed.app_sent()
+        out = self.procs[i].on_send(mid, local)
+        self.rec.sent(i, mid, out, local)
         if self.progress is not None:
             total = sum(self.app_sent)
             if total - self.reported >= 500:
@@ -351,13 +402,19 @@ class _Sim:
         itself is received at once, before the next one is sent)."""
         t = self.now
         if out.received or out.delivered:
-            if self.rec.logged(i, out, t):
+            if self.rec.logged(i, out, t + self.off[i]):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:
                     self.sum_latency += t - sent_at[m]
                 self.delivered[i] += len(out.delivered)
         if out.timer is not None:
-            self.push(out.timer, _TIMER, i)
+            if self.timed is None:
+                self.push(out.timer, _TIMER, i)
+            else:  # local to real; after the arrivals of its instant (model/qos_net.py)
+                self.counter += 1
+                heapq.heappush(self.heap, (out.timer - self.off[i],
+                                           self.timed.timer_counter(self.counter), _TIMER,
+                                           i, out.timer))
         for tr in out.sends:
             self.transmit(i, tr)
 
@@ -370,6 +427,7 @@ class _Sim:
             others = self.others[i]
         else:
             others = [j for j in to if j != i]
+        timed = self.timed
         if others:
             t = self.now
             if self.uniform:
@@ -378,27 +436,36 @@ class _Sim:
                 rng = self.ctl_rng if tr.control else self.app_rng
                 ds = [float(self.delays[i][j].sample(rng, 1)[0])  # type: ignore[union-attr]
                       for j in others]
+            if timed is not None:
+                timed.packet(i, t + self.off[i], packet)
+                ds = timed.delays(ds)
             last = self.last_arrival[i]
             heap, counter, push = self.heap, self.counter, heapq.heappush
             for j, d in zip(others, ds):
+                if timed is not None and timed.lose(i, j):
+                    continue
                 arrive = t + d
                 if arrive < last[j]:  # FIFO: not before the link's previous packet
                     arrive = last[j]
                 last[j] = arrive
                 counter += 1
                 push(heap, (arrive, counter, _ARRIVE, j, packet))
+                if timed is not None:
+                    timed.sent(i, arrive, counter)
             self.counter = counter
         if to_self:
-            self.handle(i, self.procs[i].on_receive(packet, self.now))
+            self.handle(i, self.procs[i].on_receive(packet, self.now + self.off[i]))
 
     def crash(self, q: int) -> None:
         if not self.alive[q]:
             return
         self.alive[q] = False
-        self.rec.crash(q, self.now)
+        self.rec.crash(q, self.now + self.off[q])
         if self.members is not None:
             self.members.crash(q)
             return
+        if self.timed is not None:
+            self.timed.crashed(q)
         for j in range(self.n):
             if j != q and self.alive[j]:
                 t = max(self.now + self.cfg.detection_delay, self.last_arrival[q][j])

@@ -66,6 +66,64 @@ def test_toto_as_002_restates_is_s_toto_with_one_more_conjunct(mod, wide) -> Non
     assert t002["before_all"] <= s["before_all"]
     assert t002["early_n"] <= s["early_n"]
     assert t002["later"] > 0.0  # later than 000's ToTo somewhere
+    assert all(r["agree"] for r in wide)
+
+
+def test_toto_as_002_restates_breaks_agreement_at_n6(mod) -> None:
+    """The agreement counterexample ``tomkit prove`` found for 002's restatement of ToTo as
+    printed (n = 6, delta = 3): V1 delivers its two sources early, V2 (NTail(p5.1) =
+    n - delta, not more) falls to the default rule and delivers p2.1 first. 000's ToTo
+    and S-ToTo deliver the two sources at both views."""
+    from tomkit.model.dag import DagView, Message
+    from tomkit.model.rules import Params, evaluate, s_toto, toto
+
+    dag = {"p0.1": ("p3.1",), "p1.1": ("p4.1",), "p1.2": ("p1.1", "p5.1"), "p2.1": (),
+           "p3.1": ("p1.1", "p5.1"), "p4.1": (), "p5.1": ()}
+
+    def view(ids):
+        v = DagView([f"p{i}" for i in range(6)])
+        for mid in ids:
+            v.insert(Message(mid, mid.split(".")[0], dag[mid]))
+        return v
+
+    v1 = ["p4.1", "p5.1", "p1.1", "p1.2", "p3.1", "p0.1"]
+    v2 = ["p4.1", "p5.1", "p2.1", "p1.1", "p3.1", "p0.1"]
+    p = Params(delta=3)
+    d1 = evaluate(view(v1), mod.toto_as_002_restates, p)
+    d2 = evaluate(view(v2), mod.toto_as_002_restates, p)
+    assert (d1.messages, d1.clause) == (("p4.1", "p5.1"), "early")
+    assert (d2.messages, d2.clause) == (("p2.1", "p4.1", "p5.1"), "default")
+    for rule in (toto, s_toto):
+        assert evaluate(view(v1), rule, p).messages == ("p4.1", "p5.1")
+        assert evaluate(view(v2), rule, p).messages == ("p4.1", "p5.1")
+
+
+def test_toto_as_002_with_ge_breaks_agreement_at_n6(mod) -> None:
+    """With NTail(s') >= n - delta (000's relation) the restatement still fails (tomkit
+    prove's counterexample): at V1 (every processor seen, NTail(p2.1) = 2 < 3) the
+    default rule delivers p4.1 too; V2, which also has p5.2, delivers the sources early."""
+    from tomkit.model.dag import DagView, Message
+    from tomkit.model.rules import Params, evaluate, s_toto, toto
+
+    dag = {"p0.1": ("p2.1", "p3.1"), "p1.1": ("p5.1",), "p2.1": (), "p3.1": ("p1.1",),
+           "p4.1": (), "p5.1": (), "p5.2": ("p2.1", "p5.1")}
+
+    def view(ids):
+        v = DagView([f"p{i}" for i in range(6)])
+        for mid in ids:
+            v.insert(Message(mid, mid.split(".")[0], dag[mid]))
+        return v
+
+    v1 = ["p2.1", "p4.1", "p5.1", "p1.1", "p3.1", "p0.1"]
+    v2 = [*v1, "p5.2"]
+    p = Params(delta=3)
+    d1 = evaluate(view(v1), mod.toto_as_002_restates_ge, p)
+    d2 = evaluate(view(v2), mod.toto_as_002_restates_ge, p)
+    assert (d1.messages, d1.clause) == (("p2.1", "p4.1", "p5.1"), "default")
+    assert (d2.messages, d2.clause) == (("p2.1", "p5.1"), "early")
+    for rule in (toto, s_toto):
+        assert evaluate(view(v1), rule, p).messages == ("p2.1", "p5.1")
+        assert evaluate(view(v2), rule, p).messages == ("p2.1", "p5.1")
 
 
 def test_quick_main(mod, capsys) -> None:

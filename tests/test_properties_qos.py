@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tracedsl import CODE
 from tracedsl import parse as _parse
 
@@ -21,6 +23,8 @@ from tomkit.cli import main
 from tomkit.traces.schema import ARROW_SCHEMA
 from tomkit.traces.writer import write_records
 
+QOS_NAMES = ("member-liveness", "realtime-latency", "rate")
+
 
 def parse(text: str, trace: str = "t") -> list[dict]:
     """tracedsl's notation, with real_time as a number and x_slot as an integer."""
@@ -30,12 +34,15 @@ def parse(text: str, trace: str = "t") -> list[dict]:
             r["real_time"] = float(r["real_time"])
         if "x_slot" in r:
             r["x_slot"] = int(r["x_slot"])
+        if "x_join" in r:
+            r["x_join"] = r["x_join"] == "true"
     return out
 
 
 def chunk_of(records: list[dict]) -> Chunk:
-    schema = pa.schema(list(ARROW_SCHEMA) + [pa.field("x_slot", pa.int64())])
-    rows = [{**r, "x_slot": r.get("x_slot")} for r in records]
+    schema = pa.schema(list(ARROW_SCHEMA) + [pa.field("x_slot", pa.int64()),
+                                             pa.field("x_join", pa.bool_())])
+    rows = [{**r, "x_slot": r.get("x_slot"), "x_join": r.get("x_join")} for r in records]
     piece = Piece(pa.Table.from_pylist(rows, schema=schema),
                   np.arange(1, len(records) + 1), "test.jsonl", "jsonl")
     return Chunk.build([piece])
@@ -268,6 +275,17 @@ def test_rate_reads_x_slot_over_time():
     assert check(recs, "rate", Options(rate_max=3)).verdict == Verdict.VIOLATED
 
 
+def test_rate_leaves_join_announcements_out():
+    """003 (section 4) keeps join messages out of the reservation: the 1 + L copies of a
+    join, marked x_join, are not counted."""
+    recs = parse(packets("p", [0.11, 0.12, 0.13]) + "\n"
+                 + "\n".join("p packet time=0.115 x_join=true" for _ in range(3)))
+    assert check(recs, "rate", RATE).verdict == Verdict.HOLDS
+    recs = parse("\n".join("p packet time=0.115 x_join=true" for _ in range(5)))
+    res = check(recs, "rate", RATE)
+    assert res.verdict == Verdict.UNKNOWN and res.explanation.startswith("not applicable")
+
+
 def test_rate_not_applicable_without_packets_or_options():
     res = check(parse(STATIC), "rate", RATE)
     assert res.verdict == Verdict.UNKNOWN and res.explanation.startswith("not applicable")
@@ -325,3 +343,41 @@ def test_cli_options(tmp_path, capsys):
     assert main(["check", str(path), "-q", "--rate-avg", "3"]) == 2
     assert main(["check", str(path), "-q", "--guarantee", "qos", "--latency-bound", "0.2",
                  "--slot", "0.1", "--rate-max", "4"]) == 0
+
+
+# ---- both engines agree on random traces ----------------------------------------------------
+
+@st.composite
+def qos_trace(draw):
+    """Few processes: sends and deliveries with local and real times and slots, joins,
+    leaves, crashes and packets (some join announcements, some without a slot)."""
+    procs = [f"p{i}" for i in range(draw(st.integers(1, 4)))]
+    msgs = [f"m{i}" for i in range(draw(st.integers(1, 5)))]
+    kinds = ["send", "deliver", "deliver", "packet", "packet",
+             *draw(st.sampled_from([[], ["join"], ["join", "leave", "crash"]]))]
+    out = []
+    for _ in range(draw(st.integers(1, 25))):
+        rec = {"trace": "t", "process": draw(st.sampled_from(procs)),
+               "kind": draw(st.sampled_from(kinds))}
+        if rec["kind"] in ("send", "deliver"):
+            rec["msg"] = draw(st.sampled_from(msgs))
+        if draw(st.integers(0, 3)):
+            rec["time"] = draw(st.sampled_from([0.0, 0.05, 0.1, 0.15, 0.2, 0.3]))
+        if draw(st.booleans()):
+            rec["real_time"] = draw(st.floats(0, 0.5, allow_nan=False))
+        if rec["kind"] in ("send", "join", "packet") and draw(st.booleans()):
+            rec["x_slot"] = draw(st.integers(0, 3))
+        if rec["kind"] == "packet" and not draw(st.integers(0, 4)):
+            rec["x_join"] = True
+        out.append(rec)
+    return out
+
+
+@given(qos_trace(), st.sampled_from([
+    Options(realtime_bound=0.1, slot=0.1, rate_max=2, rate_avg=3, rate_window=2),
+    Options(latency_bound=0.2, rate_max=1), Options(slot=0.05, rate_avg=2, rate_window=3),
+    Options()]))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+def test_engines_agree_on_random_traces(records, options):
+    for name in QOS_NAMES:
+        check(records, name, options)  # asserts detect, check and the chunk's view agree

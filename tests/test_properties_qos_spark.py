@@ -58,6 +58,10 @@ def _records() -> list[dict]:
     recs += _run("rate-max", packets={"p1": [0.11, 0.12, 0.13, 0.14]})
     recs += _run("rate-window", packets={"p1": [0.11, 0.12, 0.13, 0.21, 0.22, 0.23]})
     recs += _run("unplaced", extra=[{"trace": "unplaced", "process": "p0", "kind": "packet"}])
+    # join announcements (x_join) are outside the reservation: not counted
+    recs += _run("join-copies", extra=[
+        {"trace": "join-copies", "process": "p1", "kind": "packet", "time": 0.15,
+         "x_slot": 0, "x_join": True} for _ in range(4)])
     # a crashed sender's message reaches p0 only: 003 allows it
     recs += _run("crash", drop=(("p1", "p2.m"),), extra=[
         {"trace": "crash", "process": "p2", "kind": "crash", "time": 0.05}])
@@ -109,6 +113,7 @@ def test_reference_verdicts_cover_every_kind(dataset):
     assert v["no-real-time"]["realtime-latency"] == "unknown"
     assert v["rate-max"]["rate"] == v["rate-window"]["rate"] == "violated"
     assert v["no-packets"]["rate"] == v["unplaced"]["rate"] == "unknown"
+    assert v["join-copies"]["rate"] == "holds"
     assert ref["no-packets"]["rate"][1].startswith("not applicable")
 
 

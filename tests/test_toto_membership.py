@@ -267,6 +267,18 @@ def test_bad_membership_events_are_refused(kw, why):
         simulate(SimConfig(protocol="toto-dynamic", n=3, messages=10, **kw))
 
 
+def test_a_partition_healed_before_the_agree_stage_changes_nothing_and_loses_nothing():
+    """Decision 10: links are reliable, so what a transient partition holds back arrives
+    at the heal (the first version lost it, and the fuzzer found the lost message)."""
+    res = simulate(SimConfig(protocol="toto-dynamic", n=5, messages=200, rate=200.0,
+                             delay=Delay("exponential", 0.003), detection_delay=0.02, seed=1,
+                             partitions=((0.1, (("p0", "p1", "p2"),)), (0.11, ()))))
+    assert res.stats["views"] == 1 and res.stats["undelivered"] == 0
+    assert not any(r["kind"] in ("crash", "join") for r in res.records)
+    got = verdicts(res.records, PROMISED)
+    assert all(r.verdict == Verdict.HOLDS for r in got.values())
+
+
 def test_the_fixed_group_protocols_are_unchanged():
     res = simulate(SimConfig(protocol="toto", n=5, messages=120, seed=2, crashes=(("p1", 0.1),)))
     assert not any(r["kind"] in ("view", "join") for r in res.records)

@@ -875,5 +875,6 @@ def _bulk_batch(rng: np.random.Generator, start: int, count: int, n: int, m: int
         pa.nulls(rows, pa.list_(pa.string())),
         pa.array(time, pa.float64()),
         pa.nulls(rows, pa.int64()),
+        pa.nulls(rows, pa.float64()),  # real_time
     ]
     return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)

@@ -11,6 +11,9 @@ K``), they number at most ``--rate-avg``. Per process: each process reserves its
 
 Decisions:
 
+* Join announcements are not counted: Bar-Joseph et al. (section 4) leave the join
+  messages out of the reservation, so a packet marked ``x_join: true`` (the qos
+  simulator marks the 1 + L copies of a join so) is ignored.
 * A packet's slot is its ``x_slot`` when it carries one, else it is derived from its
   local clock ``time`` and the slot length Delta (``--slot SECONDS``) as
   ceil(time / Delta) - 1: slot s is the interval (s Delta, (s+1) Delta], so the
@@ -70,7 +73,8 @@ def _problem(options: Options) -> str | None:
 
 
 def check(trace: Trace, options: Options = Options()) -> Result:
-    packets = {p: [e for e in evs if e.kind == "packet"] for p, evs in trace.events.items()}
+    packets = {p: [e for e in evs if e.kind == "packet" and not e.unreserved]
+               for p, evs in trace.events.items()}
     total = sum(len(v) for v in packets.values())
     details: dict = {"packets": total}
     problem = _problem(options)
@@ -127,10 +131,11 @@ def _slots(c: Chunk, rows: np.ndarray, options: Options) -> np.ndarray:
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
-    has = c.trace_has["packet"]
+    counted = (c.kind == PACKET) & ~c.unreserved
+    has = c._per_trace_any(counted)
     if not has.any() or _problem(options):
         return verdicts(c, np.zeros(c.ntr, bool), np.ones(c.ntr, bool))
-    rows = np.flatnonzero(c.kind == PACKET)
+    rows = np.flatnonzero(counted)
     s = _slots(c, rows, options)
     placed = ~np.isnan(s)
     unplaced = np.zeros(c.ntr, bool)

@@ -37,7 +37,7 @@ from tomkit.checker.spark.read import KEY
 #: rows gathered from a partition's batches before a chunk is decided (whole traces only)
 CHUNK_ROWS = 1 << 19
 INPUT = [*KEY, "process", "kind", "msg", "deps", "view", "members", "time", "seq", "src",
-         "pos", "iol", "real_time", "x_slot"]
+         "pos", "iol", "real_time", "x_slot", "x_join"]
 
 _EXACT_FIELDS = RESULT_SCHEMA.fields[len(KEY):]  # property verdict clause ... disagreement
 OUT_SCHEMA = T.StructType(

@@ -161,7 +161,6 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
         .alias("has_deps"),
         F.max(F.col("kind").isin("join", "leave", "crash").cast("int")).cast("boolean")
         .alias("has_member"),
-        F.max((F.col("kind") == "packet").cast("int")).cast("boolean").alias("has_packet"),
         F.countDistinct("process").alias("n_proc"))
 
     sends = e.filter(is_send).groupBy(*KEY, "msg").agg(
@@ -263,7 +262,8 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
     rt_over = _flag(f.filter(lat > F.lit(bound if bound is not None else float("inf"))),
                     "rt_over")
     # rate: packets per (process, slot) and per window of K slots starting at a used slot
-    pk = e.filter(F.col("kind") == "packet")
+    pk = e.filter((F.col("kind") == "packet") & ~F.coalesce(F.col("x_join"), F.lit(False)))
+    has_packet = _flag(pk, "has_packet")
     slot = F.floor("x_slot")
     if options.slot is not None:
         slot = F.coalesce(slot, F.ceil(F.col("time") / F.lit(options.slot) - F.lit(rate.EPS))
@@ -285,7 +285,8 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
     t = traces
     for flag in (dup_delivery, unsent, dup_send, strong, inconsistent, causal_bad, fifo_bad,
                  reinstalled, mismatch, same_set, sending_view, two_views, diverge,
-                 agree_bad, valid_bad, member_bad, measured, rt_over, unplaced, rate_bad):
+                 agree_bad, valid_bad, member_bad, measured, rt_over, has_packet, unplaced,
+                 rate_bad):
         t = t.join(flag, KEY, "left")
     t = t.na.fill(False)
 

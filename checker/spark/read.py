@@ -53,6 +53,7 @@ JSON_SCHEMA = T.StructType(
        T.StructField("_corrupt", T.StringType())])
 #: the extension field the chunk reads (a time slot: checker/chunk.py), as a double column
 SLOT = "x_slot"
+JOIN = "x_join"  # a packet outside the reservation (checker/properties/rate.py)
 
 
 class SchemaMismatch(ValueError):
@@ -64,7 +65,7 @@ class Events:
     """Good events (one row per record) and rejected records."""
 
     events: DataFrame  # KEY + process kind msg deps view members time seq src pos iol
-    #                    real_time x_slot
+    #                    real_time x_slot x_join
     rejected: DataFrame  # src line row field message
     fmt: str
 
@@ -194,6 +195,8 @@ def _parquet(spark: SparkSession, paths: list[str]) -> Events:
         col("real_time", "double"),
         (F.col(SLOT).cast("double") if SLOT in cols and isinstance(
             raw.schema[SLOT].dataType, _NUMERIC) else F.lit(None).cast("double")).alias(SLOT),
+        (F.col(JOIN) if JOIN in cols and isinstance(raw.schema[JOIN].dataType, T.BooleanType)
+         else F.lit(None).cast("boolean")).alias(JOIN),
         F.lit(None).cast("string").alias("_corrupt"),
         F.lit(None).cast("string").alias("_unknown_key"),
     )
@@ -225,11 +228,12 @@ def _jsonl(spark: SparkSession, paths: list[str]) -> Events:
                    F.get_json_object("value", f"$.{INDEX_OF_LATENCY}").cast("double")
                    .alias("iol"),
                    F.get_json_object("value", f"$.{SLOT}").cast("double").alias(SLOT),
+                   (F.get_json_object("value", f"$.{JOIN}") == "true").alias(JOIN),
                    F.try_element_at(unknown, F.lit(1)).alias("_unknown_key"),
                    F.json_object_keys("value").isNull().alias("_not_object"))
     df = df.select("protocol", "config", *[F.col(f"j.{f}").alias(f) for f in STRING],
                    "j.deps", "j.members", "j.time", "j.seq", "iol", "src", "pos",
-                   "j.real_time", SLOT,
+                   "j.real_time", SLOT, JOIN,
                    F.when(F.col("_not_object") & F.col("j._corrupt").isNull(),
                           F.lit("not an object")).otherwise(F.col("j._corrupt"))
                    .alias("_corrupt"), "_unknown_key")

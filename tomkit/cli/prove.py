@@ -1,5 +1,6 @@
 """``tomkit prove RULE --n N [--delta D]``: prove a delivery rule safe, or refute it;
-``tomkit prove --protocol abcast|tomp [--n N] [--variant NAME]``: prove ABCAST or TOMP.
+``tomkit prove --protocol abcast|tomp [--n N] [--variant NAME]``: prove ABCAST or TOMP;
+``tomkit prove --protocol qos [--n N]``: prove 003's latency bound (``qos_bound.py``).
 
 For each (n, delta) (every delta the rule accepts when ``--delta`` is not given) it
 decides the four activation queries of ``fuzz/prove/solve.py`` (agreement, stability,
@@ -64,7 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="all-ack, toto, s-toto, g-toto, gl-toto, a mutant (toto-low-delta, "
                    "s-toto-no-internal, g-toto-no-ntail, majority) or module:function; "
                    "leave it out with --protocol")
-    s.add_argument("--protocol", choices=PROTOCOLS, default=None,
+    s.add_argument("--protocol", choices=(*PROTOCOLS, "qos"), default=None,
                    help="prove ABCAST or TOMP (004) instead of a delivery rule")
     s.add_argument("--variant", choices=variants, default=None,
                    help="with --protocol: a broken variant to refute (abcast: "
@@ -103,6 +104,8 @@ def _fail(msg: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.protocol == "qos":
+        return run_qos(args)
     if args.protocol is not None:
         return run_protocol(args)
     if args.rule is None:
@@ -211,4 +214,36 @@ def run_protocol(args: argparse.Namespace) -> int:
             worst = 1
         elif o.status == "unknown" and worst == 0:
             worst = 3
+    return worst
+
+
+def run_qos(args: argparse.Namespace) -> int:
+    """``--protocol qos``: the latency bound of Bar-Joseph, Keidar, Anker and Lynch, per n,
+    without and with a crash (``fuzz/prove/qos_bound.py``); the bound one epsilon smaller
+    is refuted and its run written to ``--out``."""
+    from tomkit.fuzz.prove.qos_bound import prove_qos
+
+    if args.rule is not None or args.variant is not None:
+        return _fail("--protocol qos takes no RULE and no --variant")
+    rule_only = [name for name, given in (
+        ("--delta", args.delta is not None), ("--k", args.k is not None),
+        ("--property", bool(args.property)), ("--no-crashes", args.no_crashes),
+        ("--first-model", args.first_model), ("--method", args.method != "auto"),
+        ("--max-steps", args.max_steps is not None)) if given]
+    if rule_only:
+        return _fail(f"{', '.join(rule_only)} do not go with --protocol qos")
+    lo, hi = args.n if args.n is not None else (2, 16)
+    if lo < 2:
+        return _fail(f"--protocol qos needs n >= 2 processes, got {lo}")
+    worst = 0
+    for n in range(lo, hi + 1):
+        for crashes in (0, 1):
+            o = prove_qos(n, crashes, args.timeout, args.out)
+            print(o.line(), flush=True)
+            if o.files:
+                print("  wrote " + ", ".join(o.files[k] for k in ("trace", "txt")))
+            if o.status == "counterexample":
+                worst = 1
+            elif o.status == "unknown" and worst == 0:
+                worst = 3
     return worst

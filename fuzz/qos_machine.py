@@ -1,0 +1,267 @@
+"""The process machine on a timed network, for protocols that declare one (003's qos):
+clocks within eps, every packet delivered within delta unless lost, the burst-loss
+adversary, crashes (a crashing sender's packets lost past the bound), joins, leaves and
+recoveries; 003's safety properties as invariants and its liveness after draining.
+
+Source: 003 (Bar-Joseph, Keidar, Anker and Lynch) sections 2.1 (network: FIFO links,
+delivery within delta, "L out of I" burst losses; clocks within eps) and 3.3 (failures,
+joins, leaves). ``fuzz/process_machine.py`` hands a timed protocol to this machine: its
+own network reorders without bound, which would time out correct processes and say
+nothing about the protocol.
+
+The adversary, as Hypothesis rules (time is real, in the protocol's units; each process
+reads ``real + offset``, the offsets drawn within eps/2 at the start):
+
+* ``send``: a member multicasts an application message now;
+* ``arrive``: the oldest packet of a link arrives now (FIFO links); to a process that is
+  down, it is lost (the process was not there);
+* ``wait``: time passes, by a drawn amount, up to the next timer; every packet whose
+  deadline (sent + delta) would be passed or reached arrives first, in link order (a
+  packet due exactly at a timeout is taken before it, as in the simulator);
+* ``lose``: a packet in flight is lost if its link then still loses at most L of any I
+  consecutive packets (``fec.within_burst_bound``); a crashed sender's packets may be
+  lost without that bound (003 3.3);
+* ``crash`` (a minority of the processes at most), ``join`` of a process that is down
+  (from time 0, or crashed: a recovery), ``leave`` of a member. A joiner may have
+  missed what was in flight to it: it arrived just before it woke (reading aid B5).
+
+The teardown drains (time runs until every slot is delivered), then checks integrity,
+total-order-weak and global-order with the checker's own properties, and 003's liveness
+(``model/qos_check.py``). A failure is shrunk and reported as the process machine's
+:class:`~tomkit.fuzz.process_machine.ProcessFailure`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from tomkit.model import qos_check
+from tomkit.model.fec import within_burst_bound
+from tomkit.model.process import Output
+from tomkit.model.protocols import protocol as get_protocol
+from tomkit.model.qos_net import RealTimeRecorder
+
+__all__ = ["timed_machine"]
+
+
+def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
+                  max_messages: int = 8, max_crashes: int | None = None,
+                  label: str | None = None) -> type[RuleBasedStateMachine]:
+    """A RuleBasedStateMachine class over the n processes of a timed ``protocol``
+    (module docstring)."""
+    from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure
+
+    proto = get_protocol(protocol)
+    opts = proto.resolve(options)
+    timing = proto.timing(opts)  # type: ignore[attr-defined]
+    names = [f"p{i}" for i in range(n)]
+    label = label or protocol
+    if max_crashes is None:
+        max_crashes = (n - 1) // 2
+    eps, dmax = timing.epsilon, timing.max_delay
+    slot = timing.slot
+    fec_i, fec_l = timing.fec_i, timing.fec_l
+    drain = (math.ceil(eps / slot) + 4) * slot + 2 * (dmax + eps)
+
+    class TimedMachine(RuleBasedStateMachine):
+        runs = 0
+        first_failure: int | None = None
+
+        def __init__(self) -> None:
+            super().__init__()
+            type(self).runs += 1
+            self.now = 0.0
+            self.procs = proto.make(names, opts, 1.0)
+            self.off = [0.0] * n
+            self.up = [True] * n
+            # link -> in flight, oldest first: [seq, deadline, packet]
+            self.links: dict[tuple[int, int], list[list]] = {
+                (a, b): [] for a in range(n) for b in range(n) if a != b}
+            self.fates: dict[tuple[int, int], list[bool]] = {k: [] for k in self.links}
+            self.timers: list[set[float]] = [set() for _ in range(n)]  # local times
+            self.sent = [0] * n
+            self.crashed: set[int] = set()
+            self.last_input = 0.0
+            self.rec = RealTimeRecorder(f"fuzz-{label}", names, lambda: self.now)
+
+        # ---------------------------------------------------------------- helpers
+
+        def local(self, i: int) -> float:
+            return self.now + self.off[i]
+
+        def handle(self, i: int, out: Output) -> None:
+            self.rec.logged(i, out, self.local(i))
+            if out.timer is not None:
+                self.timers[i].add(out.timer)
+            for tr in out.sends:
+                for j in tr.to:
+                    if j != i:
+                        link = (i, j)
+                        fates = self.fates[link]
+                        self.links[link].append([len(fates), self.now + dmax, tr.packet])
+                        fates.append(False)
+                if i in tr.to:
+                    self.handle(i, self.procs[i].on_receive(tr.packet, self.local(i)))
+
+        def next_timer(self) -> float:
+            return min((t - self.off[i] for i in range(n) if self.up[i]
+                        for t in self.timers[i]), default=math.inf)
+
+        def arrive(self, link: tuple[int, int]) -> None:
+            _, _, packet = self.links[link].pop(0)
+            b = link[1]
+            if self.up[b]:
+                self.handle(b, self.procs[b].on_receive(packet, self.local(b)))
+
+        def move_to(self, t: float) -> None:
+            """Time passes to real ``t``: packets due before then arrive first (link by
+            link, FIFO), then the timers due at ``t`` fire."""
+            while True:
+                # a packet due at t itself comes before t's timers (as in the simulator)
+                due = [k for k, q in self.links.items() if q and q[0][1] <= t]
+                if not due:
+                    break
+                self.arrive(min(due, key=lambda k: self.links[k][0][1]))
+            self.now = max(self.now, t)
+            for i in range(n):
+                while self.up[i]:
+                    ripe = [x for x in self.timers[i] if x - self.off[i] <= self.now]
+                    if not ripe:
+                        break
+                    x = min(ripe)
+                    self.timers[i].discard(x)
+                    self.handle(i, self.procs[i].on_timer(x))
+
+        def members(self) -> list[int]:
+            return [i for i in range(n) if self.up[i]
+                    and getattr(self.procs[i], "accepting", True)]
+
+        def in_flight(self) -> list[tuple[int, int]]:
+            return [k for k, q in self.links.items() if q]
+
+        # ------------------------------------------------------------------ rules
+
+        @initialize(offsets=st.lists(st.sampled_from((-0.5, 0.0, 0.5)), min_size=n,
+                                     max_size=n),
+                    down=st.sets(st.integers(0, n - 1), max_size=n))
+        def start(self, offsets: list[float], down: set[int]) -> None:
+            """Clocks at -eps/2, 0 or +eps/2 (the extremes make the tight cases); some
+            processes are down from time 0 (they may join later)."""
+            self.off = [o * eps for o in offsets]
+            for i in range(n):
+                if i in down:
+                    self.up[i] = False
+                    self.procs[i]._reset(None)
+                else:
+                    self.handle(i, self.procs[i].on_timer(self.local(i)))
+
+        @precondition(lambda self: sum(self.sent) < max_messages and bool(self.members()))
+        @rule(data=st.data())
+        def send(self, data: st.DataObject) -> None:
+            p = data.draw(st.sampled_from(self.members()), label="sender")
+            self.sent[p] += 1
+            mid = f"{names[p]}.{self.sent[p]}"
+            out = self.procs[p].on_send(mid, self.local(p))
+            self.rec.sent(p, mid, out, self.local(p))
+            self.last_input = self.now
+            self.handle(p, out)
+
+        @precondition(lambda self: bool(self.in_flight()))
+        @rule(data=st.data())
+        def arrive_one(self, data: st.DataObject) -> None:
+            self.arrive(data.draw(st.sampled_from(self.in_flight()), label="link"))
+
+        @rule(step=st.integers(1, 40))
+        def wait(self, step: int) -> None:
+            """Time passes by step/40 of a slot, not past the next timer."""
+            self.move_to(min(self.now + step * slot / 40, self.next_timer()))
+
+        @precondition(lambda self: bool(self.in_flight()))
+        @rule(data=st.data())
+        def lose(self, data: st.DataObject) -> None:
+            link = data.draw(st.sampled_from(self.in_flight()), label="link")
+            q = self.links[link]
+            k = data.draw(st.integers(0, len(q) - 1), label="which")
+            seq = q[k][0]
+            fates = self.fates[link]
+            if link[0] not in self.crashed:
+                lo = max(0, seq - fec_i + 1)
+                window = fates[lo:seq + fec_i]
+                trial = list(window)
+                trial[seq - lo] = True
+                if not within_burst_bound(trial, fec_i, fec_l):
+                    return  # the burst-loss bound forbids it
+            fates[seq] = True
+            q.pop(k)
+
+        @precondition(lambda self: len(self.crashed) < max_crashes and any(self.up))
+        @rule(data=st.data())
+        def crash(self, data: st.DataObject) -> None:
+            q = data.draw(st.sampled_from([i for i in range(n) if self.up[i]]),
+                          label="crash")
+            self.crashed.add(q)
+            self.up[q] = False
+            self.timers[q].clear()
+            self.rec.crash(q, self.local(q))
+            self.last_input = self.now
+
+        @precondition(lambda self: not all(self.up))
+        @rule(data=st.data(), missed=st.booleans())
+        def join(self, data: st.DataObject, missed: bool) -> None:
+            """A down process joins (or recovers); with ``missed``, what was in flight to
+            it arrived just before it woke, and is lost to it."""
+            p = data.draw(st.sampled_from([i for i in range(n) if not self.up[i]]),
+                          label="joiner")
+            if missed:
+                for (_, b), q in self.links.items():
+                    if b == p:
+                        q.clear()
+            self.up[p] = True
+            proc = self.procs[p]
+            out = proc.on_recover(self.local(p))
+            self.rec.event(p, "join", self.local(p), out.fields)
+            out.fields = None
+            self.last_input = self.now
+            self.handle(p, out)
+
+        @precondition(lambda self: bool(self.members()))
+        @rule(data=st.data())
+        def leave(self, data: st.DataObject) -> None:
+            p = data.draw(st.sampled_from(self.members()), label="leaver")
+            out = self.procs[p].on_leave(self.local(p))
+            self.rec.event(p, "leave", self.local(p), out.fields)
+            out.fields = None
+            self.last_input = self.now
+            self.handle(p, out)
+
+        # ------------------------------------------------------------- the end
+
+        def fail(self, kind: str, explanation: str) -> None:
+            if type(self).first_failure is None:
+                type(self).first_failure = type(self).runs
+            raise RuleFailure(ProcessFailure(label, n, dict(opts), kind, explanation,
+                                             list(self.rec.records)))
+
+        def teardown(self) -> None:
+            if not sum(self.sent):
+                return
+            end = self.last_input + drain
+            while self.now <= end:
+                self.move_to(min(self.next_timer(), end + slot))
+                if self.next_timer() == math.inf:
+                    break
+            while self.in_flight():
+                self.arrive(self.in_flight()[0])
+            for v in qos_check.safety(self.rec.records):
+                self.fail(v.kind, v.explanation)
+            for v in qos_check.liveness(self.rec.records):
+                self.fail(v.kind, v.explanation)
+
+    TimedMachine.__name__ = TimedMachine.__qualname__ = \
+        f"TimedMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"
+    return TimedMachine
