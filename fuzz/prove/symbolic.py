@@ -188,6 +188,9 @@ class Z3RuleView:
         self._seen = tuple(seen)
         self._marked = tuple(marked) if marked is not None else (z3.BoolVal(False),) * n
         self._nvt: dict[int, Any] = {}
+        # whether the rule read a rank or left the activation open (symmetry.py)
+        self.rank_used = False
+        self.open_delivery = False
         self._votes: dict[tuple[int, int], Any] = {}
         ntail_g = z3.Sum([z3.If(s, 1, 0) for s in self._seen])
         self._ntail_g = ntail_g
@@ -247,6 +250,7 @@ class Z3RuleView:
     def precedes(self, a: Slot, b: Slot) -> Sym:
         # slots are processor ranks, and candidates have distinct senders, so the
         # lexicographic order of <sender, counter> ids is the slots' order
+        self.rank_used = True
         return Sym(z3.BoolVal(_slot(a) < _slot(b)))
 
     def nvt(self, m: Slot) -> Sym:
@@ -270,6 +274,7 @@ class Z3RuleView:
         return Sym(self._marked[_slot(m)])
 
     def seen_through(self, m: Slot) -> Sym:
+        self.rank_used = True
         return Sym(z3.And(list(self._seen[:_slot(m) + 1])))
 
     @staticmethod
@@ -296,6 +301,8 @@ class Z3RuleView:
         return Sym(z3.If(_bool(c), _term(a), _term(b)))
 
     def deliver(self, s: SlotSet, clause: str, ends_activation: bool = True) -> SymDelivery:
+        if not ends_activation:
+            self.open_delivery = True
         return SymDelivery(self._dom(s), str(clause), bool(ends_activation))
 
     def first(self, *options: tuple[Any, SymDelivery]) -> SymOutcome:
