@@ -152,3 +152,39 @@ def test_mutants_are_refuted_through_the_reductions(name, n, delta):
     r = prove(lambda v: MUTANTS[name](v, Params(delta)), n, 3, "agreement", minimal=False)
     # the facts encoding, pinned and sorted, found it too (else "proved" would be wrong)
     assert r.stats["facts"] == "sat" and r.stats.get("symmetry")
+
+
+def lowest_first(v, params):
+    """Broken, and reads the rank: deliver the lowest-ranked candidate at once."""
+    low = v.subset(lambda m: v.not_(v.exists(lambda o: v.precedes(o, m))))
+    return v.first((v.nonempty(low), v.deliver(low, "lowest")))
+
+
+def lowest_prefix(v, params):
+    """Broken, reads the rank and leaves the activation open (like GL-ToTo's prefix)."""
+    low = v.subset(lambda m: v.not_(v.exists(lambda o: v.precedes(o, m))))
+    return v.first((v.nonempty(low), v.deliver(low, "lowest", ends_activation=False)))
+
+
+@pytest.mark.parametrize("rule", [lowest_first, lowest_prefix])
+def test_a_rank_reading_rule_is_refuted_through_the_split(rule):
+    for prop in ("agreement", "external-stability"):
+        r = prove(lambda v: rule(v, Params()), 4, 3, prop, minimal=False)  # noqa: B023
+        if prop == "external-stability" and rule is lowest_prefix:
+            # it never ends the activation: nothing to violate
+            assert r.status == "proved"
+            continue
+        assert r.status == "counterexample", prop
+        assert r.stats["facts"] == "sat" and not r.stats.get("symmetry")
+
+
+def test_cli_keeps_the_classic_encoding(capsys):
+    import argparse
+
+    from tomkit.cli import prove as prove_cli
+    p = argparse.ArgumentParser()
+    prove_cli.add_parser(p.add_subparsers())
+    for enc in ("classic", "facts"):
+        args = p.parse_args(["prove", "toto", "--n", "3", "--encoding", enc])
+        assert args.func(args) == 0
+    assert capsys.readouterr().out.count("proved  method=z3") == 2

@@ -49,7 +49,7 @@ from tomkit.fuzz.prove.facts import (
 )
 from tomkit.fuzz.prove.minimal import minimize
 from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView, outcome_of
-from tomkit.fuzz.prove.symmetry import facts_keys, pinned_query, rank_free, sorted_by
+from tomkit.fuzz.prove.symmetry import facts_keys, pinned_query, rank_free, sorted_by, split_query
 
 __all__ = ["ENCODINGS", "ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
 
@@ -273,7 +273,17 @@ def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
         query += sorted_by(facts_keys(g, [v1, v2])[1:])
         stats["symmetry"] = True
     else:
-        query += _query(prop, g, v1, v2, o1, o2, facts_nested(v1, v2))
+        t0 = time.perf_counter()
+        full = query + _query(prop, g, v1, v2, o1, o2, facts_nested(v1, v2))
+        for part in split_query(prop, v1, v2, o1, o2, full):
+            left = None if timeout is None else timeout - (time.perf_counter() - t0)
+            if left is not None and left <= 0:
+                return z3.unknown, "timeout"
+            r, _, reason = _check(part, left)
+            if r != z3.unsat:
+                break
+        stats["facts"] = str(r)
+        return r, reason
     r, _, reason = _check(query, timeout)
     stats["facts"] = str(r)
     return r, reason

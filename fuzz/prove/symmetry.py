@@ -19,7 +19,10 @@ and V2. So any counterexample can be renamed so that
 
 Without the pin the solver proves agreement at n = 6 by trying every slot (11 s for
 ToTo, delta = 3); with it, 0.3 s. GL-ToTo reads the rank (its prefix) and leaves the
-activation open, so it gets the facts encoding without these constraints.
+activation open, so no renaming applies; its queries are split instead
+(:func:`split_query`) into n queries, one per slot where the violation shows (for
+agreement the smallest slot where the two sets differ): GL-ToTo's agreement at n = 6
+takes 9 s in six pieces against 34 s in one.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import z3
 from tomkit.fuzz.prove.facts import FactsDag, FactsView
 from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView
 
-__all__ = ["facts_keys", "lex_geq", "pinned_query", "rank_free", "sorted_by"]
+__all__ = ["facts_keys", "lex_geq", "pinned_query", "rank_free", "sorted_by", "split_query"]
 
 
 def rank_free(views: list[Z3RuleView]) -> bool:
@@ -53,6 +56,33 @@ def pinned_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: Sy
     if prop == "external-stability":
         return both + within + [o1.ends, o2.members[0], z3.Not(v1.vis[0])]
     raise ValueError(f"unknown property {prop!r}")
+
+
+def split_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: SymOutcome,
+                full: list[Any]) -> list[list[Any]]:
+    """For a rule that reads the rank: ``full`` (solve._query) split into one query per
+    slot i where the violation shows, which together cover it (docs/prove.md).
+
+    agreement: i is the *smallest* slot where the two delivered sets differ (a
+    disagreement needs one: equal sets are prefixes of each other), delivered at V1
+    (else swap the views: the agreement query is symmetric in them); stability: the
+    same without the swap (the views are nested); internal and external stability: the
+    slot of their existential."""
+    n = len(v1.vis)
+    out = []
+    for i in range(n):
+        if prop in ("agreement", "stability"):
+            pin = ([o1.members[i], z3.Not(o2.members[i])] if prop == "agreement"
+                   else [o1.members[i] != o2.members[i]])
+            pin += [o1.members[j] == o2.members[j] for j in range(i)]
+        elif prop == "internal-stability":
+            pin = [v1.cand[i], z3.Not(o1.members[i]), o2.members[i]]
+        elif prop == "external-stability":
+            pin = [o2.members[i], z3.Not(v1.vis[i])]
+        else:
+            raise ValueError(f"unknown property {prop!r}")
+        out.append(full + pin)
+    return out
 
 
 def lex_geq(a: list[Any], b: list[Any]) -> Any:
