@@ -188,3 +188,12 @@ def test_cli_keeps_the_classic_encoding(capsys):
         args = p.parse_args(["prove", "toto", "--n", "3", "--encoding", enc])
         assert args.func(args) == 0
     assert capsys.readouterr().out.count("proved  method=z3") == 2
+
+
+def test_a_rule_cannot_read_the_rank_behind_the_views_back():
+    def by_index(v, params):
+        return v.first((v.exists(lambda m: m.i == 0), v.deliver(v.candidates, "x")))
+
+    g = make_facts(3)
+    with pytest.raises(TypeError):
+        by_index(make_facts_view(g, "V").rule_view(g), Params())

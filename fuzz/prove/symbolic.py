@@ -89,11 +89,17 @@ class Sym:
 class Slot:
     """A candidate slot (processor rank ``i``): opaque, compared only through the view."""
 
-    __slots__ = ("i",)
+    __slots__ = ("_rank",)
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, i: int) -> None:
-        self.i = i
+        self._rank = i
+
+    @property
+    def i(self) -> int:
+        # the rank is read through v.precedes / v.seen_through only, so that the view
+        # knows whether the rule reads it (symmetry.py's reductions depend on that)
+        raise TypeError("a rule must not read a candidate's rank; use v.precedes")
 
     def __eq__(self, o: object) -> bool:
         raise TypeError("compare candidates with v.distinct / v.precedes, not ==")
@@ -328,7 +334,7 @@ class Z3RuleView:
 def _slot(m: Any) -> int:
     if not isinstance(m, Slot):
         raise TypeError(f"expected a candidate, got {m!r}")
-    return m.i
+    return m._rank
 
 
 def outcome_of(result: Any, n: int) -> SymOutcome:
