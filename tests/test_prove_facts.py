@@ -3,9 +3,9 @@
 
 * every constraint of the facts encoding holds on the facts of real DAGs and views
   (the completeness claim that makes its "proved" sound), for every shape at n = 3 with
-  K = 1 and a sample of 60 shapes with K = 2 (with facts_bounded);
+  K = 1 and a sample of 30 shapes with K = 2 (with facts_bounded);
 * the two encodings give the same verdict for every built-in rule and mutant, every
-  delta and property, at n = 3 with K = 3;
+  delta and property but stability (the cross-check covers it), at n = 3 with K = 3;
 * the mutants are refuted at the sizes of tests/test_prove.py with the pin and the
   processor order in place (a sat answer there shows the reductions keep them).
 """
@@ -17,6 +17,7 @@ import random
 import pytest
 import z3
 
+from tomkit.fuzz.counterexample import from_witness, validate
 from tomkit.fuzz.prove import QUERIES
 from tomkit.fuzz.prove import enumerate as en
 from tomkit.fuzz.prove.facts import (
@@ -26,7 +27,7 @@ from tomkit.fuzz.prove.facts import (
     make_facts,
     make_facts_view,
 )
-from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
+from tomkit.fuzz.prove.rules import allowed_deltas
 from tomkit.fuzz.prove.solve import prove
 from tomkit.fuzz.prove.symmetry import facts_keys, lex_geq, rank_free, sorted_by
 from tomkit.model.mutants import MUTANTS
@@ -84,7 +85,7 @@ def test_facts_constraints_hold_on_real_dags(k):
     checked = nested_checked = 0
     shapes = list(en.dag_shapes(n, k))
     if k > 1:
-        shapes = rng.sample(shapes, 60)
+        shapes = rng.sample(shapes, 30)
     for shape in shapes:
         views = en.views_of(shape, n)
         pairs = [(rng.choice(views), rng.choice(views)) for _ in range(3)]
@@ -136,6 +137,8 @@ def test_both_encodings_give_the_same_verdicts(name):
     for n, k in ((3, 3),):  # K = 1 up to n = 4: test_prove_crosscheck (facts by default)
         for d in allowed_deltas(rule, n):
             for prop in QUERIES:
+                if prop == "stability":
+                    continue  # agreement with nested views: covered by the cross-check
                 rs = [prove(lambda v: rule(v, Params(d)), n, k, prop,  # noqa: B023
                             encoding=e, minimal=False) for e in ("facts", "classic")]
                 assert rs[0].status == rs[1].status, (name, n, k, d, prop)
@@ -147,11 +150,11 @@ def test_both_encodings_give_the_same_verdicts(name):
     ("s-toto-low-delta", 4, 1),
 ])
 def test_mutants_are_refuted_through_the_reductions(name, n, delta):
-    o = prove_rule(name, MUTANTS[name], n, delta, props=("agreement",), minimal=False)
-    assert o.status == "counterexample"
     r = prove(lambda v: MUTANTS[name](v, Params(delta)), n, 3, "agreement", minimal=False)
+    assert r.status == "counterexample"
     # the facts encoding, pinned and sorted, found it too (else "proved" would be wrong)
     assert r.stats["facts"] == "sat" and r.stats.get("symmetry")
+    validate(from_witness(r.witness, name, delta), MUTANTS[name])  # replays concretely
 
 
 def lowest_first(v, params):
