@@ -1,11 +1,15 @@
 """Time to prove each rule per n (``tomkit prove``'s Z3 path, all four properties, every
-allowed delta, K = 3): issue 4's benchmark. Target: ToTo and S-ToTo at n = 7 in under
-60 s each. The baseline, measured in the same run, is the time to prove all-ack at the
-same n (the simplest rule, the same DAG encoding), so the ratios say what a rule's own
-formulas cost over the encoding itself.
+allowed delta, K = 3): issues 4 and 19's benchmark. Issue 19's target: every built-in
+rule, every delta, at n = 8 within 10 minutes (stretch: n = 10).
 
-    .venv/bin/python bench/prove_bench.py --rules toto,s-toto --max-n 7
-    .venv/bin/python bench/prove_bench.py --rules toto --max-n 12 --budget 600
+Two baselines, measured in the same run: the classic encoding (issue 4's, ``--encoding
+classic``) of the same rule at the same n, up to ``--classic-max-n`` (it takes about 12
+minutes per delta of ToTo at n = 8), and all-ack with the facts encoding at the same n
+(the simplest rule), so the ratios say what the new encoding gains and what a rule's
+own formulas cost.
+
+    .venv/bin/python bench/prove_bench.py --rules toto,s-toto,g-toto,gl-toto --max-n 8
+    .venv/bin/python bench/prove_bench.py --rules toto --min-n 8 --max-n 12 --budget 600
 
 ``--budget``: per rule, stop at the first n whose proof takes longer than this many
 seconds (the n is then reported as not proved within the budget); each query gets the
@@ -25,13 +29,14 @@ from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
 from tomkit.model.mutants import resolve_rule
 
 
-def prove_all(name: str, n: int, k: int, budget: float | None) -> tuple[str, float]:
+def prove_all(name: str, n: int, k: int, budget: float | None,
+              encoding: str = "facts") -> tuple[str, float]:
     rule = resolve_rule(name)
     t0 = time.perf_counter()
     status = "proved"
     for d in allowed_deltas(rule, n):
         left = None if budget is None else max(1.0, budget - (time.perf_counter() - t0))
-        o = prove_rule(name, rule, n, d, k, timeout=left)
+        o = prove_rule(name, rule, n, d, k, timeout=left, encoding=encoding)
         if o.status != "proved":
             status = o.status
             break
@@ -48,20 +53,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-n", type=int, default=7)
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--budget", type=float, default=None, metavar="SECONDS")
+    ap.add_argument("--classic-max-n", type=int, default=7, metavar="N",
+                    help="measure the classic encoding up to this n (0: never)")
     args = ap.parse_args(argv)
     rules = args.rules.split(",")
     largest: dict[str, int] = {}
     done: set[str] = set()
-    print(f"# K = {args.k}; budget = {args.budget}; all four properties, every delta")
-    print(f"{'rule':10} {'n':>3} {'status':>14} {'seconds':>9} {'all-ack s':>9} {'ratio':>7}")
+    print(f"# K = {args.k}; budget = {args.budget}; all four properties, every delta; "
+          f"classic encoding up to n = {args.classic_max_n}")
+    print(f"{'rule':10} {'n':>3} {'status':>14} {'facts s':>9} {'classic s':>9} "
+          f"{'speedup':>7} {'all-ack s':>9} {'ratio':>7}")
     for n in tqdm(range(args.min_n, args.max_n + 1), desc="n", file=sys.stderr):
         _, base = prove_all("all-ack", n, args.k, None)
         for name in rules:
             if name in done:
                 continue
             status, secs = prove_all(name, n, args.k, args.budget)
-            print(f"{name:10} {n:>3} {status:>14} {secs:>9.1f} {base:>9.1f} "
-                  f"{secs / base:>7.1f}", flush=True)
+            old = "-"
+            speed = "-"
+            if n <= args.classic_max_n:
+                cstatus, csecs = prove_all(name, n, args.k, args.budget, "classic")
+                if cstatus != status and cstatus != "unknown":
+                    print(f"# DISAGREE {name} n={n}: facts {status}, classic {cstatus}")
+                    return 1
+                old, speed = f"{csecs:.1f}", f"{csecs / secs:.1f}"
+            print(f"{name:10} {n:>3} {status:>14} {secs:>9.1f} {old:>9} {speed:>7} "
+                  f"{base:>9.1f} {secs / base:>7.1f}", flush=True)
             if status == "proved" and (args.budget is None or secs <= args.budget):
                 largest[name] = n
             else:

@@ -5,6 +5,11 @@
   ``model/rules.py`` are proved as they are, with no hand-written Z3 copy;
 * :mod:`~tomkit.fuzz.prove.encoding`: one activation's final DAG with up to K
   messages per processor, causally closed views of it, and Crash(q) events;
+* :mod:`~tomkit.fuzz.prove.facts`: the same activation as per-processor facts (voter
+  visible, which voters the voter and the latest message follow), which proves;
+* :mod:`~tomkit.fuzz.prove.symmetry`: renaming processors (violation pinned on
+  processor 0, the others sorted) for rules that read no rank, split queries for those
+  that do;
 * :mod:`~tomkit.fuzz.prove.solve`: the queries (agreement, stability, internal and
   external stability), returning plain-data witnesses.
 

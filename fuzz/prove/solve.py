@@ -38,10 +38,25 @@ import z3
 
 from tomkit.fuzz.prove import QUERIES
 from tomkit.fuzz.prove.encoding import SymbolicDag, SymbolicView, make_dag, make_view, nested
+from tomkit.fuzz.prove.facts import (
+    FactsDag,
+    FactsView,
+    facts_bounded,
+    facts_nested,
+    facts_pair,
+    make_facts,
+    make_facts_view,
+)
 from tomkit.fuzz.prove.minimal import minimize
-from tomkit.fuzz.prove.symbolic import SymOutcome, outcome_of
+from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView, outcome_of
+from tomkit.fuzz.prove.symmetry import facts_keys, pinned_query, rank_free, sorted_by, split_query
 
-__all__ = ["ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
+__all__ = ["ENCODINGS", "ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
+
+#: "facts": facts.py's encoding, with symmetry.py's reductions for rules that read no
+#: rank; it only proves: a sat answer is re-asked on "classic" (issue 4's encoding,
+#: encoding.py), which builds the witness, so counterexamples are the same either way
+ENCODINGS = ("facts", "classic")
 
 #: The named properties, in the order ``prove`` checks them.
 
@@ -93,8 +108,12 @@ class ProofResult:
 def symbolic_outcome(rule_fn: RuleFn, view: SymbolicView, n: int) -> SymOutcome:
     """Evaluate the rule on a symbolic view. Raises TypeError (or ValueError from the
     rule's own parameter checks) when the rule cannot be interpreted symbolically."""
+    return _evaluate(rule_fn, view.rule_view(n), n)
+
+
+def _evaluate(rule_fn: RuleFn, rv: Z3RuleView, n: int) -> SymOutcome:
     try:
-        return outcome_of(rule_fn(view.rule_view(n)), n)
+        return outcome_of(rule_fn(rv), n)
     except z3.Z3Exception as e:  # e.g. Python arithmetic the vocabulary does not allow
         raise TypeError(f"not interpretable on Z3 terms: {e}") from e
 
@@ -119,19 +138,24 @@ def disagree(o1: SymOutcome, o2: SymOutcome, n: int) -> Any:
     return z3.Or(z3.And(o1.ends, o2.ends, differ), order_conflict(o1, o2, n))
 
 
-def _query(prop: str, g: SymbolicDag, v1: SymbolicView, v2: SymbolicView,
-           o1: SymOutcome, o2: SymOutcome) -> list[Any]:
+def _query(prop: str, g: SymbolicDag | FactsDag, v1: SymbolicView | FactsView,
+           v2: SymbolicView | FactsView, o1: SymOutcome, o2: SymOutcome,
+           within: list[Any] | None = None) -> list[Any]:
+    """The query's constraints; ``within``: V1 within V2 (default: ``nested``)."""
     n = g.n
     both = [o1.fired, o2.fired]
+    if within is None and prop != "agreement":
+        assert isinstance(v1, SymbolicView) and isinstance(v2, SymbolicView)
+        within = nested(v1, v2)
     if prop == "agreement":
         return both + [disagree(o1, o2, n)]
     if prop == "stability":
-        return both + nested(v1, v2) + [disagree(o1, o2, n)]
+        return both + within + [disagree(o1, o2, n)]
     if prop == "internal-stability":
-        return both + nested(v1, v2) + [o1.ends, z3.Or(
+        return both + within + [o1.ends, z3.Or(
             [z3.And(v1.cand[i], z3.Not(o1.members[i]), o2.members[i]) for i in range(n)])]
     if prop == "external-stability":
-        return both + nested(v1, v2) + [o1.ends, z3.Or(
+        return both + within + [o1.ends, z3.Or(
             [z3.And(o2.members[i], z3.Not(v1.inv[i, 0])) for i in range(n)])]
     raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
 
@@ -176,37 +200,52 @@ def _witness(prop: str, m: z3.ModelRef, g: SymbolicDag, views: list[SymbolicView
 
 def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
           timeout: float | None = None, crashes: bool = True,
-          minimal: bool = True) -> ProofResult:
+          minimal: bool = True, encoding: str = "facts") -> ProofResult:
     """Decide ``prop`` (one of :data:`QUERIES`) for the rule on n processors with at
     most k messages per processor, with (``crashes``) or without Crash(q) events.
 
     ``rule_fn(v)`` evaluates the rule, parameters bound, on a view ``v``. Raises
     TypeError when the rule is outside the vocabulary (see ``symbolic.py``). With
     ``minimal``, a witness has the fewest messages, then the fewest causal edges, of any
-    for this n and K (``minimal.py``; its sizes in ``stats["sizes"]``)."""
+    for this n and K (``minimal.py``; its sizes in ``stats["sizes"]``). ``encoding``:
+    one of :data:`ENCODINGS`; both give the same answers and witnesses."""
     if prop not in QUERIES:
         raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; expected one of "
+                         f"{', '.join(ENCODINGS)}")
     t0 = time.perf_counter()
+    stats: dict[str, Any] = {"encoding": encoding}
+    if encoding == "facts":
+        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats)
+        if r == z3.unsat:
+            return ProofResult(prop, "proved", time.perf_counter() - t0, stats=stats)
+        if r == z3.unknown:
+            return ProofResult(prop, "unknown", time.perf_counter() - t0, reason=reason,
+                               stats=stats)
+        if timeout is not None:
+            timeout = max(1.0, timeout - (time.perf_counter() - t0))
     g = make_dag(n, k)
     v1, v2 = make_view(g, "V1"), make_view(g, "V2")
-    o1 = symbolic_outcome(rule_fn, v1, n)
-    o2 = symbolic_outcome(rule_fn, v2, n)
+    r1, r2 = v1.rule_view(n), v2.rule_view(n)
+    o1 = _evaluate(rule_fn, r1, n)
+    o2 = _evaluate(rule_fn, r2, n)
     base = g.constraints + v1.constraints + v2.constraints
     if not crashes:
         base += [z3.Not(c) for c in v1.crash + v2.crash]
     query = base + _query(prop, g, v1, v2, o1, o2)
     r, model, reason = _check(query, timeout)
     if r == z3.unsat:
-        return ProofResult(prop, "proved", time.perf_counter() - t0)
+        return ProofResult(prop, "proved", time.perf_counter() - t0, stats=stats)
     if r == z3.unknown:
-        return ProofResult(prop, "unknown", time.perf_counter() - t0, reason=reason)
+        return ProofResult(prop, "unknown", time.perf_counter() - t0, reason=reason,
+                           stats=stats)
     order = z3.is_true(model.eval(order_conflict(o1, o2, n), model_completion=True))
     if not order and prop in ("agreement", "stability"):
         # prefer a witness whose two delivery sequences conflict in order
         r2, model2, _ = _check(query + [order_conflict(o1, o2, n)], timeout)
         if r2 == z3.sat:
             model, order = model2, True
-    stats: dict[str, Any] = {}
     if minimal:
         if order:
             query = query + [order_conflict(o1, o2, n)]
@@ -217,15 +256,67 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
                        stats=stats)
 
 
+#: the last facts encoding built, reused by the next query on the same rule function
+#: and n (tomkit prove asks three or four queries in a row; building the encoding and
+#: evaluating the rule on Z3 terms cost as much as solving at n = 7)
+_LAST: list[Any] = []
+
+
+def _facts_encoding(rule_fn: RuleFn, n: int) -> tuple[Any, ...]:
+    if _LAST and _LAST[0] is rule_fn and _LAST[1] == n:
+        return tuple(_LAST[2:])
+    g = make_facts(n)
+    v1, v2 = make_facts_view(g, "V1"), make_facts_view(g, "V2")
+    r1, r2 = v1.rule_view(g), v2.rule_view(g)
+    o1, o2 = _evaluate(rule_fn, r1, n), _evaluate(rule_fn, r2, n)
+    _LAST[:] = [rule_fn, n, g, v1, v2, r1, r2, o1, o2]
+    return g, v1, v2, r1, r2, o1, o2
+
+
+def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
+                 timeout: float | None, stats: dict[str, Any]) -> tuple[Any, str]:
+    """The query on facts.py's encoding: unsat proves it (any K); sat may be spurious."""
+    g, v1, v2, r1, r2, o1, o2 = _facts_encoding(rule_fn, n)
+    query = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
+             + facts_bounded(g, v1, v2, k))
+    if not crashes:
+        query += [z3.Not(c) for c in v1.crash + v2.crash]
+    if rank_free([r1, r2]):
+        # symmetry.py: the violation is pinned on processor 0, the others sorted
+        query += pinned_query(prop, v1, v2, o1, o2, facts_nested(v1, v2))
+        query += sorted_by(facts_keys(g, [v1, v2])[1:])
+        stats["symmetry"] = True
+    else:
+        t0 = time.perf_counter()
+        full = query + _query(prop, g, v1, v2, o1, o2, facts_nested(v1, v2))
+        for part in split_query(prop, v1, v2, o1, o2, full):
+            left = None if timeout is None else timeout - (time.perf_counter() - t0)
+            if left is not None and left <= 0:
+                return z3.unknown, "timeout"
+            r, _, reason = _check(part, left)
+            if r != z3.unsat:
+                break
+        stats["facts"] = str(r)
+        return r, reason
+    r, _, reason = _check(query, timeout)
+    stats["facts"] = str(r)
+    return r, reason
+
+
 def fires_somewhere(rule_fn: RuleFn, n: int, k: int = 3,
                     timeout: float | None = None) -> bool | None:
     """Whether the rule fires at some view (None: unknown). A rule that never fires
-    satisfies every property vacuously; ``tomkit prove`` says so."""
-    g = make_dag(n, k)
-    v = make_view(g, "V")
-    o = symbolic_outcome(rule_fn, v, n)
-    r, _, _ = _check(g.constraints + v.constraints + [o.fired], timeout)
-    return None if r == z3.unknown else r == z3.sat
+    satisfies every property vacuously; ``tomkit prove`` says so. A DAG with one
+    message per processor is asked first (small to build; if the rule fires there, it
+    fires), then one with k."""
+    for kk in sorted({min(1, k), k}):
+        g = make_dag(n, kk)
+        v = make_view(g, "V")
+        o = symbolic_outcome(rule_fn, v, n)
+        r, _, _ = _check(g.constraints + v.constraints + [o.fired], timeout)
+        if r != z3.unsat:
+            return None if r == z3.unknown else True
+    return False
 
 
 def _check(constraints: list[Any], timeout: float | None) -> tuple[Any, Any, str]:

@@ -89,11 +89,17 @@ class Sym:
 class Slot:
     """A candidate slot (processor rank ``i``): opaque, compared only through the view."""
 
-    __slots__ = ("i",)
+    __slots__ = ("_rank",)
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, i: int) -> None:
-        self.i = i
+        self._rank = i
+
+    @property
+    def i(self) -> int:
+        # the rank is read through v.precedes / v.seen_through only, so that the view
+        # knows whether the rule reads it (symmetry.py's reductions depend on that)
+        raise TypeError("a rule must not read a candidate's rank; use v.precedes")
 
     def __eq__(self, o: object) -> bool:
         raise TypeError("compare candidates with v.distinct / v.precedes, not ==")
@@ -188,6 +194,9 @@ class Z3RuleView:
         self._seen = tuple(seen)
         self._marked = tuple(marked) if marked is not None else (z3.BoolVal(False),) * n
         self._nvt: dict[int, Any] = {}
+        # whether the rule read a rank or left the activation open (symmetry.py)
+        self.rank_used = False
+        self.open_delivery = False
         self._votes: dict[tuple[int, int], Any] = {}
         ntail_g = z3.Sum([z3.If(s, 1, 0) for s in self._seen])
         self._ntail_g = ntail_g
@@ -247,6 +256,7 @@ class Z3RuleView:
     def precedes(self, a: Slot, b: Slot) -> Sym:
         # slots are processor ranks, and candidates have distinct senders, so the
         # lexicographic order of <sender, counter> ids is the slots' order
+        self.rank_used = True
         return Sym(z3.BoolVal(_slot(a) < _slot(b)))
 
     def nvt(self, m: Slot) -> Sym:
@@ -270,6 +280,7 @@ class Z3RuleView:
         return Sym(self._marked[_slot(m)])
 
     def seen_through(self, m: Slot) -> Sym:
+        self.rank_used = True
         return Sym(z3.And(list(self._seen[:_slot(m) + 1])))
 
     @staticmethod
@@ -296,6 +307,8 @@ class Z3RuleView:
         return Sym(z3.If(_bool(c), _term(a), _term(b)))
 
     def deliver(self, s: SlotSet, clause: str, ends_activation: bool = True) -> SymDelivery:
+        if not ends_activation:
+            self.open_delivery = True
         return SymDelivery(self._dom(s), str(clause), bool(ends_activation))
 
     def first(self, *options: tuple[Any, SymDelivery]) -> SymOutcome:
@@ -321,7 +334,7 @@ class Z3RuleView:
 def _slot(m: Any) -> int:
     if not isinstance(m, Slot):
         raise TypeError(f"expected a candidate, got {m!r}")
-    return m.i
+    return m._rank
 
 
 def outcome_of(result: Any, n: int) -> SymOutcome:

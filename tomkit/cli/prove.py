@@ -30,7 +30,7 @@ import sys
 
 from tomkit.fuzz.counterexample import ReplayMismatch, counterexample_files
 from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
-from tomkit.fuzz.prove.solve import QUERIES
+from tomkit.fuzz.prove.solve import ENCODINGS, QUERIES
 from tomkit.fuzz.prove.timestamps import PROTOCOLS, VARIANTS
 from tomkit.fuzz.prove.ts_replay import write_run
 from tomkit.fuzz.prove.ts_solve import prove_protocol
@@ -86,6 +86,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "smallest one (fewest messages, then fewest causal edges)")
     s.add_argument("--method", choices=("auto", "z3", "enumeration"), default="auto",
                    help="auto: Z3, or enumeration for rules outside the vocabulary")
+    s.add_argument("--encoding", choices=ENCODINGS, default="facts",
+                   help="Z3 encoding of a delivery rule (docs/prove.md); classic: issue 4's")
     s.add_argument("--max-steps", type=int, default=None, metavar="K",
                    help="with --protocol: the longest run the counterexample search tries "
                    "(default: 6 steps over the shortest possible)")
@@ -141,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         for d in deltas:
             try:
                 o = prove_rule(args.rule, rule, n, d, args.k, props, not args.no_crashes,
-                               args.method, args.timeout, minimal=not args.first_model)
+                               args.method, args.timeout, minimal=not args.first_model,
+                               encoding=args.encoding)
             except TypeError as e:
                 print(f"tomkit prove: {e}", file=sys.stderr)
                 return 2
