@@ -101,7 +101,7 @@ from tomkit.model.process import (
     ViewChange,
 )
 from tomkit.model.rules import RULES, Params, Rule
-from tomkit.model.toto import PROMISES, AckOnly, TotoProcess
+from tomkit.model.toto import PROMISES, AckOnly, TotoProcess, dag_sends
 
 __all__ = ["NAME", "VARIANTS", "VIEW_PROMISES", "Agree", "Driver", "DynamicToto",
            "Membership", "Packet", "protocol"]
@@ -745,13 +745,7 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
     follow it); a ``recv`` with ``x_crash`` Crash(q); a machine's own ``crash`` record the
     end of its incarnation. A message belongs to the view the machine had installed when
     it logged the message."""
-    sends: dict[str, Mapping] = {}
-    for r in records:
-        if r["kind"] == "send" or (r["kind"] == "recv" and r.get("x_ack_only")):
-            sends.setdefault(r["msg"], r)
-    if not any(r["kind"] == "recv" for r in records):
-        raise ReplayError("the trace logs no recv events: conformance needs each process's "
-                          "receptions to replay")
+    sends = dag_sends(records)
     at = {p: i for i, p in enumerate(names)}
     msgs: dict[str, Message] = {}
 

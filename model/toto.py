@@ -92,8 +92,8 @@ from tomkit.model.process import (
 )
 from tomkit.model.rules import RULES, Decider, Params, Rule, apply
 
-__all__ = ["OPTIONS", "PROMISES", "AckOnly", "Delivered", "Step", "TotoProcess", "protocols",
-           "replay"]
+__all__ = ["OPTIONS", "PROMISES", "AckOnly", "Delivered", "Step", "TotoProcess", "dag_sends",
+           "protocols", "replay"]
 
 _ID = attrgetter("id")
 _new = tuple.__new__  # a NamedTuple without its Python-level __new__ (the hot loop)
@@ -532,6 +532,20 @@ def describe(stats: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
             f"{stats['mean_width']:.3f}"]
 
 
+def dag_sends(records: Sequence[Mapping]) -> dict[str, Mapping]:
+    """Per DAG message, the record that brings it into the DAG: its application ``send``,
+    or the first ``recv`` of an ACK-only message (``x_ack_only``); ReplayError when no
+    ``recv`` is logged (a replay needs each process's receptions)."""
+    sends: dict[str, Mapping] = {}
+    for r in records:
+        if r["kind"] == "send" or (r["kind"] == "recv" and r.get("x_ack_only")):
+            sends.setdefault(r["msg"], r)
+    if not any(r["kind"] == "recv" for r in records):
+        raise ReplayError("the trace logs no recv events: conformance needs each process's "
+                          "receptions to replay")
+    return sends
+
+
 def replay(records: Sequence[Mapping], names: Sequence[str],
            options: Mapping[str, Any]) -> dict[str, list[Replayed]]:
     """Each process's inputs from a recorded trace (``tomkit conform``).
@@ -545,13 +559,7 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
     are the Crash(q) event at that process (000 Figure 4). Receptions must be logged:
     without them there is nothing to replay.
     """
-    sends: dict[str, Mapping] = {}
-    for r in records:
-        if r["kind"] == "send" or (r["kind"] == "recv" and r.get("x_ack_only")):
-            sends.setdefault(r["msg"], r)
-    if not any(r["kind"] == "recv" for r in records):
-        raise ReplayError("the trace logs no recv events: conformance needs each process's "
-                          "receptions to replay")
+    sends = dag_sends(records)
     at = {p: i for i, p in enumerate(names)}
     packets: dict[str, Message] = {}
 
