@@ -71,6 +71,16 @@ Decisions on the paper's text (000 section 5; each named broken reading is a val
   q rejoins"): a joiner (a new machine, a crashed one restarted, or an excluded one
   reconnected) keeps its name, installs the next view at the Agree stage, and starts with
   no state (no state transfer: it delivers the messages of the views it installs).
+* The ``join`` record (the trace format's meaning: the moment the process becomes a
+  member, from which on it is owed what is sent; README "The trace format",
+  docs/toto-membership.md): logged when the joiner installs its first view, just before
+  that ``view`` record, not at the Initiate stage. Between the two the joiner is no
+  member of any configuration and is owed nothing (virtual synchrony: a message is
+  delivered in the view it was sent in, which the joiner never installs); a ``join`` at
+  Initiate made ``member-liveness`` (Bar-Joseph, Keidar, Anker and Lynch, Definition 2.1)
+  owe it the old configuration's last messages, a false alarm on every run with a join.
+  A machine that comes up but is never admitted (its join is still pending at the end of
+  the run) logs nothing.
 * delta per configuration: ceil(n/2) of that configuration (000 section 4.1 needs
   n/2 <= delta < n, and n changes).
 * Transient partitions (5.1: detachments are detected "based on timeout"): links are
@@ -463,10 +473,14 @@ class Membership:
             driver.set_up(i, True)
             self._install(i, v)
 
-    def _install(self, i: int, v: View) -> None:
+    def _install(self, i: int, v: View, joins: bool = False) -> None:
+        """Machine i installs view v, its first when it ``joins`` (logged as ``join``
+        first: a member from here on, module docstring)."""
         d = self.driver
         assert d is not None
         self.view_of[i] = v
+        if joins:
+            d.record(i, "join")
         d.record(i, "view", v)
         d.handle(i, self.procs[i].on_view(v, d.now))
 
@@ -485,8 +499,9 @@ class Membership:
         d.handle(q, self.procs[q].on_crash(q, d.now))  # type: ignore[union-attr]
 
     def join(self, j: int) -> None:
-        """Machine j (new, or restarted after a crash) connects (logged as ``join``); a
-        machine already up (e.g. one that rejoined at a heal) has nothing to do."""
+        """Machine j (new, or restarted after a crash) connects: the Initiate stage (its
+        ``join`` record comes when it installs its first view, see the module docstring);
+        a machine already up (e.g. one that rejoined at a heal) has nothing to do."""
         if self.up[j]:
             return
         self.excluded.discard(j)
@@ -506,7 +521,6 @@ class Membership:
         self.incarnation[j] += 1
         self.up[j] = True
         d.set_up(j, True)
-        d.record(j, "join")
         d.changed(d.now)
 
     def partition(self, components: Sequence[Sequence[int]]) -> None:
@@ -613,7 +627,7 @@ class Membership:
             for v, group in go:
                 self._close(v, group, new)
             for j in joiners:
-                self._install(j, new)
+                self._install(j, new, joins=True)
 
     def _close(self, v: View, group: list[int], new: View) -> None:
         """Agree on view ``v``'s messages among ``group``, then each one's Crash(q) events

@@ -196,6 +196,47 @@ def test_member_liveness_rejoin_judged_from_the_new_join():
                                                              "q: join"]
 
 
+# a view-synchronous membership (Dolev, Kramer and Malki, section 5): r joins with view 2,
+# at the instant p sends c still in view 1 (the same time: the clocks cannot order them)
+VIEWS = """
+    p view 1 members=p,q time=0
+    q view 1 members=p,q time=0
+    p send a time=0.1
+    p deliver a time=0.15
+    q deliver a time=0.15
+    p send c time=0.2
+    p deliver c time=0.2
+    q deliver c time=0.2
+    p view 2 members=p,q,r time=0.2
+    q view 2 members=p,q,r time=0.2
+    r join time=0.2
+    r view 2 members=p,q,r time=0.2
+    q send b time=0.3
+    p deliver b time=0.35
+    q deliver b time=0.35
+    r deliver b time=0.35
+"""
+
+
+def test_member_liveness_judges_a_joiner_by_its_views():
+    """With views, a joiner owes the messages of the views it installs after its join:
+    c, sent in view 1 at the time of r's join, is not owed to r (by the clocks it would
+    be: join.time <= send.time); b, sent in view 2, is."""
+    recs = parse(VIEWS)
+    assert check(recs, "member-liveness").verdict == Verdict.HOLDS
+    by_clock = [r for r in recs if r["kind"] != "view"]
+    res = check(by_clock, "member-liveness")
+    assert res.verdict == Verdict.VIOLATED and wit(res)[0] == "p: send c #1"
+    bad = parse(VIEWS.replace("r deliver b time=0.35", ""))
+    res = check(bad, "member-liveness")
+    assert res.verdict == Verdict.VIOLATED and res.clause == "never-delivered"
+    assert wit(res) == ["q: send b #0", "r: join", "r: view 2", "r: view 2"]
+    assert "r joined and installed view 2, the view of the send" in res.explanation
+    # a joiner that has installed no view (yet) is judged by the clocks, which owe it c
+    pending = parse(VIEWS.replace("r view 2 members=p,q,r time=0.2", ""))
+    assert wit(check(pending, "member-liveness")) == ["p: send c #1", "r: join", "r: deliver b"]
+
+
 # ---- realtime-latency --------------------------------------------------------------------
 
 # the tight failure case of the reading aid (Delta 100 ms, delta 50 ms, eps 10 ms): the

@@ -26,9 +26,21 @@ Read on a finite trace, with these decisions:
   paper's rule exactly), else ``real_time`` on both. When none of the three is on both
   records the pair cannot be judged and the trace's verdict is unknown (unless another
   pair is violated).
-* The ``join`` record marks the moment the process is a member (003's ``join_OK``, at
-  the start of its join slot), not its request to join; a log that records the request
-  should carry the join slot as ``x_slot``.
+* The ``join`` record marks the moment the process is a member (the trace format's
+  meaning, README "The trace format"): 003's ``join_OK``, at the start of its join slot;
+  in a view-synchronous membership, the installation of its first view (``toto-dynamic``
+  logs ``join`` just before that ``view`` record, model/membership.py). It is not the
+  request to join; a log that records the request should carry the join slot as
+  ``x_slot``.
+* With views (a view-synchronous membership: Dolev, Kramer and Malki, section 5.1; 003
+  has none), a joiner is judged by them, not by clocks: q, whose latest join is followed
+  by ``view`` records, owes m exactly when it installs, after that join, the view m was
+  sent in (the view the sender had installed at the send, installed after the sender's
+  own latest join). A message is delivered in the view it was sent in, so a joiner is
+  owed nothing of the views before its first one; by clocks, a send at the instant of
+  the view change but still in the old view would be owed. When the sender logs no such
+  view, or q none after its join, the clocks decide as above. Traces without views
+  (003's) are judged exactly as before.
 * A leaver (a process whose latest join is followed by ``leave``) owes nothing and is
   owed nothing after it; a crashed process likewise (Bar-Joseph et al., section 2: it
   is not correct). A process that crashes and joins again is judged from its new join.
@@ -38,7 +50,8 @@ Read on a finite trace, with these decisions:
 Unknown: a trace without sends, or with an undecidable pair and no violation. Off by
 default (a trace cut before the system drained shows messages "not yet" delivered):
 name it (``-p member-liveness``) or use the ``qos`` guarantee profile. Witness: the send
-of m, q's latest join when it logs one, and q's last event.
+of m, q's latest join when it logs one (and, judged by views, q's installation of m's
+view), and q's last event.
 """
 
 from __future__ import annotations
@@ -81,15 +94,31 @@ def joined_before(join: Ev, send: Ev) -> bool | None:
     return None
 
 
+def installed_since_join(trace: Trace, q: str, join: int) -> dict[str, Ev]:
+    """The views q installs after its latest join (event index ``join``), by id: each
+    one's first ``view`` event."""
+    out: dict[str, Ev] = {}
+    for e in trace.events[q][join + 1:]:
+        if e.kind == "view" and e.view is not None:
+            out.setdefault(e.view, e)
+    return out
+
+
 def check(trace: Trace, options: Options = Options()) -> Result:
     if not trace.has_sends:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_SENDS)
     mem = membership(trace)
     correct = [p for p in trace.processes if mem[p][0]]
+    # joiners with views are judged by them (module docstring)
+    views = ({q: installed_since_join(trace, q, mem[q][1]) for q in correct if mem[q][1] >= 0}
+             if trace.has_views else {})
     undecided = None
     for p in correct:
         join_p = mem[p][1]
+        sent_in = None  # the view p has installed since its latest join
         for i, e in enumerate(trace.events[p]):
+            if e.kind == "view" and i > join_p:
+                sent_in = e.view
             if e.kind != "send" or i < join_p or trace.sends[e.msg][1] is not e:
                 continue
             for q in correct:
@@ -97,7 +126,13 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                     continue
                 jq = mem[q][1]
                 join = trace.events[q][jq] if jq >= 0 else None
-                owed = True if join is None or q == p else joined_before(join, e)
+                by_view = views.get(q) if q != p and sent_in is not None else None
+                if join is None or q == p:
+                    owed = True
+                elif by_view:
+                    owed = sent_in in by_view
+                else:
+                    owed = joined_before(join, e)
                 if owed is None:
                     undecided = undecided or (q, e.msg)
                     continue
@@ -106,9 +141,15 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                 wit = [W.send(trace, e.msg)]
                 if join is not None and q != p:
                     wit.append(W.event(join))
+                if by_view:
+                    wit.append(W.event(by_view[sent_in]))
                 wit.append(W.event(trace.events[q][-1]))
-                since = (f"joined at {_when(join)}, before the send at {_when(e)}, and "
-                         if join is not None and q != p else "")
+                if by_view:
+                    since = f"joined and installed view {sent_in}, the view of the send, and "
+                elif join is not None and q != p:
+                    since = f"joined at {_when(join)}, before the send at {_when(e)}, and "
+                else:
+                    since = ""
                 text = (f"{p} sends {e.msg} and stays correct; {q} {since}stays correct, "
                         f"but never delivers {e.msg}.")
                 return Result(NAME, trace.id, Verdict.VIOLATED, wit, text, "never-delivered",
