@@ -11,6 +11,7 @@ written, 2 bad arguments or output file.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -41,6 +42,38 @@ def _crash(text: str) -> tuple[str, float]:
     return proc, t
 
 
+def _partition(text: str) -> tuple[float, tuple[tuple[str, ...], ...]]:
+    """``TIME:P,P[/P,P...]``: at TIME the network splits into these groups (the processes
+    not listed form one more)."""
+    when, sep, groups = text.partition(":")
+    try:
+        t = float(when)
+    except ValueError:
+        t = float("nan")
+    comps = tuple(tuple(p.strip() for p in g.split(",")) for g in groups.split("/"))
+    if not sep or not (t >= 0 and math.isfinite(t)) or any(not p for c in comps for p in c):
+        raise argparse.ArgumentTypeError(
+            f"expected TIME:P,P[/P,P...] (e.g. 0.1:p0,p1,p2), got {text!r}")
+    return t, comps
+
+
+def _heal(text: str) -> tuple[float, tuple[tuple[str, ...], ...]]:
+    try:
+        t = float(text)
+    except ValueError:
+        t = float("nan")
+    if not (t >= 0 and math.isfinite(t)):
+        raise argparse.ArgumentTypeError(f"expected a TIME >= 0 in seconds, got {text!r}")
+    return t, ()
+
+
+#: what ``--joins`` means for a protocol that does not declare a ``joins`` option of its
+#: own (qos does: its joins run on the timed network), added to the flag's help
+JOINS_HELP = ("; for a protocol with a membership service (toto-dynamic, 000 section 5) "
+              "--joins is the simulator's: P joins at TIME (a process outside the first "
+              "view, or a crashed one restarting as a new incarnation)")
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``simulate`` subcommand to ``subparsers``."""
     s = subparsers.add_parser(
@@ -55,6 +88,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "(protocols that handle crashes)")
     s.add_argument("--detection-delay", type=float, default=0.05, metavar="SECONDS",
                    help="from a crash to the Crash(q) event at the others (default 0.05)")
+    # 000 section 5: the membership service's partitions (its joins are --joins, above)
+    s.add_argument("--partition", action="append", type=_partition, default=[],
+                   dest="partitions", metavar="TIME:P,P[/P,P...]",
+                   help="at TIME the network splits into these groups of processes (those "
+                   "not listed form one more); repeatable (protocols with a membership "
+                   "service: toto-dynamic)")
+    s.add_argument("--heal", action="append", type=_heal, default=[], dest="partitions",
+                   metavar="TIME", help="at TIME every partition heals; repeatable")
+    for a in s._actions:  # argparse has no public way to reach a declared flag's help
+        if a.dest == "joins":
+            a.help = (a.help or "") + JOINS_HELP
     # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2: model/topology.py and
     # model/load.py
     s.add_argument("--topology", metavar="FILE.toml|PRESET",
@@ -75,6 +119,8 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
     """The :class:`SimConfig` the parsed arguments describe (raises ValueError)."""
     p = protocol(args.protocol)
     topology, load = _topology_and_load(args)
+    n = topology.n if topology is not None else args.n
+    joins, partitions = _membership(args, p, n)
     options = protocol_options(args, p)
     # a protocol that reads the network's mean delays or the processes' rates (the
     # hybrid's Figure 2 heuristic, 001 section 4.3) gets them from --topology and
@@ -86,12 +132,36 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         low = min((r for _, rates in load.steps for r in rates if r > 0), default=1.0)
         options["rates"] = [r if r > 0 else low for r in load.steps[0][1]]
     return SimConfig(
-        protocol=args.protocol, n=topology.n if topology is not None else args.n,
+        protocol=args.protocol, n=n,
         topology=topology, load=load, options=options,
         source=args.source, rate=args.rate, jitter=args.jitter, messages=args.messages,
         delay=Delay(args.delay, args.mean_delay, cv2=args.gamma_cv2),
         crashes=tuple(args.crash), detection_delay=args.detection_delay, seed=args.seed,
-        trace_id=args.trace_id)
+        trace_id=args.trace_id, joins=joins, partitions=partitions)
+
+
+def _membership(args: argparse.Namespace, p: Any,
+                n: int) -> tuple[tuple[tuple[str, float], ...], tuple[Any, ...]]:
+    """The membership service's schedule (``SimConfig.joins`` and ``partitions``) from
+    ``--joins``, ``--partition`` and ``--heal``. ``--joins`` is the protocol's own option
+    when it declares one (qos: left in ``args``); otherwise the simulator's, taken out of
+    ``args`` here. A protocol without a membership service refuses both (the simulator
+    says so). ValueError naming the flag and the bad value."""
+    joins: tuple[tuple[str, float], ...] = ()
+    if getattr(args, "joins", None) is not None and p.option("joins") is None:
+        from tomkit.model.qos_net import parse_schedule
+
+        joins = tuple((q, t) for _, q, t in parse_schedule("join", args.joins))
+        args.joins = None
+    partitions = tuple(sorted(getattr(args, "partitions", None) or (), key=lambda x: x[0]))
+    names = {f"p{i}" for i in range(n)}
+    for flag, procs in (("--joins", [q for q, _ in joins]),
+                        ("--partition", [q for _, c in partitions for g in c for q in g])):
+        for q in procs:
+            if q not in names:
+                raise ValueError(f"{flag}: unknown process {q!r} (processes are p0 .. "
+                                 f"p{n - 1})")
+    return joins, partitions
 
 
 def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
