@@ -58,34 +58,84 @@ __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
 
 def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
           liveness: bool = False, latency_bound: float | None = None,
+          realtime_bound: float | None = None, slot: float | None = None,
+          rate_max: int | None = None, rate_avg: int | None = None,
+          rate_window: int | None = None,
           keep_going: bool = False, merge: bool = False,
           progress: bool = False, scope: str | None = None,
-          guarantee: str | None = None) -> CheckReport:
+          guarantee: str | None = None, guarantee_file: str | os.PathLike | None = None,
+          draw: str | os.PathLike | None = None, html: str | os.PathLike | None = None,
+          plot_latency: str | os.PathLike | None = None) -> CheckReport:
     """Check the traces in ``paths`` (JSON Lines, plain or gzip, or Parquet) as ``tomkit
-    check`` does: the default safety properties, or the named ``properties``
-    (``NAME@correct`` for the non-uniform form), plus liveness and a latency bound when
-    asked; ``scope`` ("uniform" or "correct") for every order and agreement property;
-    or what the built-in profile ``guarantee`` promises (the report then carries the
-    table of every profile, ``report.profiles``). Raises
-    :class:`~tomkit.traces.errors.TraceFormatError` on bad input (unless
-    ``keep_going``), KeyError for an unknown property or profile."""
-    from tomkit.checker.engine import check_paths, select
-    from tomkit.checker.profiles import builtin, judge, to_check
-    from tomkit.checker.properties import Options
+    check`` does, every option of the command under its name with underscores:
 
-    options = Options(latency_bound=latency_bound)
-    profiles = builtin()
-    chosen = None
-    if guarantee is not None:
-        if guarantee not in profiles:
-            raise KeyError(f"unknown guarantee {guarantee!r}; known: {', '.join(profiles)}")
-        chosen = profiles[guarantee]
-        properties = to_check(chosen, profiles.values())
-    props = select(properties, options, liveness=liveness,
-                   latency=latency_bound is not None, scope=scope)
-    report = check_paths(list(paths), props, options, keep_going=keep_going, merge=merge,
-                         progress=progress)
-    return judge(report, chosen, profiles.values())
+    * what: the default safety properties, or the named ``properties`` (``NAME@correct``
+      for the non-uniform form), plus agreement, validity and liveness (``liveness``);
+      ``scope`` ("uniform" or "correct") for every order and agreement property; or what
+      a profile promises, built-in (``guarantee``, a name: ``tomkit check
+      --list-guarantees``, or :func:`tomkit.checker.profiles.builtin`) or your own
+      (``guarantee_file``, a TOML file: docs/profiles.md); the report then carries the
+      table of every profile, ``report.profiles``;
+    * the properties that take options, each added when its option is given:
+      ``latency_bound`` (``latency``, on the local clocks ``time``); ``realtime_bound``
+      (``realtime-latency``, on ``real_time``: 003's bound); ``rate_max``, ``rate_avg``
+      with ``rate_window`` (slots) and ``slot`` (seconds) for ``rate`` (003's
+      reservation, on ``packet`` records): docs/qos-checking.md;
+    * outputs: ``draw`` (a folder: each violated property's witness as an SVG),
+      ``html`` (the report as one page), ``plot_latency`` (the latency distribution as
+      a PNG; checks latency too). ``report.to_dict()`` is ``--format json``;
+      :func:`tomkit.checker.report.to_text` the text report;
+    * input: ``keep_going`` (count bad records and check the rest), ``merge`` (all
+      files one input), ``progress`` (a progress bar).
+
+    Raises :class:`~tomkit.traces.errors.TraceFormatError` on bad input (unless
+    ``keep_going``), KeyError for an unknown property or profile, ValueError for
+    settings that do not fit (``rate_avg`` without ``rate_window``, a slot, window or
+    real-time bound that is not positive, ``properties`` with a ``guarantee``, a bad
+    profile file, a ``realtime_bound`` on traces that log no ``real_time``): the
+    command's exit code 2.
+
+    >>> import os, tempfile, tomkit
+    >>> path = os.path.join(tempfile.mkdtemp(), "qos.jsonl")
+    >>> tomkit.write(path, [
+    ...     {"trace": "t", "process": "p", "kind": "send", "msg": "a", "real_time": 0.0},
+    ...     {"trace": "t", "process": "p", "kind": "deliver", "msg": "a", "real_time": 0.1},
+    ...     {"trace": "t", "process": "q", "kind": "deliver", "msg": "a", "real_time": 0.2},
+    ...     *[{"trace": "t", "process": "p", "kind": "packet", "x_slot": 0}] * 3])
+    >>> report = tomkit.check(path, properties=["member-liveness"], realtime_bound=0.15,
+    ...                       rate_max=2, rate_avg=4, rate_window=2)
+    >>> report.to_dict()["traces"][0]["verdicts"]
+    {'member-liveness': 'holds', 'realtime-latency': 'violated', 'rate': 'violated'}
+    >>> report.outcomes[0].results["rate"].explanation
+    'p sends 3 network messages in slot 0, over its reservation of 2 per slot.'
+    >>> tomkit.check(path, rate_avg=4)
+    Traceback (most recent call last):
+    ...
+    tomkit.checker.check_run.UsageError: rate_avg needs rate_window K (slots)
+    """
+    from tomkit.checker.check_run import (
+        UsageError,
+        no_real_time,
+        plan,
+        property_options,
+        write_outputs,
+    )
+    from tomkit.checker.check_run import run as run_check
+
+    options = property_options(latency_bound=latency_bound, realtime_bound=realtime_bound,
+                               slot=slot, rate_max=rate_max, rate_avg=rate_avg,
+                               rate_window=rate_window)
+    todo = plan(options, properties=properties, liveness=liveness,
+                latency=plot_latency is not None, scope=scope, guarantee=guarantee,
+                guarantee_file=guarantee_file)
+    pictures: list[tuple[str, str, str]] = []
+    report = run_check(paths, todo, keep_going=keep_going, merge=merge, progress=progress,
+                       pictures=pictures if draw or html else None)
+    write_outputs(report, pictures, draw=draw, html=html, plot_latency=plot_latency)
+    problem = no_real_time(report, todo, paths)
+    if problem is not None:
+        raise UsageError(problem)
+    return report
 
 
 def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:

@@ -275,6 +275,11 @@ def run_args(args: argparse.Namespace) -> int:
     from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
     from tomkit.checker.spark.storage import StoreError
 
+    try:  # before a Spark session starts: a bad option costs no JVM
+        options = scan_options(args)
+    except ValueError as e:
+        sys.stderr.write(f"tomkit scan: {e}\n")
+        return 2
     master = args.master
     if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
             and not under_spark_submit():
@@ -284,7 +289,7 @@ def run_args(args: argparse.Namespace) -> int:
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
-                   progress=Progress(spark, stream=err), options=scan_options(args))
+                   progress=Progress(spark, stream=err), options=options)
     except (SchemaMismatch, FileNotFoundError, StoreError, OSError) as e:
         # bad input, or a store that cannot be reached (pyarrow's I/O errors are OSErrors)
         err.write(f"tomkit scan: {e}\n")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from tomkit.checker.check_run import add_option_arguments, options_from_args
+
 __all__ = ["ENGINES", "LAUNCHER", "add_arguments", "scan_options"]
 
 ENGINES = ("files", "arrow", "sql")
@@ -40,27 +42,18 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--verbose", action="store_true",
                     help="Spark's own logs and console progress bar (default: errors only, "
                          "and tomkit's progress line)")
-    # the options-taking properties, as tomkit check takes them (docs/qos-checking.md)
-    ap.add_argument("--latency-bound", type=float, metavar="SECONDS",
-                    help="bound of realtime-latency when --realtime-bound is not given")
-    ap.add_argument("--realtime-bound", type=float, metavar="SECONDS",
-                    help="real-time latency bound (realtime-latency, field real_time)")
-    ap.add_argument("--slot", type=float, metavar="SECONDS",
-                    help="slot length, to place packet records without x_slot (rate)")
-    ap.add_argument("--rate-max", type=int, metavar="N", help="packets per slot (rate)")
-    ap.add_argument("--rate-avg", type=int, metavar="N",
-                    help="packets per --rate-window slots (rate)")
-    ap.add_argument("--rate-window", type=int, metavar="K", help="window of --rate-avg, slots")
+    # the options-taking properties, as tomkit check takes them (docs/qos-checking.md;
+    # one definition: checker/check_run.py); scan decides no latency property, so its
+    # bound is realtime-latency's fallback
+    add_option_arguments(ap, help={
+        "latency_bound": "bound of realtime-latency when --realtime-bound is not given",
+        "rate_max": "packets per slot (rate)",
+        "rate_avg": "packets per --rate-window slots (rate)"})
     ap.add_argument("--launcher", action=_PrintLauncher, nargs=0,
                     help="print the path of the script to give spark-submit, and exit")
 
 
 def scan_options(args: argparse.Namespace):
-    """The checker Options of a scan's command line (imports no Spark)."""
-    from tomkit.checker.properties import Options
-
-    return Options(latency_bound=getattr(args, "latency_bound", None),
-                   realtime_bound=getattr(args, "realtime_bound", None),
-                   slot=getattr(args, "slot", None), rate_max=getattr(args, "rate_max", None),
-                   rate_avg=getattr(args, "rate_avg", None),
-                   rate_window=getattr(args, "rate_window", None))
+    """The checker Options of a scan's command line (imports no Spark); UsageError (a
+    ValueError) naming the flag, as ``tomkit check`` does."""
+    return options_from_args(args)
