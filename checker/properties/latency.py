@@ -31,16 +31,34 @@ NO_BOUND = "no bound given (--latency-bound SECONDS)"
 NO_TIMES = "no delivery with a timed send and delivery"
 
 
-def latencies(trace: Trace) -> list[tuple[float, str, int]]:
-    """(latency, process, delivery index) for every measurable first delivery."""
+def latencies(trace: Trace, clock: str = "time") -> list[tuple[float, str, int]]:
+    """(latency, process, delivery index) for every measurable first delivery, on
+    ``clock``: "time" (the local clocks) or "real_time" (realtime_latency.py)."""
     out = []
     for p in trace.processes:
         for i, e in trace.first_deliveries[p]:
             sent = trace.sends.get(e.msg)
-            if sent is None or sent[1].time is None or e.time is None:
+            if sent is None:
                 continue
-            out.append((e.time - sent[1].time, p, i))
+            t0, t1 = getattr(sent[1], clock), getattr(e, clock)
+            if t0 is None or t1 is None:
+                continue
+            out.append((t1 - t0, p, i))
     return out
+
+
+def judge(name: str, trace: Trace, lat: list[tuple[float, str, int]], bound: float,
+          details: dict, of: str = "") -> Result:
+    """The verdict on the measured latencies ``lat`` (not empty) against ``bound``:
+    violated by the slowest over it (witness: its send and that delivery); ``of`` says
+    on which clock, in the explanation ("of real time ")."""
+    x, p, i = max(lat)
+    if x > bound:
+        m = trace.deliveries[p][i].msg
+        wit = [W.send(trace, m), W.delivery(trace, p, i)]
+        text = f"{p} delivers {m} {x:.6g} s {of}after its send, over the bound of {bound:g} s."
+        return Result(name, trace.id, Verdict.VIOLATED, wit, text, "over-bound", details)
+    return Result(name, trace.id, Verdict.HOLDS, details=details)
 
 
 def stats(trace: Trace) -> dict:
@@ -70,26 +88,39 @@ def check(trace: Trace, options: Options = Options()) -> Result:
     lat = latencies(trace)
     if not lat:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_TIMES, details=details)
-    x, p, i = max(lat)
-    if x > bound:
-        m = trace.deliveries[p][i].msg
-        wit = [W.send(trace, m), W.delivery(trace, p, i)]
-        text = f"{p} delivers {m} {x:.6g} s after its send, over the bound of {bound:g} s."
-        return Result(NAME, trace.id, Verdict.VIOLATED, wit, text, "over-bound", details)
-    return Result(NAME, trace.id, Verdict.HOLDS, details=details)
+    return judge(NAME, trace, lat, bound, details)
 
 
-def detect(c: Chunk, options: Options) -> np.ndarray:
+def measure(c: Chunk, clock: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the measurable first deliveries and their latencies, on ``clock`` (a
+    column of the chunk: ``c.time`` or ``c.real_time``; NaN where a record has none)."""
     sr = c.send_row[c.f_tm]
     has = sr >= 0
-    rows = c.f_rows if has.all() else c.f_rows[has]
-    lat = c.time[rows] - c.time[sr if has.all() else sr[has]]
+    every = has.all()
+    rows = c.f_rows if every else c.f_rows[has]
+    lat = clock[rows] - clock[sr if every else sr[has]]
     ok = ~np.isnan(lat)
     if not ok.all():
         rows, lat = rows[ok], lat[ok]
-    c.cache["latencies"] = lat
+    return rows, lat
+
+
+def over_bound(c: Chunk, rows: np.ndarray, lat: np.ndarray,
+               bound: float | None) -> np.ndarray:
+    """The verdicts of :func:`measure`'s latencies against ``bound``: unknown where a
+    trace has none measured or no bound is given."""
     measured = np.zeros(c.ntr, bool)
     measured[c.t[rows]] = True
+    unknown = ~measured | (bound is None)
+    violated = np.zeros(c.ntr, bool)
+    if bound is not None:
+        violated[c.t[rows[lat > bound]]] = True
+    return verdicts(c, violated & ~unknown, unknown)
+
+
+def detect(c: Chunk, options: Options) -> np.ndarray:
+    rows, lat = measure(c, c.time)
+    c.cache["latencies"] = lat
     # per process name (summed over traces) and the slowest deliveries, for the report
     procs = c.p[rows]
     n = len(c.proc_names)
@@ -106,11 +137,7 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     c.cache["slowest"] = [(float(lat[w]), c.trace_names[c.t[rows[w]]],
                            c.proc_names[c.p[rows[w]]], c.msg_names[c.msg[rows[w]]])
                           for w in worst]
-    unknown = ~measured | (options.latency_bound is None)
-    violated = np.zeros(c.ntr, bool)
-    if options.latency_bound is not None:
-        violated[c.t[rows[lat > options.latency_bound]]] = True
-    return verdicts(c, violated & ~unknown, unknown)
+    return over_bound(c, rows, lat, options.latency_bound)
 
 
 PROPERTY = Property(NAME, "every send-to-delivery time within the user's bound", False,

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties import Options, Property
+from tomkit.checker.properties.latency import judge, latencies, measure, over_bound
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 
@@ -44,20 +44,8 @@ def bound(options: Options) -> float | None:
         else options.latency_bound
 
 
-def latencies(trace: Trace) -> list[tuple[float, str, int]]:
-    """(real-time latency, process, delivery index) for every measurable first delivery."""
-    out = []
-    for p in trace.processes:
-        for i, e in trace.first_deliveries[p]:
-            sent = trace.sends.get(e.msg)
-            if sent is None or sent[1].real_time is None or e.real_time is None:
-                continue
-            out.append((e.real_time - sent[1].real_time, p, i))
-    return out
-
-
 def check(trace: Trace, options: Options = Options()) -> Result:
-    lat = latencies(trace)
+    lat = latencies(trace, "real_time")
     unmeasured = sum(len(v) for v in trace.first_deliveries.values()) - len(lat)
     details = {"deliveries": len(lat), "unmeasured": unmeasured}
     if lat:
@@ -68,31 +56,12 @@ def check(trace: Trace, options: Options = Options()) -> Result:
     if not lat:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_REAL_TIME,
                       details=details)
-    x, p, i = max(lat)
-    if x > b:
-        m = trace.deliveries[p][i].msg
-        wit = [W.send(trace, m), W.delivery(trace, p, i)]
-        text = (f"{p} delivers {m} {x:.6g} s of real time after its send, over the bound "
-                f"of {b:g} s.")
-        return Result(NAME, trace.id, Verdict.VIOLATED, wit, text, "over-bound", details)
-    return Result(NAME, trace.id, Verdict.HOLDS, details=details)
+    return judge(NAME, trace, lat, b, details, of="of real time ")
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
-    sr = c.send_row[c.f_tm]
-    has = sr >= 0
-    rows = c.f_rows[has]
-    lat = c.real_time[rows] - c.real_time[sr[has]]
-    ok = ~np.isnan(lat)
-    rows, lat = rows[ok], lat[ok]
-    measured = np.zeros(c.ntr, bool)
-    measured[c.t[rows]] = True
-    b = bound(options)
-    unknown = ~measured | (b is None)
-    violated = np.zeros(c.ntr, bool)
-    if b is not None:
-        violated[c.t[rows[lat > b]]] = True
-    return verdicts(c, violated & ~unknown, unknown)
+    rows, lat = measure(c, c.real_time)
+    return over_bound(c, rows, lat, bound(options))
 
 
 PROPERTY = Property(NAME, "every send-to-delivery time, in real time, within the bound",
