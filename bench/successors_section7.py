@@ -59,10 +59,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from toto_tables import LAN, wide_links  # noqa: E402  (bench/ is not a package)
 
-from tomkit.model.rules import Params, _delta, unmarked  # noqa: E402
+# ToTo as 002 section 3 restates it, as printed (NTail(s') > n - delta) and with ">=":
+# not 000's ToTo, and not safe (``tomkit prove`` refutes agreement at n = 6, delta = 3);
+# model/mutants.py has them (the first is the mutant ``toto-002-restated``). 002's "10 %"
+# of claim 1 compares S-ToTo with *this* ToTo, so it is measured too, and the bench checks
+# every run for agreement (``agree``) and reports it.
+from tomkit.model.mutants import toto_002_restated as toto_as_002_restates  # noqa: E402
+from tomkit.model.mutants import (  # noqa: E402
+    toto_002_restated_ge as toto_as_002_restates_ge,
+)
 from tomkit.model.sim import SimConfig  # noqa: E402
 from tomkit.model.toto_metrics import Measured, mean, simulate_measured  # noqa: E402
-from tomkit.model.vocab import Delivery, RuleView, future_is_one, sources  # noqa: E402
 
 __all__ = ["DELTAS", "TOPOLOGIES", "claims", "main", "topology_rows", "toto_as_002_restates",
            "toto_as_002_restates_ge"]
@@ -73,45 +80,6 @@ TOPOLOGIES = {"lan8": (8, 1, 8), "wide9": (9, 3, 3), "wide12": (12, 3, 4)}
 DELTAS = {"lan8": (2, 3, 4), "wide9": (2, 3, 4, 5), "wide12": (3, 4, 5, 6)}
 LOADS = (100, 400)
 SOURCES = ("poisson", "periodic")
-
-
-def _toto_as_002(v: RuleView, params: Params, strict: bool) -> Delivery | None:
-    d = _delta(v, params, True, "ToTo (002's restatement)")
-    s = sources(v, d)
-    internal = v.forall(lambda m: v.or_(
-        v.member(m, s), v.exists(lambda m2: future_is_one(v, m2, m, d), within=s)))
-    tails = (v.forall(lambda x: v.ntail(x) > v.n - d, within=s) if strict
-             else v.forall(lambda x: v.ntail(x) >= v.n - d, within=s))
-    external = v.and_(v.exists(lambda x: v.nvt(x) > d, within=s), tails)
-    return v.first(
-        (v.and_(internal, external), v.deliver(unmarked(v, s), "early")),
-        (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
-         v.deliver(unmarked(v, v.candidates), "default")),
-    )
-
-
-def toto_as_002_restates(v: RuleView, params: Params) -> Delivery | None:
-    """ToTo as 002 section 3 restates it, which is not 000's (model/rules.py's ``toto``):
-    internal stability asks for a beating m' in S_G (000: in M_p), external stability
-    (a) asks NTail(s') > n - delta of every source (OCR "Ntail(s') > n- 1"; 000: >= n -
-    delta), and the default rule delivers M_G (000's (b) delivers S_p). 002's "10 %" of
-    claim 1 compares S-ToTo with *this* ToTo, so it is measured too.
-
-    It is S-ToTo with one more conjunct in its early clause, and it is *not safe*, as
-    printed or with ">=" (:func:`toto_as_002_restates_ge`): ``tomkit prove`` finds both
-    safe at n = 4 and finds an agreement counterexample for each at n = 6, delta = 3
-    (7 messages; both replayed in tests/test_bench_successors_smoke.py). A view where
-    a source's NTail is too small fails the conjunct and falls to the default rule,
-    which delivers a non-source that another view, stable early, did not deliver; 000's
-    (b) delivers S_p there, which is why 000's ToTo is safe. The bench therefore checks
-    every run for agreement (``agree``) and reports it."""
-    return _toto_as_002(v, params, strict=True)
-
-
-def toto_as_002_restates_ge(v: RuleView, params: Params) -> Delivery | None:
-    """:func:`toto_as_002_restates` with NTail(s') >= n - delta (000's relation): also
-    unsafe (agreement counterexample at n = 6, delta = 3)."""
-    return _toto_as_002(v, params, strict=False)
 
 
 def _say(text: str) -> None:

@@ -21,6 +21,21 @@ which ``tomkit prove`` and ``tomkit fuzz`` accept by name:
     message may still gather more than delta votes.
 ``majority``
     deliver whatever a majority voted for, once anything has a majority.
+``toto-002-restated``
+    ToTo as Johnson and Maugis (002 section 3) restate it, which is not Dolev, Kramer and
+    Malki's (000 section 4.2): S-ToTo's rules with one more conjunct in the early clause,
+    NTail(s') > n - delta for every source s' (as the OCR of 002 prints it). A literal
+    reading of a paper rather than a dropped condition: ``tomkit prove`` proves it at n =
+    4 and refutes agreement at n = 6, delta = 3 (7 messages): a view where a source's
+    NTail is too small falls to the default rule and delivers a non-source that another
+    view, stable early, did not (000's clause (b) delivers S_p there, which is why 000's
+    ToTo is safe). docs/toto-figures.md measures it (``toto-002``).
+
+:func:`toto_002_restated_ge` is the same with NTail(s') >= n - delta (000's relation),
+refuted at n = 6, delta = 3 too; it is no entry of :data:`MUTANTS` (reach it as
+``tomkit.model.mutants:toto_002_restated_ge``): every entry is cross-checked against
+exhaustive enumeration up to n = 4 by the test suite (about 15 s each), and it would
+repeat the printed reading's.
 
 The data set generator simulates ``majority`` (``model/dataset.py``); what was measured of
 two of them:
@@ -63,6 +78,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import operator
+from collections.abc import Callable
 
 from tomkit.model.membership import VARIANTS as MEMBERSHIP_VARIANTS
 from tomkit.model.rules import (
@@ -76,6 +93,7 @@ from tomkit.model.rules import (
 )
 from tomkit.model.sim import SimConfig, SimResult, simulate
 from tomkit.model.vocab import (
+    CandSet,
     Delivery,
     RuleView,
     future_is_one,
@@ -85,7 +103,7 @@ from tomkit.model.vocab import (
 
 __all__ = ["MEMBERSHIP_VARIANTS", "MUTANTS", "g_toto_no_ntail", "majority", "resolve_rule",
            "s_toto_low_delta", "s_toto_no_internal", "simulate_mutant",
-           "toto_low_delta"]
+           "toto_002_restated", "toto_002_restated_ge", "toto_low_delta"]
 
 
 def _need_delta(params: Params, name: str) -> int:
@@ -122,21 +140,55 @@ def s_toto_no_internal(v: RuleView, params: Params) -> Delivery | None:
     )
 
 
-def s_toto_low_delta(v: RuleView, params: Params) -> Delivery | None:
-    """S-ToTo's body (``model.rules.s_toto``) with delta in [1, n/2)."""
-    d = _need_delta(params, "s-toto-low-delta")
-    if not 1 <= d < math.ceil(v.n / 2):
-        raise ValueError(f"s-toto-low-delta: delta must be in [1, n/2), got {d} with n = {v.n}")
+def _s_toto_body(v: RuleView, d: int,
+                 more: Callable[[RuleView, CandSet], object] | None = None) -> Delivery | None:
+    """S-ToTo's rules (``model.rules.s_toto``) at ``d``, whatever its range, with ``more``
+    (of the view and S_G) as one more conjunct of the early clause."""
     s = sources(v, d)
     internal = v.forall(lambda m: v.or_(
         v.member(m, s),
         v.exists(lambda m2: future_is_one(v, m2, m, d), within=s)))
     external = v.exists(lambda x: v.nvt(x) > d, within=s)
+    if more is not None:
+        external = v.and_(external, more(v, s))
     return v.first(
         (v.and_(internal, external), v.deliver(unmarked(v, s), "early")),
         (v.and_(v.ntail_g == v.n, v.nonempty(v.candidates)),
          v.deliver(unmarked(v, v.candidates), "default")),
     )
+
+
+def s_toto_low_delta(v: RuleView, params: Params) -> Delivery | None:
+    """S-ToTo's body (``model.rules.s_toto``) with delta in [1, n/2)."""
+    d = _need_delta(params, "s-toto-low-delta")
+    if not 1 <= d < math.ceil(v.n / 2):
+        raise ValueError(f"s-toto-low-delta: delta must be in [1, n/2), got {d} with n = {v.n}")
+    return _s_toto_body(v, d)
+
+
+def _toto_002(v: RuleView, params: Params, strict: bool, name: str) -> Delivery | None:
+    d = _need_delta(params, name)
+    if not (v.n <= 2 * d and d < v.n):
+        raise ValueError(f"{name}: delta must be in [n/2, n), got {d} with n = {v.n}")
+    cmp = operator.gt if strict else operator.ge
+    return _s_toto_body(v, d, lambda v, s: v.forall(lambda x: cmp(v.ntail(x), v.n - d),
+                                                    within=s))
+
+
+def toto_002_restated(v: RuleView, params: Params) -> Delivery | None:
+    """ToTo as Johnson and Maugis (002 section 3) restate it, which is not 000's
+    (``model.rules.toto``): internal stability asks for a beating m' in S_G (000: in
+    M_p), external stability (a) asks NTail(s') > n - delta of every source (OCR
+    "Ntail(s') > n- 1"; 000: >= n - delta), and the default rule delivers M_G (000's (b)
+    delivers S_p). Not safe: an agreement counterexample at n = 6, delta = 3 (module
+    docstring)."""
+    return _toto_002(v, params, True, "toto-002-restated")
+
+
+def toto_002_restated_ge(v: RuleView, params: Params) -> Delivery | None:
+    """:func:`toto_002_restated` with NTail(s') >= n - delta (000's relation): also
+    unsafe (agreement counterexample at n = 6, delta = 3)."""
+    return _toto_002(v, params, False, "toto-002-restated-ge")
 
 
 def g_toto_no_ntail(v: RuleView, params: Params) -> Delivery | None:
@@ -169,6 +221,7 @@ MUTANTS: dict[str, Rule] = {
     "s-toto-low-delta": s_toto_low_delta,
     "g-toto-no-ntail": g_toto_no_ntail,
     "majority": majority,
+    "toto-002-restated": toto_002_restated,
 }
 
 

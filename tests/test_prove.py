@@ -57,6 +57,27 @@ def test_mutants_are_refuted_with_a_replayed_counterexample(name, n, delta):
     assert set(d1.messages) != set(d2.messages)
 
 
+def test_002s_restatement_of_toto_is_proved_at_n4_and_refuted_at_n6():
+    """ToTo as Johnson and Maugis (002 section 3) restate it, the mutant
+    ``toto-002-restated``: proved at n = 4, refuted at n = 6, delta = 3, the smallest
+    refuting size docs/toto-figures.md reports (two candidates per view, no Crash events,
+    the solver's first model shrunk: seconds, where the minimal search takes a minute).
+    000's ToTo delivers alike at the counterexample's two views."""
+    from dataclasses import replace
+
+    rule = MUTANTS["toto-002-restated"]
+    assert prove_rules.prove_rule("toto-002-restated", rule, 4, 2,
+                                  props=("agreement",)).status == "proved"
+    o = prove_rules.prove_rule("toto-002-restated", rule, 6, 3, k=2, props=("agreement",),
+                               crashes=False, minimal=False)
+    assert o.status == "counterexample" and o.method == "z3"
+    cx = o.counterexample
+    d1, d2 = validate(cx, rule)
+    assert set(d1.messages) != set(d2.messages) and "default" in (d1.clause, d2.clause)
+    with pytest.raises(ReplayMismatch, match="does not violate"):
+        validate(replace(cx, rule="toto"), RULES["toto"])
+
+
 def test_every_z3_witness_is_checked_against_the_concrete_rule():
     # a wrong claim about what the rule delivers must be caught by the replay
     r = prove(lambda v: MUTANTS["majority"](v, Params()), 5, 3, "agreement")
