@@ -15,7 +15,7 @@ import argparse
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -104,7 +104,6 @@ class Plan:
     profiles: dict[str, Profile]
     #: realtime-latency was asked for by bound or by name (no_real_time)
     realtime_asked: bool = False
-    names: list[str] = field(default_factory=list)
 
 
 def plan(options: Options, *, properties: Sequence[str] | None = None,
@@ -145,7 +144,7 @@ def plan(options: Options, *, properties: Sequence[str] | None = None,
     props = select(names, options, liveness=liveness, latency=latency, scope=scope)
     asked = options.realtime_bound is not None or (
         chosen is None and any(n.split("@")[0] == "realtime-latency" for n in names))
-    return Plan(props, options, chosen, profiles, asked, names)
+    return Plan(props, options, chosen, profiles, asked)
 
 
 def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False,
