@@ -26,8 +26,11 @@ java:
 demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
 
+# the suite on every core (pytest-xdist; tests/conftest.py keeps a module on one worker
+# and starts the JVM-heavy modules first); TEST_WORKERS=0 runs it in this process
+TEST_WORKERS ?= auto
 test: $(STAMP) java systems
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

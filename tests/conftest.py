@@ -6,11 +6,29 @@ from __future__ import annotations
 
 import pytest
 
+#: tests that start the session's Spark standalone cluster: one xdist group, so that one
+#: worker starts it once
+CLUSTER_GROUP = "spark-cluster"
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("spark") or item.get_closest_marker("tlc"):
             item.add_marker(pytest.mark.java)
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a module
+    # stays on one worker (its module fixtures, e.g. a Spark session and its data set, are
+    # built once), the cluster's users share one; the modules that start a JVM (Spark, TLC,
+    # a real system) go first, the pure-Python ones fill in behind them, so that no long
+    # module starts last while the other worker idles
+    for item in items:
+        group = CLUSTER_GROUP if "spark_cluster" in getattr(item, "fixturenames", ()) \
+            else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+    heavy = ("spark", "tlc", "record")
+    items.sort(key=lambda it: not any(it.get_closest_marker(m) for m in heavy))
 
 
 @pytest.fixture(scope="session")
