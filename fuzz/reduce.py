@@ -1,0 +1,135 @@
+"""Delta debugging of a failing run of the process fuzzer, at the level of its schedule.
+
+Hypothesis shrinks the *draws* of a run: when a failure needs a long, precise
+interleaving (the hybrid protocol's literal readings of 001 Figure 4 need a role switch,
+tickets issued on both sides of it and packets that arrive in one order at one process
+and in another elsewhere), most of its shrink attempts change an early draw, which
+changes what every later draw means, and the run no longer fails; it stops at its
+shrink limit with a trace of a hundred records. This module reduces the *steps* instead.
+
+A run of :func:`~tomkit.fuzz.process_machine.process_machine` logs every step it takes
+(``send p``, ``transmit`` on a link, ``fire_timer p``, ``crash q``, ``notify p q``, the
+membership's steps), each named by what it does rather than by the draws behind it.
+:func:`replay` runs a schedule through a fresh machine, deterministically: a step the
+machine does not allow at that point (its rule's precondition: the link is empty, the
+crash budget is spent, a packet of q is still on its way to p) is skipped; then the
+machine's own teardown drains the run and judges it with the checker, exactly as at the
+end of a fuzzed run. So every schedule it replays is a run the fuzzer itself could have
+made, and a failure it reports is the checker's verdict on that run's trace: no false
+alarms.
+
+:func:`reduce` is Zeller and Hildebrandt's ddmin ("Simplifying and isolating
+failure-inducing input", IEEE TSE 2002) over the steps: it drops chunks of steps, then
+single steps, and keeps a shorter schedule when its replay fails the *same property*
+with no more trace records than the best so far, until no single step can go (1-minimal)
+or the replay budget is spent. The drain delivers what the dropped steps left in
+flight, in link order, so a kept schedule holds only the steps that must happen
+*before* the drain's order would make them: typically a handful.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure
+
+__all__ = ["Reduction", "reduce", "replay"]
+
+
+def replay(machine: type, schedule: Sequence[tuple]) -> tuple[ProcessFailure | None, int]:
+    """Run ``schedule`` through a fresh ``machine`` (a class made by ``process_machine``),
+    then its teardown (drain and judge). Returns the failure the checker found (None if
+    the run passes) and how many steps the machine allowed."""
+    cls = machine
+    runs, first = cls.runs, cls.first_failure  # a replay is no run of the search
+    try:
+        m = cls()
+        applied = sum(m.apply(s) for s in schedule)
+        try:
+            m.teardown()
+        except RuleFailure as e:
+            return e.found, applied
+        return None, applied
+    finally:
+        cls.runs, cls.first_failure = runs, first
+
+
+class Reduction:
+    """The outcome of :func:`reduce`: the reduced failure, and what it took."""
+
+    def __init__(self, failure: ProcessFailure, before: ProcessFailure, replays: int,
+                 complete: bool) -> None:
+        self.failure = failure
+        self.before = before
+        self.replays = replays
+        #: True when every single step was tried (the schedule is 1-minimal)
+        self.complete = complete
+
+    def __repr__(self) -> str:
+        return (f"Reduction({self.failure.kind}: {len(self.before.records)} -> "
+                f"{len(self.failure.records)} records, {len(self.before.schedule)} -> "
+                f"{len(self.failure.schedule)} steps, {self.replays} replays)")
+
+
+def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
+           keep: Callable[[ProcessFailure], bool] | None = None) -> Reduction:
+    """Reduce ``failure`` (found by ``machine``, with its ``schedule``) by ddmin over its
+    steps (module docstring). A candidate is kept when its replay fails the same property
+    as ``failure``, with no more records than the best so far, and ``keep`` (if given)
+    accepts it. The result's failure carries the kept schedule (only the steps the
+    machine allowed) and ``reduced_from``, the record count before."""
+    kind = failure.kind
+    best = failure
+    replays = 0
+
+    def test(steps: list[tuple]) -> ProcessFailure | None:
+        nonlocal replays
+        replays += 1
+        found, _ = replay(machine, steps)
+        if found is None or found.kind != kind or len(found.records) > len(best.records):
+            return None
+        if keep is not None and not keep(found):
+            return None
+        return found
+
+    # the logged schedule replays to the same run (the machine is deterministic)
+    steps = list(failure.schedule)
+    first = test(steps)
+    if first is None:
+        raise ValueError(f"{kind}: the failure's schedule does not replay to a failure of "
+                         "the same property (a nondeterministic machine?)")
+    best = first
+    chunks = 2
+    while len(steps) >= 2 and replays < max_replays:
+        size = -(-len(steps) // chunks)
+        parts = [steps[i:i + size] for i in range(0, len(steps), size)]
+        for k in range(len(parts)):
+            if replays >= max_replays:
+                break
+            cand = [s for j, p in enumerate(parts) if j != k for s in p]
+            found = test(cand)
+            if found is not None:
+                steps, best = cand, found
+                chunks = max(chunks - 1, 2)
+                break
+        else:
+            if size == 1:
+                break  # every single step was tried: 1-minimal
+            chunks = min(chunks * 2, len(steps))
+    complete = replays < max_replays or len(steps) < 2
+    # best.schedule: the kept steps the machine allowed (the others did nothing)
+    best.reduced_from = len(failure.records)
+    best.found_at = failure.found_at
+    return Reduction(best, failure, replays, complete)
+
+
+def summary(f: ProcessFailure) -> list[str]:
+    """The reduced failure's steps, one line each (for reports)."""
+    return [" ".join(_word(a) for a in s) for s in f.schedule]
+
+
+def _word(a: Any) -> str:
+    if isinstance(a, tuple):
+        return "->".join(f"p{x}" for x in a) if len(a) == 2 else str(a)
+    return str(a)
