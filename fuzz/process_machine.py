@@ -73,6 +73,9 @@ class ProcessFailure:
     schedule: list[tuple] = field(default_factory=list)
     #: records of the failure before ``fuzz/reduce.py`` reduced it (None: not reduced)
     reduced_from: int | None = None
+    #: records of the reduced run once drained, when ``records`` is only the prefix that
+    #: already violates the (safety) property (``fuzz/reduce.py``)
+    drained: int | None = None
 
     def describe(self) -> str:
         was = "" if self.reduced_from is None else f", reduced from {self.reduced_from}"
@@ -513,6 +516,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.members.agree()
 
     machine = MembershipMachine if dynamic else ProcessMachine
+    # what fuzz/reduce.py needs to judge a prefix of a run's trace
+    machine.promised, machine.scope = tuple(safety), scope
     machine.__name__ = machine.__qualname__ = \
         f"ProcessMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"
     return machine

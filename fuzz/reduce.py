@@ -73,12 +73,16 @@ class Reduction:
 
 
 def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
-           keep: Callable[[ProcessFailure], bool] | None = None) -> Reduction:
+           keep: Callable[[ProcessFailure], bool] | None = None, cut: bool = True
+           ) -> Reduction:
     """Reduce ``failure`` (found by ``machine``, with its ``schedule``) by ddmin over its
     steps (module docstring). A candidate is kept when its replay fails the same property
     as ``failure``, with no more records than the best so far, and ``keep`` (if given)
     accepts it. The result's failure carries the kept schedule (only the steps the
-    machine allowed) and ``reduced_from``, the record count before."""
+    machine allowed) and ``reduced_from``, the record count before. With ``cut``, a
+    violated safety property (one the protocol promises: a violation stays in every longer
+    trace) keeps only the shortest prefix of the trace that violates it: the same run,
+    observed until the violation is complete (``drained`` keeps the drained length)."""
     kind = failure.kind
     best = failure
     replays = 0
@@ -118,10 +122,39 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
                 break  # every single step was tried: 1-minimal
             chunks = min(chunks * 2, len(steps))
     complete = replays < max_replays or len(steps) < 2
+    if cut and kind in getattr(machine, "promised", ()):
+        best = _cut(machine, best)
     # best.schedule: the kept steps the machine allowed (the others did nothing)
     best.reduced_from = len(failure.records)
     best.found_at = failure.found_at
     return Reduction(best, failure, replays, complete)
+
+
+def _cut(machine: type, f: ProcessFailure) -> ProcessFailure:
+    """The shortest prefix of ``f.records`` on which the checker still finds ``f.kind``
+    violated (binary search: a safety violation in a prefix stays in every longer one)."""
+    from tomkit.checker.properties import Options, properties
+    from tomkit.checker.result import Verdict
+    from tomkit.checker.trace import Trace
+
+    prop, opts = properties()[f.kind], Options(scope=machine.scope)
+
+    def violated(k: int) -> str | None:
+        res = prop.check(Trace.from_records(f.records[:k]), opts)
+        return res.explanation if res.verdict == Verdict.VIOLATED else None
+
+    lo, hi = 0, len(f.records)  # violated(hi), not violated(lo)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if violated(mid):
+            hi = mid
+        else:
+            lo = mid
+    if hi < len(f.records):
+        f.drained = len(f.records)
+        f.explanation = violated(hi) or f.explanation
+        f.records = f.records[:hi]
+    return f
 
 
 def summary(f: ProcessFailure) -> list[str]:

@@ -2,17 +2,24 @@
 the hybrid protocol of 001 (Rodrigues, Fonseca, Verissimo) with scripted role switches
 (goingToActive, goingToPassive, change of sequencer at times the fuzzer picks), crashes
 and view changes on a reordering network: the protocol passes; each literal reading of
-Figure 4 (model/hybrid.py's VARIANTS) is found, and the two that show in the fewest steps
-are shrunk to small traces here (bench/hybrid_fuzz_variants.py shrinks them all:
-shrinking costs from one to several hundred runs)."""
+Figure 4 (model/hybrid.py's VARIANTS) is found, and shrunk to a small trace: the two
+that show in the fewest steps by Hypothesis, ``literal-ot`` (total order) and
+``literal-duplicates`` by fuzz/reduce.py's step-level reducer after Hypothesis found
+them (bench/hybrid_fuzz_variants.py measures every variant, over several seeds)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from tomkit.fuzz.process_machine import RuleFailure, process_machine
+from tomkit.checker.properties import Options, properties
+from tomkit.checker.result import Verdict
+from tomkit.checker.trace import Trace
+from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure, process_machine
+from tomkit.fuzz.reduce import reduce, replay
 from tomkit.fuzz.stateful import fuzz_protocol
 from tomkit.model.hybrid import VARIANTS
 
@@ -24,6 +31,14 @@ FINDS = {
     "literal-duplicates": (4, {"roles": "0", "switches": 3}, "liveness"),
     "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, "liveness"),
 }
+
+#: literal-ot's total-order breach (decision A1): three processes, p0 the only sequencer,
+#: one goingToActive each, Lamport ticket numbers, tickets sent at once, no crashes
+#: (the breach needs none); liveness is not judged, so that the search goes on to the
+#: safety violation. bench/hybrid_fuzz_variants.py: found within 41-834 runs over seeds
+#: 1-8 (median about 170); seed 5 finds it at run 41.
+OT_SETUP = dict(n=3, options={"roles": "0", "switches": 1, "tick_rate": 0, "heartbeat": 0},
+                max_messages=6, steps=20, max_crashes=0, seed=5)
 
 
 def test_every_variant_is_covered() -> None:
@@ -43,6 +58,119 @@ def test_fuzzer_finds_each_literal_variant(variant: str) -> None:
     assert failure is not None, variant
     assert failure.found.kind == kind
     assert failure.found.found_at is not None and failure.found.found_at <= 10
+
+
+def search(machine: type, examples: int, seed_: int, steps: int) -> ProcessFailure:
+    """Hypothesis's search only (its shrinking is what the reducer replaces)."""
+    seed(seed_)(machine)
+    cfg = settings(max_examples=examples, deadline=None, database=None,
+                   suppress_health_check=list(HealthCheck), print_blob=False,
+                   phases=[Phase.generate], stateful_step_count=steps,
+                   report_multiple_bugs=False)
+    with pytest.raises(RuleFailure) as e:
+        run_state_machine_as_test(machine, settings=cfg)
+    return e.value.found
+
+
+def deliveries(records: list[dict]) -> dict[str, list[str]]:
+    seqs: dict[str, list[str]] = {}
+    for r in records:
+        if r["kind"] == "deliver":
+            seqs.setdefault(r["process"], []).append(r["msg"])
+    return seqs
+
+
+def tickets(records: list[dict]) -> dict[tuple[int, int], set[tuple[int, int]]]:
+    """Every ticket (issuer, number) of each message (sender, count) that the logged
+    packets (``x_wire``) carry."""
+    out: dict[tuple[int, int], set[tuple[int, int]]] = {}
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            if x.get("_") == "Ticket":
+                out.setdefault((x["sender"], x["count"]), set()).add(
+                    (x["issuer"], x["number"]))
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for r in records:
+        walk(r.get("x_wire"))
+    return out
+
+
+def test_a_schedule_replays_to_the_same_run() -> None:
+    """The reducer's ground: the steps a fuzzed run logged, replayed through a fresh
+    machine, give the same trace record for record."""
+    m = process_machine("hybrid", 3, {"roles": "0", "switches": 1,
+                                      "variant": "literal-view"}, max_messages=3)
+    found = search(m, 10, 1, 12)
+    again, applied = replay(m, found.schedule)
+    assert applied == len(found.schedule)
+    assert again is not None and again.records == found.records
+
+
+def test_literal_ot_found_and_reduced_to_two_orders() -> None:
+    """A1's breach, found by the fuzzer and reduced (about 40 records; hand-built in
+    test_model_hybrid_steps.py): a passive process goes active; p0, the old sequencer,
+    tickets two messages after its goingToActive; the new sequencer tickets its own
+    message between them; the third process commits p0's tickets before it delivers the
+    goingToActive, so two processes deliver two messages in different orders. The same
+    steps under the safe reading keep one order."""
+    s = OT_SETUP
+    opts = {**s["options"], "variant": "literal-ot"}
+    m = process_machine("hybrid", s["n"], opts, max_messages=s["max_messages"],
+                        liveness=False, max_crashes=s["max_crashes"])
+    found = search(m, 300, s["seed"], s["steps"])
+    assert found.kind == "total-order-weak"
+    red = reduce(m, found)
+    f = red.failure
+    assert f.kind == "total-order-weak" and red.complete
+    assert len(f.records) <= 45 < len(found.records) and len(f.schedule) <= 10
+    assert f.reduced_from == len(found.records) and f.drained is not None
+    # what it shows: two processes deliver two messages in different orders, one
+    # ticketed by p0, the other by a process that went active (its own message, after
+    # its scripted switch: its goingToActive)
+    seqs = deliveries(f.records)
+    pairs = [(a, b) for p in seqs for q in seqs for a in seqs[p] for b in seqs[p]
+             if seqs[p].index(a) < seqs[p].index(b) and a in seqs[q] and b in seqs[q]
+             and seqs[q].index(b) < seqs[q].index(a)]
+    issuer = {r["msg"]: r["x_ticket"][0] for r in f.records if r["kind"] == "deliver"}
+    new = {issuer[a] for pr in pairs for a in pr} - {"p0"}
+    assert pairs and len(new) == 1 and all("p0" in {issuer[a], issuer[b]} for a, b in pairs)
+    (p,) = new
+    assert any(a.startswith(p + ".") for pr in pairs for a in pr)
+    assert ("fire_timer", int(p[1:])) in f.schedule
+    # a true breach: the checker, asked afresh, rejects the reduced trace
+    res = properties()["total-order-weak"].check(Trace.from_records(f.records), Options())
+    assert res.verdict == Verdict.VIOLATED
+    safe = process_machine("hybrid", s["n"], s["options"], max_messages=s["max_messages"],
+                           liveness=False, max_crashes=s["max_crashes"])
+    assert replay(safe, f.schedule)[0] is None
+
+
+def test_literal_duplicates_found_and_reduced_to_a_twice_ticketed_message() -> None:
+    """Figure 4's issueTickets tests only LT_i, emptied on every send: a sequencer tickets
+    again a message still waiting for stability, and the delivery loop, waiting for
+    'T(M) = head(OT) and M in Q', stops at the second ticket for ever. Found by the
+    fuzzer with crashes and switches, reduced to a few steps: one message carries two
+    tickets and a correct process's message is never delivered. The safe reading
+    delivers everything on the same steps."""
+    opts = {"roles": "0", "switches": 3}
+    m = process_machine("hybrid", 3, {**opts, "variant": "literal-duplicates"},
+                        max_messages=10)
+    found = search(m, 30, 3, 60)
+    assert found.kind == "liveness"
+    red = reduce(m, found)
+    f = red.failure
+    assert f.kind == "liveness" and red.complete and f.drained is None
+    assert len(f.records) <= 45 < len(found.records) and len(f.schedule) <= 10
+    assert "never delivered by correct process" in f.explanation
+    assert any(len(ts) >= 2 for ts in tickets(f.records).values())
+    safe = process_machine("hybrid", 3, opts, max_messages=10)
+    assert replay(safe, f.schedule)[0] is None
 
 
 @pytest.mark.parametrize("variant", ["literal-view", "literal-no-null"])
