@@ -20,9 +20,9 @@ alarms.
 
 :func:`reduce` is Zeller and Hildebrandt's ddmin ("Simplifying and isolating
 failure-inducing input", IEEE TSE 2002) over the steps: it drops chunks of steps, then
-single steps, and keeps a shorter schedule when its replay fails the *same property*
-with no more trace records than the best so far, until no single step can go (1-minimal)
-or the replay budget is spent. The drain delivers what the dropped steps left in
+single steps, then pairs of steps, and keeps a shorter schedule when its replay fails
+the *same property* with no more trace records than the best so far, until no single step
+and no pair can go or the replay budget is spent. The drain delivers what the dropped steps left in
 flight, in link order, so a kept schedule holds only the steps that must happen
 *before* the drain's order would make them: typically a handful.
 """
@@ -77,24 +77,28 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
            ) -> Reduction:
     """Reduce ``failure`` (found by ``machine``, with its ``schedule``) by ddmin over its
     steps (module docstring). A candidate is kept when its replay fails the same property
-    as ``failure``, with no more records than the best so far, and ``keep`` (if given)
+    as ``failure``, with a trace no longer than the best so far (for a violated safety
+    property with ``cut``, its shortest violating prefix), and ``keep`` (if given)
     accepts it. The result's failure carries the kept schedule (only the steps the
     machine allowed) and ``reduced_from``, the record count before. With ``cut``, a
     violated safety property (one the protocol promises: a violation stays in every longer
     trace) keeps only the shortest prefix of the trace that violates it: the same run,
     observed until the violation is complete (``drained`` keeps the drained length)."""
     kind = failure.kind
-    best = failure
+    safety = cut and kind in getattr(machine, "promised", ())
+    best_size = len(failure.records)
     replays = 0
 
     def test(steps: list[tuple]) -> ProcessFailure | None:
-        nonlocal replays
+        nonlocal replays, best_size
         replays += 1
         found, _ = replay(machine, steps)
-        if found is None or found.kind != kind or len(found.records) > len(best.records):
+        if found is None or found.kind != kind:
             return None
-        if keep is not None and not keep(found):
+        size = _shortest(machine, found)[0] if safety else len(found.records)
+        if size > best_size or (keep is not None and not keep(found)):
             return None
+        best_size = size
         return found
 
     # the logged schedule replays to the same run (the machine is deterministic)
@@ -121,18 +125,39 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
             if size == 1:
                 break  # every single step was tried: 1-minimal
             chunks = min(chunks * 2, len(steps))
+    # then pairs of steps: two steps that only matter together (a packet sent and its
+    # transmission, a switch and the send it delays) survive ddmin's single removals
+    again = True
+    while again and replays < max_replays:
+        again = False
+        for i in range(len(steps)):
+            for j in range(i + 1, len(steps)):
+                if replays >= max_replays:
+                    break
+                cand = steps[:i] + steps[i + 1:j] + steps[j + 1:]
+                found = test(cand)
+                if found is not None:
+                    steps, best, again = cand, found, True
+                    break
+            if again:
+                break
     complete = replays < max_replays or len(steps) < 2
-    if cut and kind in getattr(machine, "promised", ()):
-        best = _cut(machine, best)
+    if safety:
+        k, why = _shortest(machine, best)
+        if k < len(best.records):
+            best.drained = len(best.records)
+            best.explanation = why
+            best.records = best.records[:k]
     # best.schedule: the kept steps the machine allowed (the others did nothing)
     best.reduced_from = len(failure.records)
     best.found_at = failure.found_at
     return Reduction(best, failure, replays, complete)
 
 
-def _cut(machine: type, f: ProcessFailure) -> ProcessFailure:
-    """The shortest prefix of ``f.records`` on which the checker still finds ``f.kind``
-    violated (binary search: a safety violation in a prefix stays in every longer one)."""
+def _shortest(machine: type, f: ProcessFailure) -> tuple[int, str]:
+    """The length of the shortest prefix of ``f.records`` on which the checker still finds
+    ``f.kind`` violated, and its explanation there (binary search: a safety violation in
+    a prefix stays in every longer one)."""
     from tomkit.checker.properties import Options, properties
     from tomkit.checker.result import Verdict
     from tomkit.checker.trace import Trace
@@ -144,17 +169,15 @@ def _cut(machine: type, f: ProcessFailure) -> ProcessFailure:
         return res.explanation if res.verdict == Verdict.VIOLATED else None
 
     lo, hi = 0, len(f.records)  # violated(hi), not violated(lo)
+    why = f.explanation
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if violated(mid):
-            hi = mid
+        w = violated(mid)
+        if w is not None:
+            hi, why = mid, w
         else:
             lo = mid
-    if hi < len(f.records):
-        f.drained = len(f.records)
-        f.explanation = violated(hi) or f.explanation
-        f.records = f.records[:hi]
-    return f
+    return hi, why
 
 
 def summary(f: ProcessFailure) -> list[str]:
