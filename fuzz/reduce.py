@@ -34,7 +34,7 @@ from typing import Any
 
 from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure
 
-__all__ = ["Reduction", "reduce", "replay"]
+__all__ = ["Reduction", "reduce", "replay", "shortest_prefix"]
 
 
 def replay(machine: type, schedule: Sequence[tuple]) -> tuple[ProcessFailure | None, int]:
@@ -95,7 +95,7 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
         found, _ = replay(machine, steps)
         if found is None or found.kind != kind:
             return None
-        size = _shortest(machine, found)[0] if safety else len(found.records)
+        size = shortest_prefix(machine, found)[0] if safety else len(found.records)
         if size > best_size or (keep is not None and not keep(found)):
             return None
         best_size = size
@@ -143,7 +143,7 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
                 break
     complete = replays < max_replays or len(steps) < 2
     if safety:
-        k, why = _shortest(machine, best)
+        k, why = shortest_prefix(machine, best)
         if k < len(best.records):
             best.drained = len(best.records)
             best.explanation = why
@@ -154,7 +154,7 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
     return Reduction(best, failure, replays, complete)
 
 
-def _shortest(machine: type, f: ProcessFailure) -> tuple[int, str]:
+def shortest_prefix(machine: type, f: ProcessFailure) -> tuple[int, str]:
     """The length of the shortest prefix of ``f.records`` on which the checker still finds
     ``f.kind`` violated, and its explanation there (binary search: a safety violation in
     a prefix stays in every longer one)."""
