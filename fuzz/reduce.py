@@ -30,7 +30,6 @@ flight, in link order, so a kept schedule holds only the steps that must happen
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure
 
@@ -63,7 +62,8 @@ class Reduction:
         self.failure = failure
         self.before = before
         self.replays = replays
-        #: True when every single step was tried (the schedule is 1-minimal)
+        #: True when the replay budget was not spent: no single step and no pair of
+        #: steps of the result can go
         self.complete = complete
 
     def __repr__(self) -> str:
@@ -125,21 +125,21 @@ def reduce(machine: type, failure: ProcessFailure, *, max_replays: int = 2000,
             if size == 1:
                 break  # every single step was tried: 1-minimal
             chunks = min(chunks * 2, len(steps))
-    # then pairs of steps: two steps that only matter together (a packet sent and its
-    # transmission, a switch and the send it delays) survive ddmin's single removals
+    # then single steps and pairs of steps until none can go: two steps that only
+    # matter together (a switch and the send it holds back) survive single removals,
+    # and a step may become removable once a pair went
     again = True
     while again and replays < max_replays:
         again = False
-        for i in range(len(steps)):
-            for j in range(i + 1, len(steps)):
-                if replays >= max_replays:
-                    break
-                cand = steps[:i] + steps[i + 1:j] + steps[j + 1:]
-                found = test(cand)
-                if found is not None:
-                    steps, best, again = cand, found, True
-                    break
-            if again:
+        cands = [(i,) for i in range(len(steps))] + \
+            [(i, j) for i in range(len(steps)) for j in range(i + 1, len(steps))]
+        for drop in cands:
+            if replays >= max_replays:
+                break
+            cand = [s for i, s in enumerate(steps) if i not in drop]
+            found = test(cand)
+            if found is not None:
+                steps, best, again = cand, found, True
                 break
     complete = replays < max_replays or len(steps) < 2
     if safety:
@@ -178,14 +178,3 @@ def shortest_prefix(machine: type, f: ProcessFailure) -> tuple[int, str]:
         else:
             lo = mid
     return hi, why
-
-
-def summary(f: ProcessFailure) -> list[str]:
-    """The reduced failure's steps, one line each (for reports)."""
-    return [" ".join(_word(a) for a in s) for s in f.schedule]
-
-
-def _word(a: Any) -> str:
-    if isinstance(a, tuple):
-        return "->".join(f"p{x}" for x in a) if len(a) == 2 else str(a)
-    return str(a)
