@@ -31,10 +31,10 @@ delivered what the primary never does (docs/toto-membership.md).
 Every step is logged as v1 trace records by the simulator's recorder
 (``model/recorder.py``), and as a step of the run's schedule (``send p``, ``transmit``
 on a link, ...), which :meth:`apply` replays on a fresh machine (``fuzz/reduce.py``
-reduces a failing run that way). The teardown drains the run (every loss repaired, every packet
-delivered, Crash(q) everywhere, timers fired until nothing changes), then checks the
-properties the protocol promises on the trace, and liveness, with the checker's own
-properties.
+reduces a failing run that way). The teardown drains the run (every loss repaired,
+every packet delivered, Crash(q) everywhere, timers fired until nothing changes), then
+checks the properties the protocol promises on the trace, and liveness, with the
+checker's own properties.
 """
 
 from __future__ import annotations
