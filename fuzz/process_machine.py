@@ -131,6 +131,9 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         #: "examples needed to find it" reports)
         runs = 0
         first_failure: int | None = None
+        #: the failure as first found, before Hypothesis shrank it (fuzz/stateful.py
+        #: reduces both: shrinking draws can land on a longer run)
+        first_found: ProcessFailure | None = None
 
         def __init__(self) -> None:
             super().__init__()
@@ -404,10 +407,12 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
                 return
             res = props[prop].check(Trace.from_records(records), Options(scope=scope))
             if res.verdict == Verdict.VIOLATED:
+                found = ProcessFailure(label, n, opts, prop, res.explanation,
+                                       list(records), schedule=self.played)
                 if type(self).first_failure is None:
                     type(self).first_failure = type(self).runs
-                raise RuleFailure(ProcessFailure(label, n, opts, prop, res.explanation,
-                                                 list(records), schedule=self.played))
+                    type(self).first_found = found
+                raise RuleFailure(found)
 
         def safety(self) -> None:
             """The promised properties, on the whole trace: once, at the end of a run (a

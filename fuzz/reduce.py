@@ -41,7 +41,8 @@ def replay(machine: type, schedule: Sequence[tuple]) -> tuple[ProcessFailure | N
     then its teardown (drain and judge). Returns the failure the checker found (None if
     the run passes) and how many steps the machine allowed."""
     cls = machine
-    runs, first = cls.runs, cls.first_failure  # a replay is no run of the search
+    # a replay is no run of the search
+    runs, first, first_found = cls.runs, cls.first_failure, cls.first_found
     try:
         m = cls()
         applied = sum(m.apply(s) for s in schedule)
@@ -51,7 +52,7 @@ def replay(machine: type, schedule: Sequence[tuple]) -> tuple[ProcessFailure | N
             return e.found, applied
         return None, applied
     finally:
-        cls.runs, cls.first_failure = runs, first
+        cls.runs, cls.first_failure, cls.first_found = runs, first, first_found
 
 
 class Reduction:

@@ -69,7 +69,9 @@ def fuzz_protocol(protocol: str, n: int, options: dict | None, examples: int, se
     nothing failed, else the failure; its ``found.found_at`` is the number of runs
     Hypothesis had started when a property first failed. ``reduce`` (default: as
     ``shrink``) then reduces the failing run's schedule (``fuzz/reduce.py``; the
-    failure's ``reduced_from`` is its record count before)."""
+    failure's ``reduced_from`` is its record count before): the shrunk failure and the
+    failure as first found are both reduced, and the shorter kept (Hypothesis shrinks
+    draws, not records: its result can be a longer run, e.g. one that livelocks)."""
     from tomkit.fuzz.process_machine import process_machine
 
     m = process_machine(protocol, n, options, max_messages=max_messages,
@@ -78,10 +80,25 @@ def fuzz_protocol(protocol: str, n: int, options: dict | None, examples: int, se
     if failure is not None:
         failure.found.found_at = m.first_failure
         if (shrink if reduce is None else reduce) and failure.found.schedule:
-            from tomkit.fuzz.reduce import reduce as reduce_run
-
-            try:
-                failure.found = reduce_run(m, failure.found).failure
-            except ValueError:  # the run does not replay: keep it as Hypothesis left it
-                pass
+            failure.found = _reduced(m, failure.found)
     return failure
+
+
+def _reduced(m: type, found):
+    """The shortest of the reductions of ``found`` and of ``m``'s first failure of the
+    same property (fuzz/reduce.py); ``found`` itself if its run does not replay."""
+    from tomkit.fuzz.reduce import reduce as reduce_run
+
+    best = found
+    first = getattr(m, "first_found", None)
+    for f in [found] + ([first] if first is not None and first is not found
+                        and first.kind == found.kind else []):
+        try:
+            red = reduce_run(m, f).failure
+        except ValueError:  # the run does not replay: keep it as Hypothesis left it
+            continue
+        if best.reduced_from is None or len(red.records) < len(best.records):
+            red.reduced_from = len(found.records)
+            red.found_at = found.found_at
+            best = red
+    return best
