@@ -12,9 +12,8 @@ variant's settings and must pass.
     python bench/hybrid_fuzz_variants.py [--examples 1000] [--seeds 1-8] [--variant NAME]
                                          [--no-baseline]
 
-(tests/test_model_hybrid_fuzz.py is the smoke form: every variant found, literal-ot and
-literal-duplicates found and reduced with one seed each, the two others shrunk by
-Hypothesis.)
+(tests/test_model_hybrid_fuzz.py is the smoke form: every variant found and reduced
+with one seed each, without the baseline.)
 """
 
 from __future__ import annotations
