@@ -29,10 +29,12 @@ connected machines only, and a machine cut off from the primary component may ha
 delivered what the primary never does (docs/toto-membership.md).
 
 Every step is logged as v1 trace records by the simulator's recorder
-(``model/recorder.py``). The teardown drains the run (every loss repaired, every packet
-delivered, Crash(q) everywhere, timers fired until nothing changes), then checks the
-properties the protocol promises on the trace, and liveness, with the checker's own
-properties.
+(``model/recorder.py``), and as a step of the run's schedule (``send p``, ``transmit``
+on a link, ...), which :meth:`apply` replays on a fresh machine (``fuzz/reduce.py``
+reduces a failing run that way). The teardown drains the run (every loss repaired,
+every packet delivered, Crash(q) everywhere, timers fired until nothing changes), then
+checks the properties the protocol promises on the trace, and liveness, with the
+checker's own properties.
 """
 
 from __future__ import annotations
@@ -69,9 +71,17 @@ class ProcessFailure:
     records: list[dict] = field(default_factory=list)
     #: runs Hypothesis had started when a property first failed (set by the runner)
     found_at: int | None = None
+    #: the run's steps, replayable by :meth:`ProcessMachine.apply` (``fuzz/reduce.py``)
+    schedule: list[tuple] = field(default_factory=list)
+    #: records of the failure before ``fuzz/reduce.py`` reduced it (None: not reduced)
+    reduced_from: int | None = None
+    #: records of the reduced run once drained, when ``records`` is only the prefix that
+    #: already violates the (safety) property (``fuzz/reduce.py``)
+    drained: int | None = None
 
     def describe(self) -> str:
-        return f"{self.kind}: {self.explanation} ({len(self.records)} events)"
+        was = "" if self.reduced_from is None else f", reduced from {self.reduced_from}"
+        return f"{self.kind}: {self.explanation} ({len(self.records)} events{was})"
 
 
 class RuleFailure(AssertionError):
@@ -83,12 +93,16 @@ class RuleFailure(AssertionError):
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                     max_messages: int = 12, max_crashes: int | None = None,
                     label: str | None = None, spares: int = 0, partitions: bool = True,
-                    scope: str | None = None) -> type[RuleBasedStateMachine]:
+                    scope: str | None = None, liveness: bool | None = None
+                    ) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
     docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
     handle crashes, else 0. With a membership service: ``spares`` processes start
     outside the first view, ``partitions`` allows the partition rule, and ``scope`` (the
-    checker's) defaults to correct with partitions, else uniform."""
+    checker's) defaults to correct with partitions, else uniform. ``liveness`` (default:
+    whether the protocol promises it) judges liveness after the drain; False leaves the
+    promised safety properties alone, so that a search for a safety violation is not
+    stopped by a liveness failure found first."""
     proto = get_protocol(protocol)
     if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
         from tomkit.fuzz.qos_machine import timed_machine
@@ -104,6 +118,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         raise ValueError(f"{protocol} has no failure handling: no crashes to fuzz")
     props = properties()
     safety = proto.promises
+    judge_liveness = proto.live if liveness is None else liveness
     dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
     if spares and not dynamic:
         raise ValueError(f"{protocol} has no membership service: no joins to fuzz")
@@ -116,6 +131,9 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         #: "examples needed to find it" reports)
         runs = 0
         first_failure: int | None = None
+        #: the failure as first found, before Hypothesis shrank it (fuzz/stateful.py
+        #: reduces both: shrinking draws can land on a longer run)
+        first_found: ProcessFailure | None = None
 
         def __init__(self) -> None:
             super().__init__()
@@ -132,6 +150,9 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.noted: list[set[int]] = [set() for _ in range(n)]
             self.names = list(names)
             self.rec = Recorder(f"fuzz-{label}", names)
+            #: the steps of the run so far (``step``); ``played``: those before the drain
+            self.schedule: list[tuple] = []
+            self.played: list[tuple] = []
             self.slow: frozenset[tuple[int, int]] = frozenset()
             # the membership service (module docstring), with this machine as its driver
             self.members = getattr(self.procs[0], "membership", None)
@@ -233,6 +254,84 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.now = max(self.now + 1.0, t)
             self.handle(p, self.procs[p].on_timer(self.now))
 
+        # ------------------------------------------------------------------ steps
+        # A rule draws its choices, then applies them as one step and logs the step in
+        # ``schedule``; :meth:`apply` replays a logged step on a fresh machine when the
+        # machine allows it there (``fuzz/reduce.py`` replays shortened schedules). A
+        # step names what it does (a link and a position on it, a process), not the
+        # draws, so that it keeps its meaning when steps before it are dropped.
+
+        def step(self, kind: str, *args: Any) -> None:
+            self.schedule.append((kind, *args))
+            getattr(self, f"do_{kind}")(*args)
+
+        def apply(self, step: tuple) -> bool:
+            """Apply a logged step if the rules allow it now (their preconditions; the
+            slow links, a bias of the search and no assumption of the protocol's, are
+            not kept); False, with nothing done, if not."""
+            kind, *args = step
+            can = getattr(self, f"can_{kind}", None)
+            if can is None or not can(*args):
+                return False
+            self.step(kind, *args)
+            return True
+
+        def can_send(self, p: int) -> bool:
+            return sum(self.sent) < max_messages and p in self.senders()
+
+        def can_transmit(self, link: tuple[int, int], i: int) -> bool:
+            return link in self.live_links() and i < len(self.links[link]) and \
+                (i == 0 or not proto.fifo)
+
+        def do_transmit(self, link: tuple[int, int], i: int) -> None:
+            self.arrive(link[1], self.links[link].pop(i))
+
+        def can_lose(self, link: tuple[int, int], i: int) -> bool:
+            return proto.lossy and len(self.lost) < 4 and link in self.live_links() and \
+                i < len(self.links[link])
+
+        def do_lose(self, link: tuple[int, int], i: int) -> None:
+            self.lost.append((link, self.links[link].pop(i)))
+
+        def can_retransmit(self, k: int) -> bool:
+            return k < len(self.lost)
+
+        def do_retransmit(self, k: int) -> None:
+            link, m = self.lost.pop(k)
+            self.links[link].append(m)
+
+        def can_duplicate(self, link: tuple[int, int], i: int) -> bool:
+            return proto.lossy and link in self.live_links() and i < len(self.links[link])
+
+        def do_duplicate(self, link: tuple[int, int], i: int) -> None:
+            q = self.links[link]
+            q.append(q[i])
+
+        def can_fire_timer(self, p: int) -> bool:
+            return p in self.alive() and bool(self.timers[p])
+
+        def do_fire_timer(self, p: int) -> None:
+            self.fire(p)
+
+        def can_crash(self, q: int) -> bool:
+            return self.n_crashes < max_crashes and q in self.alive()
+
+        def do_crash(self, q: int) -> None:
+            self.n_crashes += 1
+            if self.members is not None:
+                self.rec.crash(q, self.tick())
+                self.members.crash(q)
+                return
+            self.crashed.append(q)
+            self.rec.crash(q, self.tick())
+
+        def can_notify(self, p: int, q: int) -> bool:
+            return (p, q) in self.notifiable()
+
+        def do_notify(self, p: int, q: int) -> None:
+            self.noted[p].add(q)
+            self.handle(p, self.procs[p].on_crash(q, self.tick()))
+
         # ------------------------------------------------------------------ rules
 
         @initialize(slow=st.frozensets(st.sampled_from(LINKS)))
@@ -245,7 +344,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         @precondition(lambda self: sum(self.sent) < max_messages and bool(self.senders()))
         @rule(data=st.data())
         def send(self, data: st.DataObject) -> None:
-            self.do_send(data.draw(st.sampled_from(self.senders()), label="sender"))
+            self.step("send", data.draw(st.sampled_from(self.senders()), label="sender"))
 
         @precondition(lambda self: bool(self.live_links()))
         @rule(data=st.data())
@@ -253,7 +352,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             link = data.draw(st.sampled_from(self.next_links()), label="link")
             q = self.links[link]
             i = 0 if proto.fifo else data.draw(st.integers(0, len(q) - 1), label="which")
-            self.arrive(link[1], q.pop(i))
+            self.step("transmit", link, i)
 
         @precondition(lambda self: proto.lossy and bool(self.live_links())
                       and len(self.lost) < 4)
@@ -261,45 +360,37 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         def lose(self, data: st.DataObject) -> None:
             link = data.draw(st.sampled_from(self.live_links()), label="link")
             i = data.draw(st.integers(0, len(self.links[link]) - 1), label="which")
-            self.lost.append((link, self.links[link].pop(i)))
+            self.step("lose", link, i)
 
         @precondition(lambda self: bool(self.lost))
         @rule(data=st.data())
         def retransmit(self, data: st.DataObject) -> None:
-            link, m = self.lost.pop(data.draw(st.integers(0, len(self.lost) - 1)))
-            self.links[link].append(m)
+            self.step("retransmit", data.draw(st.integers(0, len(self.lost) - 1)))
 
         @precondition(lambda self: proto.lossy and bool(self.live_links()))
         @rule(data=st.data())
         def duplicate(self, data: st.DataObject) -> None:
             link = data.draw(st.sampled_from(self.live_links()), label="link")
-            q = self.links[link]
-            q.append(q[data.draw(st.integers(0, len(q) - 1), label="which")])
+            i = data.draw(st.integers(0, len(self.links[link]) - 1), label="which")
+            self.step("duplicate", link, i)
 
         @precondition(lambda self: any(self.timers[p] for p in self.alive()))
         @rule(data=st.data())
         def fire_timer(self, data: st.DataObject) -> None:
-            self.fire(data.draw(st.sampled_from([p for p in self.alive() if self.timers[p]]),
-                                label="timer of"))
+            self.step("fire_timer", data.draw(
+                st.sampled_from([p for p in self.alive() if self.timers[p]]),
+                label="timer of"))
 
         @precondition(lambda self: self.n_crashes < max_crashes and bool(self.alive()))
         @rule(data=st.data())
         def crash(self, data: st.DataObject) -> None:
-            q = data.draw(st.sampled_from(self.alive()), label="crash")
-            self.n_crashes += 1
-            if self.members is not None:
-                self.rec.crash(q, self.tick())
-                self.members.crash(q)
-                return
-            self.crashed.append(q)
-            self.rec.crash(q, self.tick())
+            self.step("crash", data.draw(st.sampled_from(self.alive()), label="crash"))
 
         @precondition(lambda self: bool(self.notifiable()))
         @rule(data=st.data())
         def notify(self, data: st.DataObject) -> None:
             p, q = data.draw(st.sampled_from(self.notifiable()), label="Crash(q) at p")
-            self.noted[p].add(q)
-            self.handle(p, self.procs[p].on_crash(q, self.tick()))
+            self.step("notify", p, q)
 
         @precondition(lambda self: (sum(self.sent) >= max_messages or not self.senders())
                       and not self.live_links()
@@ -316,10 +407,12 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
                 return
             res = props[prop].check(Trace.from_records(records), Options(scope=scope))
             if res.verdict == Verdict.VIOLATED:
+                found = ProcessFailure(label, n, opts, prop, res.explanation,
+                                       list(records), schedule=self.played)
                 if type(self).first_failure is None:
                     type(self).first_failure = type(self).runs
-                raise RuleFailure(ProcessFailure(label, n, opts, prop, res.explanation,
-                                                 list(records)))
+                    type(self).first_found = found
+                raise RuleFailure(found)
 
         def safety(self) -> None:
             """The promised properties, on the whole trace: once, at the end of a run (a
@@ -329,18 +422,19 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
                 self.check(prop)
 
         def teardown(self) -> None:
+            self.played = list(self.schedule)  # the steps before the drain
             if not sum(self.sent):
                 return
             for link, m in self.lost:
                 self.links[link].append(m)
             self.lost.clear()
             if self.partitioned:
-                self.heal()
+                self.do_heal()
             for _ in range(DRAIN_ROUNDS):
                 busy = False
                 if self.agreeable():
                     busy = True
-                    self.agree()
+                    self.do_agree()
                 for (_, b), q in self.links.items():
                     while q and b not in self.crashed and self.up[b]:
                         busy = True
@@ -358,7 +452,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
                 if not busy:
                     break
             self.safety()
-            if proto.live:
+            if judge_liveness:
                 self.check("liveness")
 
     class MembershipMachine(ProcessMachine):
@@ -372,11 +466,9 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         @rule(data=st.data())
         def join(self, data: st.DataObject) -> None:
             """A crashed process restarts, or a spare one joins (a new incarnation)."""
-            j = data.draw(st.sampled_from([j for j in range(n) if not self.up[j]
-                                           and j not in self.members.excluded]), label="join")
-            self.joins += 1
-            self.tick()
-            self.members.join(j)
+            self.step("join", data.draw(st.sampled_from(
+                [j for j in range(n) if not self.up[j] and j not in self.members.excluded]),
+                label="join"))
 
         @precondition(lambda self: partitions and self.members is not None
                       and not self.partitioned and self.partitions < 2)
@@ -385,26 +477,54 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             """The network splits in two: a drawn group against the rest."""
             group = data.draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=n - 1,
                                        unique=True), label="component")
-            self.partitioned = True
-            self.partitions += 1
-            self.tick()
-            self.members.partition([sorted(group)])
+            self.step("partition", tuple(sorted(group)))
 
         @precondition(lambda self: self.members is not None and self.partitioned)
         @rule()
         def heal(self) -> None:
-            self.partitioned = False
-            self.tick()
-            self.members.partition([])
+            self.step("heal")
 
         @precondition(lambda self: self.agreeable())
         @rule()
         def agree(self) -> None:
             """The membership's Agree stage, and each member's Flush (000 section 5.1)."""
+            self.step("agree")
+
+        def can_join(self, j: int) -> bool:
+            return self.joins < 3 and not self.up[j] and j not in self.members.excluded
+
+        def do_join(self, j: int) -> None:
+            self.joins += 1
+            self.tick()
+            self.members.join(j)
+
+        def can_partition(self, group: tuple[int, ...]) -> bool:
+            return partitions and not self.partitioned and self.partitions < 2
+
+        def do_partition(self, group: tuple[int, ...]) -> None:
+            self.partitioned = True
+            self.partitions += 1
+            self.tick()
+            self.members.partition([list(group)])
+
+        def can_heal(self) -> bool:
+            return self.partitioned
+
+        def do_heal(self) -> None:
+            self.partitioned = False
+            self.tick()
+            self.members.partition([])
+
+        def can_agree(self) -> bool:
+            return self.agreeable()
+
+        def do_agree(self) -> None:
             self.tick()
             self.members.agree()
 
     machine = MembershipMachine if dynamic else ProcessMachine
+    # what fuzz/reduce.py needs to judge a prefix of a run's trace
+    machine.promised, machine.scope = tuple(safety), scope
     machine.__name__ = machine.__qualname__ = \
         f"ProcessMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"
     return machine

@@ -3,7 +3,8 @@
 ``tomkit fuzz`` runs :mod:`~tomkit.fuzz.dag_machine` (a rule on DAG views revealed in
 adversarial orders) or :mod:`~tomkit.fuzz.process_machine` (the process models on a
 hostile network, the trace checkers as invariants). Hypothesis searches ``examples``
-runs from ``seed`` (deterministic) and shrinks the first failure unless told not to.
+runs from ``seed`` (deterministic) and shrinks the first failure unless told not to;
+a process machine's failure is then reduced step by step (``fuzz/reduce.py``).
 """
 
 from __future__ import annotations
@@ -62,10 +63,15 @@ def fuzz(rule_name: str, n: int, delta: int | None, examples: int, seed_: int,
 
 def fuzz_protocol(protocol: str, n: int, options: dict | None, examples: int, seed_: int,
                   max_messages: int = 12, shrink: bool = True, *,
-                  max_crashes: int | None = None, label: str | None = None):
+                  max_crashes: int | None = None, label: str | None = None,
+                  reduce: bool | None = None):
     """Any protocol in the process machine (``fuzz/process_machine.py``). None when
     nothing failed, else the failure; its ``found.found_at`` is the number of runs
-    Hypothesis had started when a property first failed."""
+    Hypothesis had started when a property first failed. ``reduce`` (default: as
+    ``shrink``) then reduces the failing run's schedule (``fuzz/reduce.py``; the
+    failure's ``reduced_from`` is its record count before): the shrunk failure and the
+    failure as first found are both reduced, and the shorter kept (Hypothesis shrinks
+    draws, not records: its result can be a longer run, e.g. one that livelocks)."""
     from tomkit.fuzz.process_machine import process_machine
 
     m = process_machine(protocol, n, options, max_messages=max_messages,
@@ -73,4 +79,26 @@ def fuzz_protocol(protocol: str, n: int, options: dict | None, examples: int, se
     failure = run_machine(m, examples, seed_, shrink)
     if failure is not None:
         failure.found.found_at = m.first_failure
+        if (shrink if reduce is None else reduce) and failure.found.schedule:
+            failure.found = _reduced(m, failure.found)
     return failure
+
+
+def _reduced(m: type, found):
+    """The shortest of the reductions of ``found`` and of ``m``'s first failure of the
+    same property (fuzz/reduce.py); ``found`` itself if its run does not replay."""
+    from tomkit.fuzz.reduce import reduce as reduce_run
+
+    best = found
+    first = getattr(m, "first_found", None)
+    for f in [found] + ([first] if first is not None and first is not found
+                        and first.kind == found.kind else []):
+        try:
+            red = reduce_run(m, f).failure
+        except ValueError:  # the run does not replay: keep it as Hypothesis left it
+            continue
+        if best.reduced_from is None or len(red.records) < len(best.records):
+            red.reduced_from = len(found.records)
+            red.found_at = found.found_at
+            best = red
+    return best
