@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -156,7 +157,8 @@ def to_dict(report: CheckReport) -> dict[str, Any]:
         "tomkit": __version__,
         "format_version": FORMAT_VERSION,
         "properties": report.properties,
-        "options": {"latency_bound": report.options.latency_bound},
+        # every setting the verdicts depend on, so a stored report says what it judged
+        "options": dataclasses.asdict(report.options),
         "guarantee": report.guarantee,
         "judged": report.judged if report.judged is not None else report.properties,
         "profiles": [r.to_dict() for r in report.profiles],

@@ -377,6 +377,10 @@ def test_cli_options(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     verdicts = {r["property"]: r["verdict"] for t in out["traces"] for r in t["results"]}
     assert verdicts["rate"] == "violated"
+    # the report keeps the settings it was judged with
+    assert out["options"] == {"latency_bound": None, "scope": "uniform",
+                              "realtime_bound": 0.17, "slot": 0.1, "rate_max": 3,
+                              "rate_avg": None, "rate_window": None}
     assert main(["check", str(path), "-q", "--realtime-bound", "0.16"]) == 1
     assert "realtime-latency" in capsys.readouterr().out
     # asked for real time on a trace without it: a clear error
