@@ -300,3 +300,18 @@ def test_command_line_errors_and_progress(spark, tmp_path, capsys):
     assert "nothing: no such file or directory" in capsys.readouterr().err
     assert main(["nosuchscheme://x/y", "--master", "local[2]"]) == 2
     assert "no file system for scheme 'nosuchscheme'" in capsys.readouterr().err
+
+
+def test_quiet_mode_drops_the_errors_spark_ignores(spark):
+    """Quiet (the default): Spark's loggers at ERROR, except the endpoint inbox's "Ignoring
+    error", which a standalone cluster's shutdown race prints after every scan on a loaded
+    machine; `quiet` (the path under spark-submit) sets the same."""
+    from tomkit.checker.spark.session import INBOX_LOGGER, quiet
+
+    lm = spark._jvm.org.apache.logging.log4j.LogManager
+    assert str(lm.getLogger(INBOX_LOGGER).getLevel()) == "FATAL"
+    assert str(lm.getRootLogger().getLevel()) == "ERROR"
+    cfg = spark._jvm.org.apache.logging.log4j.core.config.Configurator
+    cfg.setLevel(INBOX_LOGGER, spark._jvm.org.apache.logging.log4j.Level.ERROR)
+    quiet(spark._jvm)
+    assert str(lm.getLogger(INBOX_LOGGER).getLevel()) == "FATAL"

@@ -21,6 +21,9 @@ from pyspark.sql import SparkSession
 
 QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
+#: the logger of the errors Spark itself ignores (log4j2-quiet.properties)
+INBOX_LOGGER = "org.apache.spark.rpc.netty.Inbox"
+
 #: SQL settings the scan sets on any session it runs in
 SCAN_CONF = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
@@ -120,6 +123,8 @@ def quiet(jvm) -> None:
     log4j = jvm.org.apache.logging.log4j
     log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME,
                                                 log4j.Level.ERROR)
+    # errors Spark drops itself ("Inbox: Ignoring error"; log4j2-quiet.properties says why)
+    log4j.core.config.Configurator.setLevel(INBOX_LOGGER, log4j.Level.FATAL)
 
 
 def apply_conf(spark: SparkSession) -> None:
