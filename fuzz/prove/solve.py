@@ -49,7 +49,15 @@ from tomkit.fuzz.prove.facts import (
 )
 from tomkit.fuzz.prove.minimal import minimize
 from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView, outcome_of
-from tomkit.fuzz.prove.symmetry import facts_keys, pinned_query, rank_free, sorted_by, split_query
+from tomkit.fuzz.prove.symmetry import (
+    facts_keys,
+    pinned_query,
+    rank_blind_last,
+    rank_free,
+    rank_free_lead,
+    sorted_by,
+    split_query,
+)
 
 __all__ = ["ENCODINGS", "ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
 
@@ -277,28 +285,44 @@ def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
                  timeout: float | None, stats: dict[str, Any]) -> tuple[Any, str]:
     """The query on facts.py's encoding: unsat proves it (any K); sat may be spurious."""
     g, v1, v2, r1, r2, o1, o2 = _facts_encoding(rule_fn, n)
-    query = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
-             + facts_bounded(g, v1, v2, k))
+    base = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
+            + facts_bounded(g, v1, v2, k))
     if not crashes:
-        query += [z3.Not(c) for c in v1.crash + v2.crash]
+        base += [z3.Not(c) for c in v1.crash + v2.crash]
+    within = facts_nested(v1, v2)
+    l1, l2 = rank_free_lead(o1), rank_free_lead(o2)
     if rank_free([r1, r2]):
         # symmetry.py: the violation is pinned on processor 0, the others sorted
-        query += pinned_query(prop, v1, v2, o1, o2, facts_nested(v1, v2))
-        query += sorted_by(facts_keys(g, [v1, v2])[1:])
+        parts = [base + pinned_query(prop, v1, v2, o1, o2, within)
+                 + sorted_by(facts_keys(g, [v1, v2])[1:])]
         stats["symmetry"] = True
+    elif l1 is not None and l2 is not None:
+        # symmetry.py: where both views fire the rule's rank-free leading clauses, pin
+        # and sort as above; the rest (a view fires a later clause) split by slot
+        parts = [base + pinned_query(prop, v1, v2, l1, l2, within)
+                 + sorted_by(facts_keys(g, [v1, v2])[1:])]
+        swap = prop == "agreement"
+        rest = [z3.Not(l1.fired)] if swap else [z3.Not(z3.And(l1.fired, l2.fired))]
+        full = base + _query(prop, g, v1, v2, o1, o2, within) + rest
+        full += rank_blind_last([v1, v2], facts_keys(g, [v1, v2]))
+        parts += split_query(prop, v1, v2, o1, o2, full, swapped=swap)
+        stats["symmetry"] = "lead"
     else:
-        t0 = time.perf_counter()
-        full = query + _query(prop, g, v1, v2, o1, o2, facts_nested(v1, v2))
-        for part in split_query(prop, v1, v2, o1, o2, full):
-            left = None if timeout is None else timeout - (time.perf_counter() - t0)
-            if left is not None and left <= 0:
-                return z3.unknown, "timeout"
-            r, _, reason = _check(part, left)
-            if r != z3.unsat:
-                break
-        stats["facts"] = str(r)
-        return r, reason
-    r, _, reason = _check(query, timeout)
+        # symmetry.py: the rank-blind processors last, sorted; split by slot
+        full = (base + _query(prop, g, v1, v2, o1, o2, within)
+                + rank_blind_last([v1, v2], facts_keys(g, [v1, v2])))
+        parts = split_query(prop, v1, v2, o1, o2, full)
+    t0 = time.perf_counter()
+    r, reason = z3.unsat, ""
+    for part in parts:
+        left = None if timeout is None else timeout - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            return z3.unknown, "timeout"
+        t1 = time.perf_counter()
+        r, _, reason = _check(part, left)
+        stats.setdefault("parts", []).append(round(time.perf_counter() - t1, 2))
+        if r != z3.unsat:
+            break
     stats["facts"] = str(r)
     return r, reason
 

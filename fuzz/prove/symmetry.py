@@ -32,15 +32,29 @@ from typing import Any
 import z3
 
 from tomkit.fuzz.prove.facts import FactsDag, FactsView
-from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView
+from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView, first_of
 
-__all__ = ["facts_keys", "lex_geq", "pinned_query", "rank_free", "sorted_by", "split_query"]
+__all__ = ["facts_keys", "lex_geq", "pinned_query", "rank_blind", "rank_blind_last", "rank_free",
+           "rank_free_lead", "sorted_by", "split_query"]
 
 
 def rank_free(views: list[Z3RuleView]) -> bool:
     """The rule, as evaluated on these views, read no rank and always ended the
     activation (the condition for the reductions of this module)."""
     return all(not v.rank_used and not v.open_delivery for v in views)
+
+
+def rank_free_lead(o: SymOutcome) -> SymOutcome | None:
+    """The rule cut to its leading ``v.first`` options that read no rank and end the
+    activation (GL-ToTo: G-ToTo's two clauses), when there are such options and others
+    after them; else None. Where one of these options fires, the rule's decision is the
+    cut rule's, which any renaming of the processors carries along."""
+    j = 0
+    while (j < len(o.options) and not o.ranked[j] and o.options[j].ends_activation):
+        j += 1
+    if j == 0 or j == len(o.options):
+        return None
+    return first_of(len(o.members), o.guards[:j], o.options[:j])
 
 
 def pinned_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: SymOutcome,
@@ -59,7 +73,7 @@ def pinned_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: Sy
 
 
 def split_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: SymOutcome,
-                full: list[Any]) -> list[list[Any]]:
+                full: list[Any], swapped: bool = False) -> list[list[Any]]:
     """For a rule that reads the rank: ``full`` (solve._query) split into one query per
     slot i where the violation shows, which together cover it (docs/prove.md).
 
@@ -72,7 +86,8 @@ def split_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: Sym
     out = []
     for i in range(n):
         if prop in ("agreement", "stability"):
-            pin = ([o1.members[i], z3.Not(o2.members[i])] if prop == "agreement"
+            pin = ([o1.members[i], z3.Not(o2.members[i])]
+                   if prop == "agreement" and not swapped
                    else [o1.members[i] != o2.members[i]])
             pin += [o1.members[j] == o2.members[j] for j in range(i)]
         elif prop == "internal-stability":
@@ -111,6 +126,30 @@ def facts_keys(g: FactsDag, views: list[FactsView]) -> list[list[Any]]:
             bits += _unary([v.t[q][r] for r in range(g.n) if r != q])
         keys.append(bits)
     return keys
+
+
+def _seen(v: FactsView, q: int) -> Any:
+    return z3.Or(v.vis[q], v.crash[q])
+
+
+def rank_blind(views: list[FactsView], q: int) -> Any:
+    """Processor q's rank is read by nothing: in every view it is not a candidate
+    (``precedes`` compares candidates) and not the lowest-ranked unseen processor
+    (``seen_through(m)`` asks whether that one is ranked above m), docs/prove.md
+    ("Symmetry for rules that read the rank")."""
+    return z3.And([z3.And(z3.Not(v.cand[q]),
+                          z3.Or(_seen(v, q), *[z3.Not(_seen(v, p)) for p in range(q)]))
+                   for v in views])
+
+
+def rank_blind_last(views: list[FactsView], keys: list[list[Any]]) -> list[Any]:
+    """The rank-blind processors ranked last, in decreasing key order: the renaming
+    that moves them there, sorted, and keeps the others in their order, keeps every
+    rank the rule and the query read (docs/prove.md)."""
+    n = len(keys)
+    bl = [rank_blind(views, q) for q in range(n)]
+    return ([z3.Implies(bl[q], bl[q + 1]) for q in range(n - 1)]
+            + [z3.Implies(bl[q], lex_geq(keys[q], keys[q + 1])) for q in range(n - 1)])
 
 
 def sorted_by(keys: list[list[Any]]) -> list[Any]:
