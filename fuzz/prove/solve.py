@@ -208,7 +208,8 @@ def _witness(prop: str, m: z3.ModelRef, g: SymbolicDag, views: list[SymbolicView
 
 def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
           timeout: float | None = None, crashes: bool = True,
-          minimal: bool = True, encoding: str = "facts") -> ProofResult:
+          minimal: bool = True, encoding: str = "facts",
+          rank_symmetry: bool = True) -> ProofResult:
     """Decide ``prop`` (one of :data:`QUERIES`) for the rule on n processors with at
     most k messages per processor, with (``crashes``) or without Crash(q) events.
 
@@ -216,7 +217,10 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
     TypeError when the rule is outside the vocabulary (see ``symbolic.py``). With
     ``minimal``, a witness has the fewest messages, then the fewest causal edges, of any
     for this n and K (``minimal.py``; its sizes in ``stats["sizes"]``). ``encoding``:
-    one of :data:`ENCODINGS`; both give the same answers and witnesses."""
+    one of :data:`ENCODINGS`; both give the same answers and witnesses.
+    ``rank_symmetry``: for a rule that reads the rank, the reductions of
+    ``symmetry.py`` (False: only the split by slot, issue 19's first version, kept as
+    the benchmark's baseline)."""
     if prop not in QUERIES:
         raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
     if encoding not in ENCODINGS:
@@ -225,7 +229,7 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
     t0 = time.perf_counter()
     stats: dict[str, Any] = {"encoding": encoding}
     if encoding == "facts":
-        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats)
+        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats, rank_symmetry)
         if r == z3.unsat:
             return ProofResult(prop, "proved", time.perf_counter() - t0, stats=stats)
         if r == z3.unknown:
@@ -282,7 +286,8 @@ def _facts_encoding(rule_fn: RuleFn, n: int) -> tuple[Any, ...]:
 
 
 def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
-                 timeout: float | None, stats: dict[str, Any]) -> tuple[Any, str]:
+                 timeout: float | None, stats: dict[str, Any],
+                 rank_symmetry: bool = True) -> tuple[Any, str]:
     """The query on facts.py's encoding: unsat proves it (any K); sat may be spurious."""
     g, v1, v2, r1, r2, o1, o2 = _facts_encoding(rule_fn, n)
     base = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
@@ -296,6 +301,9 @@ def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
         parts = [base + pinned_query(prop, v1, v2, o1, o2, within)
                  + sorted_by(facts_keys(g, [v1, v2])[1:])]
         stats["symmetry"] = True
+    elif not rank_symmetry:
+        parts = split_query(prop, v1, v2, o1, o2, base + _query(prop, g, v1, v2, o1, o2,
+                                                                within))
     elif l1 is not None and l2 is not None:
         # symmetry.py: where both views fire the rule's rank-free leading clauses, pin
         # and sort as above; the rest (a view fires a later clause) split by slot
