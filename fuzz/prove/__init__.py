@@ -8,8 +8,8 @@
 * :mod:`~tomkit.fuzz.prove.facts`: the same activation as per-processor facts (voter
   visible, which voters the voter and the latest message follow), which proves;
 * :mod:`~tomkit.fuzz.prove.symmetry`: renaming processors (violation pinned on
-  processor 0, the others sorted) for rules that read no rank, split queries for those
-  that do;
+  processor 0, the others sorted) for rules that read no rank, split queries and
+  rank-respecting reductions for those that do;
 * :mod:`~tomkit.fuzz.prove.solve`: the queries (agreement, stability, internal and
   external stability), returning plain-data witnesses.
 

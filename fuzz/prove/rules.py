@@ -105,12 +105,14 @@ def _interpretable(rule: Rule, n: int, delta: int | None) -> str | None:
 def prove_rule(name: str, rule: Rule, n: int, delta: int | None, k: int = 3,
                props: tuple[str, ...] = QUERIES, crashes: bool = True,
                method: str = "auto", timeout: float | None = None,
-               minimal: bool = True, encoding: str = "facts") -> Outcome:
+               minimal: bool = True, encoding: str = "facts",
+               rank_symmetry: bool = True) -> Outcome:
     """Decide ``props`` for one (n, delta); the first counterexample found is replayed
     concretely, shrunk and attached. With ``minimal``, Z3's counterexample has the
     fewest messages, then the fewest causal edges (``fuzz/prove/minimal.py``); without,
     it is the solver's first model, shrunk greedily. ``encoding``: see
-    ``solve.ENCODINGS`` (both give the same verdicts and counterexamples)."""
+    ``solve.ENCODINGS`` (both give the same verdicts and counterexamples);
+    ``rank_symmetry``: see ``solve.prove``."""
     t0 = time.perf_counter()
     note = ""
     if method in ("auto", "z3"):
@@ -130,7 +132,7 @@ def prove_rule(name: str, rule: Rule, n: int, delta: int | None, k: int = 3,
                 out.per_property[p] = ("implied", 0.0)  # a special case of agreement
                 continue
             r = prove(fn, n, k, p, timeout=timeout, crashes=crashes, minimal=minimal,
-                      encoding=encoding)
+                      encoding=encoding, rank_symmetry=rank_symmetry)
             out.per_property[p] = (r.status, r.seconds)
             if r.status == "counterexample":
                 assert r.witness is not None

@@ -49,7 +49,15 @@ from tomkit.fuzz.prove.facts import (
 )
 from tomkit.fuzz.prove.minimal import minimize
 from tomkit.fuzz.prove.symbolic import SymOutcome, Z3RuleView, outcome_of
-from tomkit.fuzz.prove.symmetry import facts_keys, pinned_query, rank_free, sorted_by, split_query
+from tomkit.fuzz.prove.symmetry import (
+    facts_keys,
+    pinned_query,
+    rank_blind_last,
+    rank_free,
+    rank_free_lead,
+    sorted_by,
+    split_query,
+)
 
 __all__ = ["ENCODINGS", "ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
 
@@ -200,7 +208,8 @@ def _witness(prop: str, m: z3.ModelRef, g: SymbolicDag, views: list[SymbolicView
 
 def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
           timeout: float | None = None, crashes: bool = True,
-          minimal: bool = True, encoding: str = "facts") -> ProofResult:
+          minimal: bool = True, encoding: str = "facts",
+          rank_symmetry: bool = True) -> ProofResult:
     """Decide ``prop`` (one of :data:`QUERIES`) for the rule on n processors with at
     most k messages per processor, with (``crashes``) or without Crash(q) events.
 
@@ -208,7 +217,10 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
     TypeError when the rule is outside the vocabulary (see ``symbolic.py``). With
     ``minimal``, a witness has the fewest messages, then the fewest causal edges, of any
     for this n and K (``minimal.py``; its sizes in ``stats["sizes"]``). ``encoding``:
-    one of :data:`ENCODINGS`; both give the same answers and witnesses."""
+    one of :data:`ENCODINGS`; both give the same answers and witnesses.
+    ``rank_symmetry``: for a rule that reads the rank, the reductions of
+    ``symmetry.py`` (False: only the split by slot, issue 19's first version, kept as
+    the benchmark's baseline)."""
     if prop not in QUERIES:
         raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
     if encoding not in ENCODINGS:
@@ -217,7 +229,7 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
     t0 = time.perf_counter()
     stats: dict[str, Any] = {"encoding": encoding}
     if encoding == "facts":
-        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats)
+        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats, rank_symmetry)
         if r == z3.unsat:
             return ProofResult(prop, "proved", time.perf_counter() - t0, stats=stats)
         if r == z3.unknown:
@@ -274,31 +286,51 @@ def _facts_encoding(rule_fn: RuleFn, n: int) -> tuple[Any, ...]:
 
 
 def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
-                 timeout: float | None, stats: dict[str, Any]) -> tuple[Any, str]:
+                 timeout: float | None, stats: dict[str, Any],
+                 rank_symmetry: bool = True) -> tuple[Any, str]:
     """The query on facts.py's encoding: unsat proves it (any K); sat may be spurious."""
     g, v1, v2, r1, r2, o1, o2 = _facts_encoding(rule_fn, n)
-    query = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
-             + facts_bounded(g, v1, v2, k))
+    base = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
+            + facts_bounded(g, v1, v2, k))
     if not crashes:
-        query += [z3.Not(c) for c in v1.crash + v2.crash]
+        base += [z3.Not(c) for c in v1.crash + v2.crash]
+    within = facts_nested(v1, v2)
+    l1, l2 = rank_free_lead(o1), rank_free_lead(o2)
     if rank_free([r1, r2]):
         # symmetry.py: the violation is pinned on processor 0, the others sorted
-        query += pinned_query(prop, v1, v2, o1, o2, facts_nested(v1, v2))
-        query += sorted_by(facts_keys(g, [v1, v2])[1:])
+        parts = [base + pinned_query(prop, v1, v2, o1, o2, within)
+                 + sorted_by(facts_keys(g, [v1, v2])[1:])]
         stats["symmetry"] = True
+    elif not rank_symmetry:
+        parts = split_query(prop, v1, v2, o1, o2, base + _query(prop, g, v1, v2, o1, o2,
+                                                                within))
+    elif l1 is not None and l2 is not None:
+        # symmetry.py: where both views fire the rule's rank-free leading clauses, pin
+        # and sort as above; the rest (a view fires a later clause) split by slot
+        parts = [base + pinned_query(prop, v1, v2, l1, l2, within)
+                 + sorted_by(facts_keys(g, [v1, v2])[1:])]
+        swap = prop == "agreement"
+        rest = [z3.Not(l1.fired)] if swap else [z3.Not(z3.And(l1.fired, l2.fired))]
+        full = base + _query(prop, g, v1, v2, o1, o2, within) + rest
+        full += rank_blind_last([v1, v2], facts_keys(g, [v1, v2]))
+        parts += split_query(prop, v1, v2, o1, o2, full, swapped=swap)
+        stats["symmetry"] = "lead"
     else:
-        t0 = time.perf_counter()
-        full = query + _query(prop, g, v1, v2, o1, o2, facts_nested(v1, v2))
-        for part in split_query(prop, v1, v2, o1, o2, full):
-            left = None if timeout is None else timeout - (time.perf_counter() - t0)
-            if left is not None and left <= 0:
-                return z3.unknown, "timeout"
-            r, _, reason = _check(part, left)
-            if r != z3.unsat:
-                break
-        stats["facts"] = str(r)
-        return r, reason
-    r, _, reason = _check(query, timeout)
+        # symmetry.py: the rank-blind processors last, sorted; split by slot
+        full = (base + _query(prop, g, v1, v2, o1, o2, within)
+                + rank_blind_last([v1, v2], facts_keys(g, [v1, v2])))
+        parts = split_query(prop, v1, v2, o1, o2, full)
+    t0 = time.perf_counter()
+    r, reason = z3.unsat, ""
+    for part in parts:
+        left = None if timeout is None else timeout - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            return z3.unknown, "timeout"
+        t1 = time.perf_counter()
+        r, _, reason = _check(part, left)
+        stats.setdefault("parts", []).append(round(time.perf_counter() - t1, 2))
+        if r != z3.unsat:
+            break
     stats["facts"] = str(r)
     return r, reason
 

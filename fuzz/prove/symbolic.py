@@ -34,17 +34,24 @@ from typing import Any
 
 import z3
 
-__all__ = ["Slot", "SlotSet", "Sym", "SymOutcome", "Z3RuleView", "outcome_of"]
+__all__ = ["Slot", "SlotSet", "Sym", "SymDelivery", "SymOutcome", "Z3RuleView", "first_of",
+           "outcome_of"]
 
 
 class Sym:
-    """A Z3 boolean or integer term that refuses bool() (see the module docstring)."""
+    """A Z3 boolean or integer term that refuses bool() (see the module docstring).
 
-    __slots__ = ("x",)
+    ``ranked``: the term was built from ``v.precedes`` or ``v.seen_through`` (the
+    processors' rank), directly or through any value it combines; a term built without
+    them is carried to the renamed term by any renaming of the processors
+    (``symmetry.py``'s per-clause reductions rely on this)."""
+
+    __slots__ = ("x", "ranked")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, x: Any) -> None:
+    def __init__(self, x: Any, ranked: bool = False) -> None:
         self.x = x
+        self.ranked = ranked
 
     def __bool__(self) -> bool:
         raise TypeError("a rule must not branch on a vocabulary value in Python "
@@ -53,37 +60,45 @@ class Sym:
     def __repr__(self) -> str:
         return f"Sym({self.x})"
 
+    def _with(self, x: Any, o: Any = None) -> Sym:
+        return Sym(x, self.ranked or _ranked(o))
+
     def __add__(self, o: Any) -> Sym:
-        return Sym(self.x + _int(o))
+        return self._with(self.x + _int(o), o)
 
     __radd__ = __add__
 
     def __sub__(self, o: Any) -> Sym:
-        return Sym(self.x - _int(o))
+        return self._with(self.x - _int(o), o)
 
     def __rsub__(self, o: Any) -> Sym:
-        return Sym(_int(o) - self.x)
+        return self._with(_int(o) - self.x, o)
 
     def __neg__(self) -> Sym:
-        return Sym(-self.x)
+        return self._with(-self.x)
 
     def __lt__(self, o: Any) -> Sym:
-        return Sym(self.x < _int(o))
+        return self._with(self.x < _int(o), o)
 
     def __le__(self, o: Any) -> Sym:
-        return Sym(self.x <= _int(o))
+        return self._with(self.x <= _int(o), o)
 
     def __gt__(self, o: Any) -> Sym:
-        return Sym(self.x > _int(o))
+        return self._with(self.x > _int(o), o)
 
     def __ge__(self, o: Any) -> Sym:
-        return Sym(self.x >= _int(o))
+        return self._with(self.x >= _int(o), o)
 
     def __eq__(self, o: object) -> Sym:  # type: ignore[override]
-        return Sym(self.x == _term(o))
+        return self._with(self.x == _term(o), o)
 
     def __ne__(self, o: object) -> Sym:  # type: ignore[override]
-        return Sym(self.x != _term(o))
+        return self._with(self.x != _term(o), o)
+
+
+def _ranked(*xs: Any) -> bool:
+    """Whether any of these vocabulary values was built from the rank (see Sym)."""
+    return any(getattr(x, "ranked", False) for x in xs)
 
 
 class Slot:
@@ -109,12 +124,13 @@ class Slot:
 
 
 class SlotSet:
-    """A candidate set: one Z3 boolean per slot."""
+    """A candidate set: one Z3 boolean per slot (``ranked`` as for Sym)."""
 
-    __slots__ = ("bits",)
+    __slots__ = ("bits", "ranked")
 
-    def __init__(self, bits: Sequence[Any]) -> None:
+    def __init__(self, bits: Sequence[Any], ranked: bool = False) -> None:
         self.bits = tuple(bits)
+        self.ranked = ranked
 
     def __bool__(self) -> bool:
         raise TypeError("use v.nonempty(s)")
@@ -157,6 +173,7 @@ class SymDelivery:
     members: tuple[Any, ...]
     clause: str
     ends_activation: bool = True
+    ranked: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,13 +181,18 @@ class SymOutcome:
     """A rule's decision at one symbolic view.
 
     ``clause`` is a Z3 integer: the index in ``clauses`` of the option that fired (-1
-    when none did)."""
+    when none did). ``guards`` and ``options`` are ``v.first``'s options (guard terms
+    and deliveries), ``ranked`` per option whether its guard or delivery reads the
+    rank (``symmetry.rank_free_lead`` reads them)."""
 
     fired: Any
     members: tuple[Any, ...]
     ends: Any
     clause: Any
     clauses: tuple[str, ...]
+    guards: tuple[Any, ...] = ()
+    options: tuple[SymDelivery, ...] = ()
+    ranked: tuple[bool, ...] = ()
 
 
 class Z3RuleView:
@@ -213,8 +235,17 @@ class Z3RuleView:
             raise TypeError(f"within must be a candidate set, not {within!r}")
         return within.bits
 
-    def _pred(self, pred: Callable[[Slot], Any], i: int) -> Any:
-        return _bool(pred(Slot(i)))
+    def _quant(self, pred: Callable[[Slot], Any], within: SlotSet | None
+               ) -> tuple[list[tuple[Any, Any]], bool]:
+        """(membership, predicate) per slot, and whether any of them reads the rank."""
+        dom = self._dom(within)
+        ranked = _ranked(within)
+        out = []
+        for i, b in enumerate(dom):
+            r = pred(Slot(i))
+            ranked = ranked or _ranked(r)
+            out.append((b, _bool(r)))
+        return out, ranked
 
     @property
     def candidates(self) -> SlotSet:
@@ -229,35 +260,36 @@ class Z3RuleView:
         return Sym(self._u)
 
     def forall(self, pred: Callable[[Slot], Any], within: SlotSet | None = None) -> Sym:
-        dom = self._dom(within)
-        return Sym(z3.And([z3.Implies(b, self._pred(pred, i)) for i, b in enumerate(dom)]))
+        xs, r = self._quant(pred, within)
+        return Sym(z3.And([z3.Implies(b, p) for b, p in xs]), r)
 
     def exists(self, pred: Callable[[Slot], Any], within: SlotSet | None = None) -> Sym:
-        dom = self._dom(within)
-        return Sym(z3.Or([z3.And(b, self._pred(pred, i)) for i, b in enumerate(dom)]))
+        xs, r = self._quant(pred, within)
+        return Sym(z3.Or([z3.And(b, p) for b, p in xs]), r)
 
     def count(self, pred: Callable[[Slot], Any], within: SlotSet | None = None) -> Sym:
-        dom = self._dom(within)
-        return Sym(self._count([z3.And(b, self._pred(pred, i)) for i, b in enumerate(dom)]))
+        xs, r = self._quant(pred, within)
+        return Sym(self._count([z3.And(b, p) for b, p in xs]), r)
 
     def subset(self, pred: Callable[[Slot], Any], within: SlotSet | None = None) -> SlotSet:
-        dom = self._dom(within)
-        return SlotSet([z3.simplify(z3.And(b, self._pred(pred, i))) for i, b in enumerate(dom)])
+        xs, r = self._quant(pred, within)
+        return SlotSet([z3.simplify(z3.And(b, p)) for b, p in xs], r)
 
     def member(self, m: Slot, s: SlotSet) -> Sym:
-        return Sym(self._dom(s)[_slot(m)])
+        return Sym(self._dom(s)[_slot(m)], _ranked(s))
 
     def nonempty(self, s: SlotSet) -> Sym:
-        return Sym(z3.Or(list(self._dom(s))))
+        return Sym(z3.Or(list(self._dom(s))), _ranked(s))
 
     def distinct(self, a: Slot, b: Slot) -> Sym:
+        # a renaming keeps two slots distinct or equal: this reads no rank
         return Sym(z3.BoolVal(_slot(a) != _slot(b)))
 
     def precedes(self, a: Slot, b: Slot) -> Sym:
         # slots are processor ranks, and candidates have distinct senders, so the
         # lexicographic order of <sender, counter> ids is the slots' order
         self.rank_used = True
-        return Sym(z3.BoolVal(_slot(a) < _slot(b)))
+        return Sym(z3.BoolVal(_slot(a) < _slot(b)), True)
 
     def nvt(self, m: Slot) -> Sym:
         i = _slot(m)
@@ -281,35 +313,35 @@ class Z3RuleView:
 
     def seen_through(self, m: Slot) -> Sym:
         self.rank_used = True
-        return Sym(z3.And(list(self._seen[:_slot(m) + 1])))
+        return Sym(z3.And(list(self._seen[:_slot(m) + 1])), True)
 
     @staticmethod
     def and_(*xs: Any) -> Sym:
-        return Sym(z3.And([_bool(x) for x in xs]))
+        return Sym(z3.And([_bool(x) for x in xs]), _ranked(*xs))
 
     @staticmethod
     def or_(*xs: Any) -> Sym:
-        return Sym(z3.Or([_bool(x) for x in xs]))
+        return Sym(z3.Or([_bool(x) for x in xs]), _ranked(*xs))
 
     @staticmethod
     def not_(x: Any) -> Sym:
-        return Sym(z3.Not(_bool(x)))
+        return Sym(z3.Not(_bool(x)), _ranked(x))
 
     @staticmethod
     def implies(a: Any, b: Any) -> Sym:
-        return Sym(z3.Implies(_bool(a), _bool(b)))
+        return Sym(z3.Implies(_bool(a), _bool(b)), _ranked(a, b))
 
     @staticmethod
     def ite(c: Any, a: Any, b: Any) -> Any:
         if isinstance(a, (SymDelivery, SlotSet, Slot)) or isinstance(b, (SymDelivery, SlotSet,
                                                                           Slot)):
             raise TypeError("v.ite chooses between values; choose deliveries with v.first")
-        return Sym(z3.If(_bool(c), _term(a), _term(b)))
+        return Sym(z3.If(_bool(c), _term(a), _term(b)), _ranked(c, a, b))
 
     def deliver(self, s: SlotSet, clause: str, ends_activation: bool = True) -> SymDelivery:
         if not ends_activation:
             self.open_delivery = True
-        return SymDelivery(self._dom(s), str(clause), bool(ends_activation))
+        return SymDelivery(self._dom(s), str(clause), bool(ends_activation), _ranked(s))
 
     def first(self, *options: tuple[Any, SymDelivery]) -> SymOutcome:
         guards = []
@@ -318,17 +350,24 @@ class Z3RuleView:
                     and isinstance(opt[1], SymDelivery)):
                 raise TypeError(f"v.first takes (guard, v.deliver(...)) pairs, not {opt!r}")
             guards.append(_bool(opt[0]))
-        members = [z3.BoolVal(False)] * self.n
-        ends: Any = z3.BoolVal(False)
-        clause: Any = z3.IntVal(-1)
-        for k in range(len(options) - 1, -1, -1):
-            d = options[k][1]
-            g = guards[k]
-            members = [z3.If(g, d.members[i], members[i]) for i in range(self.n)]
-            ends = z3.If(g, z3.BoolVal(d.ends_activation), ends)
-            clause = z3.If(g, z3.IntVal(k), clause)
-        return SymOutcome(z3.Or(guards) if guards else z3.BoolVal(False),
-                          tuple(members), ends, clause, tuple(o[1].clause for o in options))
+        o = first_of(self.n, guards, [d for _, d in options])
+        return SymOutcome(o.fired, o.members, o.ends, o.clause, o.clauses, o.guards,
+                          o.options, tuple(_ranked(g) or d.ranked for g, d in options))
+
+
+def first_of(n: int, guards: Sequence[Any], deliveries: Sequence[SymDelivery]) -> SymOutcome:
+    """The delivery of the first guard that holds (``v.first`` on Z3 terms)."""
+    members = [z3.BoolVal(False)] * n
+    ends: Any = z3.BoolVal(False)
+    clause: Any = z3.IntVal(-1)
+    for k in range(len(guards) - 1, -1, -1):
+        d, g = deliveries[k], guards[k]
+        members = [z3.If(g, d.members[i], members[i]) for i in range(n)]
+        ends = z3.If(g, z3.BoolVal(d.ends_activation), ends)
+        clause = z3.If(g, z3.IntVal(k), clause)
+    return SymOutcome(z3.Or(list(guards)) if guards else z3.BoolVal(False), tuple(members),
+                      ends, clause, tuple(d.clause for d in deliveries), tuple(guards),
+                      tuple(deliveries))
 
 
 def _slot(m: Any) -> int:
@@ -345,7 +384,8 @@ def outcome_of(result: Any, n: int) -> SymOutcome:
         return SymOutcome(f, (f,) * n, f, z3.IntVal(-1), ())
     if isinstance(result, SymDelivery):
         return SymOutcome(z3.BoolVal(True), result.members,
-                          z3.BoolVal(result.ends_activation), z3.IntVal(0), (result.clause,))
+                          z3.BoolVal(result.ends_activation), z3.IntVal(0), (result.clause,),
+                          (z3.BoolVal(True),), (result,), (result.ranked,))
     if isinstance(result, SymOutcome):
         return result
     raise TypeError(f"a rule must return v.first(...), v.deliver(...) or None, not {result!r}")
