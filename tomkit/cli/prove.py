@@ -34,7 +34,7 @@ from tomkit.fuzz.prove.solve import ENCODINGS, QUERIES
 from tomkit.fuzz.prove.timestamps import PROTOCOLS, VARIANTS
 from tomkit.fuzz.prove.ts_replay import write_run
 from tomkit.fuzz.prove.ts_solve import prove_protocol
-from tomkit.model.mutants import resolve_rule
+from tomkit.model.mutants import MUTANTS, resolve_rule
 
 __all__ = ["add_parser", "run"]
 
@@ -62,9 +62,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "TOMP (004) safe by induction (docs/prove.md). Prints proved / counterexample / "
         "unknown per (n, delta), or per n.")
     s.add_argument("rule", metavar="RULE", nargs="?", default=None,
-                   help="all-ack, toto, s-toto, g-toto, gl-toto, a mutant (toto-low-delta, "
-                   "s-toto-no-internal, g-toto-no-ntail, majority) or module:function; "
-                   "leave it out with --protocol")
+                   help="all-ack, toto, s-toto, g-toto, gl-toto, a mutant "
+                   f"({', '.join(MUTANTS)}) or module:function; leave it out with "
+                   "--protocol")
     s.add_argument("--protocol", choices=(*PROTOCOLS, "qos"), default=None,
                    help="prove ABCAST or TOMP (004) instead of a delivery rule")
     s.add_argument("--variant", choices=variants, default=None,
