@@ -2,11 +2,12 @@
 
 One local[2] session for the module. The data set: every planted fault of
 traces.generate.FAULTS (with and without views), clean traces (with views, crashes,
-without deps, without sends), written as a partitioned Parquet data set and as JSON
-Lines; each engine, on the formats of PAIRS, must give check's verdict (and the same
-unknown reason) for every trace and default property. Also: bad records are reported
-with file and line, a schema mismatch fails with a clear message, and a failed run leaves
-the previous output untouched.
+without deps, without sends) and the QoS traces of tests/qos_traces.py (judged with
+their options), written as a partitioned Parquet data set and as JSON Lines; each
+engine, on the formats of PAIRS, must give check's verdict (and the same unknown reason)
+for every trace and property it decides. Also: bad records are reported with file and
+line, a schema mismatch fails with a clear message, and a failed run leaves the previous
+output untouched.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from qos_traces import OPTIONS, qos_records
 
 from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
@@ -76,6 +78,10 @@ def _records() -> dict[tuple[str, str], list[dict]]:
                 rec["seq"] = sq
             bad += [rec, {"trace": tid, "process": "q", "kind": "deliver", "msg": m}]
     parts[("clean", "badseq")] = bad
+    # and the QoS traces (real_time, packets, slots), judged with their options: the one
+    # test of the SQL engine on member-liveness, realtime-latency and rate
+    # (test_properties_qos_spark.py runs the other engines on them)
+    parts[("qos", "c")] = qos_records()
     return parts
 
 
@@ -95,7 +101,7 @@ def dataset(tmp_path_factory):
 
 
 def _reference(files: list[str]) -> tuple[dict[str, dict[str, tuple[str, str]]], set]:
-    rep = check_paths(files, select(NAMES, Options()), Options(), keep_going=True)
+    rep = check_paths(files, select(NAMES, OPTIONS), OPTIONS, keep_going=True)
     rejected = {(e.location.source, e.location.row, e.message) for e in rep.rejected}
     out = {}
     for o in rep.outcomes:
@@ -136,9 +142,13 @@ def test_scan_agrees_with_check_trace_by_trace(spark, dataset, tmp_path, engine,
     # every kind of verdict occurs, so agreement is not vacuous
     seen = {v for t in ref.values() for v, _ in t.values()}
     assert seen == {"holds", "violated", "unknown"}
+    # and each QoS property is violated by some QoS trace, held by another
+    for name in ("member-liveness", "realtime-latency", "rate"):
+        assert {ref[t][name][0] for t in ("clean", "miss", "late", "rate-max")} \
+            == {"holds", "violated"}, name
     for fmt_dir in [d for d in (pq_dir, js_dir) if d.name == fmt]:
         out = tmp_path / f"out-{fmt_dir.name}"
-        res = scan(spark, str(fmt_dir), str(out), engine=engine)
+        res = scan(spark, str(fmt_dir), str(out), engine=engine, options=OPTIONS)
         got = _scanned(spark, str(out))
         assert got == ref, fmt_dir.name
         assert res.exit_code == 1 and res.doc["verdict"] == "violated"
