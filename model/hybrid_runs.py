@@ -294,6 +294,18 @@ def fig5(dwell: float = FIG5_DWELL, source: str = "quasi-periodic", seed: int = 
                       tuple(scenarios))
 
 
+def _save(fig, path: str | Path) -> Path:
+    """Lay out, write (creating the folder) and close a figure: its path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def plot_fig5(results: Sequence[Fig5Result], path: str | Path) -> Path:
     """Figure 5 as a PNG: latency against time, one panel per source, a line per protocol,
     the scenario changes marked."""
@@ -326,12 +338,7 @@ def plot_fig5(results: Sequence[Fig5Result], path: str | Path) -> Path:
     axes[-1, 0].set_xlabel("time (s); scenario and loads of A B C D E above")
     fig.suptitle("001 Figure 5: dynamic hybrid against token-site (A) and symmetric",
                  fontsize=10)
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 def plot_fig1(rows: Sequence[Fig1Row], path: str | Path, n: int = 30) -> Path:
@@ -354,12 +361,7 @@ def plot_fig1(rows: Sequence[Fig1Row], path: str | Path, n: int = 30) -> Path:
     ax.set_ylabel("latency (ms)")
     ax.set_title(f"001 Figure 1: {n} processes, {1 / rows[0].t:g} msg/s each", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, path)
 
 
 # ---------------------------------------------------------------------------- demo
