@@ -185,3 +185,46 @@ def _integers(arr: pa.Array, name: str, target: pa.DataType) -> tuple[pa.Array, 
             v = None
         values.append(None if v is None else int(v))
     return pa.array(values, target), problems
+
+
+# --------------------------------------------------------------------------
+# Extension columns
+# --------------------------------------------------------------------------
+
+
+def _viewless(t: pa.DataType) -> pa.DataType:
+    """t with string_view and binary_view replaced by string and binary, at any depth."""
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(t.index_type, _viewless(t.value_type), t.ordered)
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_viewless(t.value_type)), t.list_size)
+    for test, make in ((pa.types.is_list, pa.list_), (pa.types.is_large_list, pa.large_list),
+                       (pa.types.is_list_view, pa.list_view),
+                       (pa.types.is_large_list_view, pa.large_list_view)):
+        if test(t):
+            return make(t.value_field.with_type(_viewless(t.value_type)))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_viewless(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_viewless(t.key_type)),
+                       t.item_field.with_type(_viewless(t.item_type)), t.keys_sorted)
+    return t
+
+
+def carried(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """An extension column as the readers carry it: its values, with the view string
+    kinds in their plain form (Arrow has no take or filter for views, and a reader that
+    drops a bad row takes the others)."""
+    t = _viewless(col.type)
+    if t == col.type:
+        return col
+    try:
+        return col.cast(t)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        # a cast Arrow lacks (a view inside a map, say): through Python values
+        return pa.chunked_array([pa.array(c.to_pylist(), t) for c in col.chunks], t)

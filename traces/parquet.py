@@ -52,7 +52,7 @@ from tomkit.traces.validate import (
     unify_tables,
 )
 
-from .columns import expected, is_string_kind, readable, to_format
+from .columns import carried, expected, is_string_kind, readable, to_format
 
 PARQUET_MAGIC = b"PAR1"
 ROW_GROUP_ROWS = 1 << 20
@@ -137,7 +137,7 @@ def conform(table: pa.Table, *, keep_dictionary: bool = False,
     for field in table.schema:
         if field.name not in _CORE:
             fields.append(field)
-            arrays.append(table.column(field.name))
+            arrays.append(carried(table.column(field.name)))
     fields = [pa.field(f.name, a.type, f.nullable, f.metadata) if a.type != f.type else f
               for f, a in zip(fields, arrays)]
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields)), problems
