@@ -152,9 +152,12 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         pictures: list[tuple[str, str, str]] | None = None) -> CheckReport:
     """Check ``paths`` as ``p`` says and judge its profile; with a ``pictures`` list, each
     violated property's witness is drawn into it as (trace, property, SVG), the first
-    :data:`MAX_PICTURES`. Raises TraceFormatError on bad input unless ``keep_going``."""
+    :data:`MAX_PICTURES`. A directory stands for the trace files below it
+    (:func:`~tomkit.traces.reader.trace_files`). Raises TraceFormatError on bad input
+    unless ``keep_going``."""
     from tomkit.checker.engine import check_paths
     from tomkit.checker.profiles import judge
+    from tomkit.traces.reader import trace_files
 
     draw: Callable[[Any, Any], None] | None = None
     if pictures is not None:
@@ -163,7 +166,7 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         def draw(trace, result) -> None:
             if len(pictures) < MAX_PICTURES:
                 pictures.append((trace.id, result.property, witness_svg(trace, result)))
-    report = check_paths(list(paths), p.properties, p.options, keep_going=keep_going,
+    report = check_paths(trace_files(paths), p.properties, p.options, keep_going=keep_going,
                          merge=merge, progress=progress, on_violation=draw)
     return judge(report, p.chosen, p.profiles.values())
 

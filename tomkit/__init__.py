@@ -7,8 +7,9 @@ command prints; each has ``to_dict()`` for plain data:
   :class:`~tomkit.checker.engine.CheckReport`;
 * :func:`simulate` runs a protocol model in the network simulator (``tomkit simulate``):
   a :class:`~tomkit.model.sim.SimResult` with the trace's records;
-* :func:`conform` replays a recorded trace through a protocol's reference model
-  (``tomkit conform``): a :class:`~tomkit.model.conform.ProcessReport` per process;
+* :func:`conform` replays recorded traces through a protocol's reference model
+  (``tomkit conform``): a :class:`~tomkit.model.conform.ConformReport`, per trace a
+  :class:`~tomkit.model.conform.ProcessReport` per process;
 * :func:`prove` proves a ToTo-family delivery rule with Z3 for one (n, delta), or
   refutes it (``tomkit prove``): an :class:`~tomkit.fuzz.prove.rules.Outcome`.
 
@@ -24,7 +25,7 @@ command prints; each has ``to_dict()`` for plain data:
 >>> report = tomkit.check(path, liveness=True)
 >>> report.to_dict()["verdict"], report.exit_code()
 ('holds', 0)
->>> all(not r.differences for r in tomkit.conform(run.records, "tomp").values())
+>>> tomkit.conform(run.records, "tomp").conforms
 True
 >>> bad = tomkit.simulate("tomp", n=4, messages=200, rate=500, seed=1, variant="raise-all")
 >>> tomkit.write(os.path.join(folder, "bad.jsonl"), bad.records)
@@ -49,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tomkit.checker.engine import CheckReport
     from tomkit.fuzz.prove.rules import Outcome
-    from tomkit.model.conform import ProcessReport
+    from tomkit.model.conform import ConformReport
     from tomkit.model.sim import SimResult
 
 __version__ = "0.1.0"
@@ -156,16 +157,21 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
 
 
 def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
-            **options: Any) -> dict[str, ProcessReport]:
-    """Replay one trace (its records, or a file holding one trace) through the reference
-    model of ``protocol`` with its ``options``; a report per process."""
-    from tomkit.model.conform import replay
+            **options: Any) -> ConformReport:
+    """Replay the traces in ``records`` (records, or a trace file) through the reference
+    model of ``protocol`` with its ``options``, as ``tomkit conform`` does: a report per
+    trace and process, with ``to_dict()`` (``--format json``) and ``exit_code()``.
+
+    Raises :class:`~tomkit.traces.errors.TraceFormatError` on a bad file,
+    :class:`~tomkit.model.process.ReplayError` on a trace the model cannot replay,
+    ValueError for an option the protocol does not take (exit code 2)."""
+    from tomkit.model.conform import conform_traces
 
     if isinstance(records, (str, os.PathLike)):
         from tomkit.traces.reader import read_records
 
         records = read_records(records)
-    return replay(records, protocol, options)
+    return conform_traces(records, protocol, options)
 
 
 def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outcome:

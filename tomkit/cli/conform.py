@@ -34,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tomkit.model.conform import ReplayError, replay
+    from tomkit.model.conform import ReplayError, conform_traces
     from tomkit.model.protocols import protocol
     from tomkit.traces.errors import TraceFormatError
     from tomkit.traces.reader import read_records
@@ -44,37 +44,25 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit conform: {e}", file=sys.stderr)
         return 2
-    traces: dict[str, list[dict]] = {}
+    records: list[dict] = []
     try:
         for path in args.files:
-            for r in read_records(path):
-                traces.setdefault(r["trace"], []).append(r)
+            records.extend(read_records(path))
     except TraceFormatError as e:
         print(f"tomkit conform: bad input: {e}", file=sys.stderr)
         return 2
-    out: dict[str, dict] = {}
-    differs = False
-    for tid, recs in traces.items():
-        try:
-            reports = replay(recs, args.protocol, options)
-        except ReplayError as e:
-            print(f"tomkit conform: trace {tid}: {e}", file=sys.stderr)
-            return 2
-        out[tid] = reports
-        differs |= any(r.differences for r in reports.values())
+    try:
+        report = conform_traces(records, args.protocol, options)
+    except ReplayError as e:
+        print(f"tomkit conform: {e}", file=sys.stderr)
+        return 2
     if args.format == "json":
-        doc = {tid: {p: {"implementation": r.implementation, "model": r.model,
-                         "later_than_model": r.later_than_model,
-                         "differences": [{"kind": d.kind, "msg": d.msg, "index": d.index,
-                                          "event": d.event, "explanation": d.explanation}
-                                         for d in r.differences]}
-                     for p, r in reps.items()} for tid, reps in out.items()}
-        print(json.dumps({"protocol": args.protocol, "options": options,
-                          "conforms": not differs, "traces": doc}, indent=1))
+        print(json.dumps(report.to_dict(), indent=1))
     else:
         given = "".join(f", {k} {v}" for k, v in options.items())
-        print(f"tomkit conform: protocol {args.protocol}{given}; {len(out)} trace(s)")
-        for tid, reps in out.items():
+        print(f"tomkit conform: protocol {args.protocol}{given}; {len(report.traces)} "
+              "trace(s)")
+        for tid, reps in report.traces.items():
             for p, r in reps.items():
                 state = "conforms" if not r.differences else \
                     f"{len(r.differences)} difference(s)"
@@ -82,5 +70,5 @@ def run(args: argparse.Namespace) -> int:
                       f"{len(r.model)}; {state}; {r.later_than_model} later than the model")
                 if r.differences:
                     print(f"    first: {r.differences[0].kind}: {r.differences[0].explanation}")
-        print("verdict: " + ("differs from the model" if differs else "conforms"))
-    return 1 if differs else 0
+        print("verdict: " + ("conforms" if report.conforms else "differs from the model"))
+    return report.exit_code()

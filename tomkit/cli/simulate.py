@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import Any
 
@@ -191,6 +192,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         output_format(args.out)
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):  # found now, not after the simulation
+            raise ValueError(f"--out {args.out}: the folder {folder} does not exist")
+        if args.messages < 1:
+            raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
+                             "without messages has no trace to write")
         cfg = config_from_args(args)
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
