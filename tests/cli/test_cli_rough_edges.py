@@ -77,13 +77,22 @@ def test_simulate_refuses_a_run_it_cannot_make(capsys, tmp_path, argv, said):
     assert "nan" not in stdout
 
 
-def test_simulate_refuses_an_output_folder_that_does_not_exist_before_simulating(
+def test_simulate_makes_the_output_folder_as_sample_does(capsys, tmp_path):
+    out = tmp_path / "new" / "run.jsonl"
+    code, stdout, err = run(capsys, "simulate", "--n", "3", "--messages", "5", "-q",
+                            "--out", out)
+    assert code == 0, err
+    assert out.exists() and "wrote" in stdout
+
+
+def test_simulate_refuses_an_output_folder_it_cannot_make_before_simulating(
         capsys, tmp_path):
-    out = tmp_path / "missing" / "run.jsonl"
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "run.jsonl"  # a folder below a file
     code, stdout, err = run(capsys, "simulate", "--n", "3", "--messages", "5",
                             "--out", out)
     line = _one_line_error(err, "tomkit simulate: --out ")
-    assert code == 2 and f"the folder {tmp_path / 'missing'} does not exist" in line
+    assert code == 2 and f"cannot make the folder {tmp_path / 'file'}" in line
     assert "simulated" not in stdout
 
 
@@ -138,3 +147,70 @@ def test_conform_report_is_one_shape_in_the_api_and_the_command(capsys, tmp_path
     assert one.processes()["p1"].differences == []
     # check, prove and conform reports all give plain data
     assert json.dumps(one.to_dict())
+
+
+# --------------------------------------------------------------------------
+# tomkit check: option values and output folders, refused before checking
+
+
+@pytest.fixture
+def one_trace(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write_records(path, clean_trace("a", seed=1))
+    return path
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--latency-bound", "-1"], "--latency-bound must be positive, got -1.0"),
+    (["--latency-bound", "nan"], "--latency-bound must be positive, got nan"),
+    (["--latency-bound", "0"], "--latency-bound must be positive, got 0.0"),
+    (["--rate-max", "-1"], "--rate-max must be >= 0, got -1"),
+    (["--rate-avg", "-2", "--rate-window", "2"], "--rate-avg must be >= 0, got -2"),
+    (["-p", ""], "--property '' names no property"),
+    (["-p", ",,"], "--property ',,' names no property"),
+])
+def test_check_refuses_an_option_value_by_flag(capsys, one_trace, argv, said):
+    code, out, err = run(capsys, "check", one_trace, *argv)
+    line = _one_line_error(err, "tomkit check: ")
+    assert code == 2 and said in line and out == ""
+
+
+@pytest.mark.parametrize("flag", ["--draw", "--html", "--plot-latency"])
+def test_check_refuses_an_output_it_cannot_write_before_checking(capsys, tmp_path,
+                                                                  one_trace, flag):
+    (tmp_path / "f").write_text("")
+    target = tmp_path / "f" / ("pics" if flag == "--draw" else "x.out")
+    code, out, err = run(capsys, "check", one_trace, flag, target)
+    line = _one_line_error(err, f"tomkit check: {flag} {target}: cannot make the folder")
+    assert code == 2 and out == "" and line
+
+
+def test_check_makes_the_folder_of_an_html_report(capsys, tmp_path, one_trace):
+    target = tmp_path / "new" / "report.html"
+    code, _, err = run(capsys, "check", one_trace, "--html", target, "-q")
+    assert code == 0, err
+    assert "<html" in target.read_text().lower()
+
+
+# --------------------------------------------------------------------------
+# tomkit prove --timeout, tomkit conform DIR
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_prove_refuses_a_timeout_that_is_not_positive(capsys, value):
+    code, out, err = run(capsys, "prove", "toto", "--n", "3", "--timeout", value)
+    line = _one_line_error(err, "tomkit prove: --timeout must be a positive number")
+    assert code == 2 and out == "" and line
+
+
+def test_conform_reads_the_trace_files_of_a_folder(capsys, tmp_path):
+    import tomkit
+
+    data = tmp_path / "runs"
+    data.mkdir()
+    for s in (1, 2):
+        run_ = tomkit.simulate("tomp", n=3, messages=8, seed=s, trace_id=f"r{s}")
+        write_records(data / f"r{s}.jsonl", run_.records)
+    code, out, err = run(capsys, "conform", data, "--protocol", "tomp", "--format", "json")
+    assert code == 0, err
+    assert sorted(json.loads(out)["traces"]) == ["r1", "r2"]

@@ -24,7 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "trace) through the reference model of --protocol. Exit 0: every process delivers "
         "as the model would (or later); 1: some delivery differs (order, set, or earlier "
         "than the model allows); 2: bad input, or a trace the model cannot replay.")
-    f.add_argument("files", nargs="+", metavar="TRACE")
+    f.add_argument("files", nargs="+", metavar="TRACE",
+                   help="trace files, or folders of them (as tomkit check reads them)")
     add_protocol_arguments(f, required=True)
     f.add_argument("--format", choices=["text", "json"], default="text")
     f.set_defaults(func=run)
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.model.conform import ReplayError, conform_traces
     from tomkit.model.protocols import protocol
     from tomkit.traces.errors import TraceFormatError
-    from tomkit.traces.reader import read_records
+    from tomkit.traces.reader import read_records, trace_files
 
     try:
         options = protocol_options(args, protocol(args.protocol))
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     records: list[dict] = []
     try:
-        for path in args.files:
+        for path in trace_files(args.files):  # a folder: the trace files below it
             records.extend(read_records(path))
     except TraceFormatError as e:
         print(f"tomkit conform: bad input: {e}", file=sys.stderr)

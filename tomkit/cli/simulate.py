@@ -192,9 +192,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         output_format(args.out)
+        # made now (as sample and generate make theirs), so that a folder that cannot be
+        # is found before the simulation, not after
         folder = os.path.dirname(os.path.abspath(args.out))
-        if not os.path.isdir(folder):  # found now, not after the simulation
-            raise ValueError(f"--out {args.out}: the folder {folder} does not exist")
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"--out {args.out}: cannot make the folder {folder}: "
+                             f"{e.strerror}") from None
         if args.messages < 1:
             raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
                              "without messages has no trace to write")
