@@ -71,17 +71,33 @@ def property_options(*, latency_bound: float | None = None,
                      rate_window: int | None = None, scope: str = "uniform",
                      cli: bool = False) -> Options:
     """The checker's :class:`~tomkit.checker.properties.Options`, after the checks every
-    caller shares: an average rate needs its window; the slot, the window and the
-    real-time bound are positive. UsageError names the setting (as a flag when ``cli``)."""
+    caller shares: an average rate needs its window; the slot, the window and both
+    latency bounds are positive, the rates not negative. UsageError names the setting (as
+    a flag when ``cli``); TypeError a setting of the wrong type (from the Python API)."""
     from tomkit.checker.properties import Options
 
+    numbers = {"latency_bound": latency_bound, "realtime_bound": realtime_bound,
+               "slot": slot}
+    counts = {"rate_max": rate_max, "rate_avg": rate_avg, "rate_window": rate_window}
+    for key, value in numbers.items():
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, (int, float))):
+            raise TypeError(f"{_name(key, cli)} must be a number of seconds, got "
+                            f"{type(value).__name__} {value!r}")
+    for key, value in counts.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{_name(key, cli)} must be an int, got "
+                            f"{type(value).__name__} {value!r}")
     if rate_avg is not None and rate_window is None:
         raise UsageError(f"{_name('rate_avg', cli)} needs {_name('rate_window', cli)} K "
                          "(slots)")
     for key, value in (("slot", slot), ("rate_window", rate_window),
-                       ("realtime_bound", realtime_bound)):
-        if value is not None and not value > 0:
-            raise UsageError(f"{_name(key, cli)} must be positive")
+                       ("realtime_bound", realtime_bound), ("latency_bound", latency_bound)):
+        if value is not None and not value > 0:  # NaN too
+            raise UsageError(f"{_name(key, cli)} must be positive, got {value}")
+    for key, value in (("rate_max", rate_max), ("rate_avg", rate_avg)):
+        if value is not None and value < 0:
+            raise UsageError(f"{_name(key, cli)} must be >= 0, got {value}")
     return Options(latency_bound=latency_bound, scope=scope, realtime_bound=realtime_bound,
                    slot=slot, rate_max=rate_max, rate_avg=rate_avg, rate_window=rate_window)
 
@@ -122,6 +138,9 @@ def plan(options: Options, *, properties: Sequence[str] | None = None,
 
     profiles = builtin()
     names = [n for item in properties or [] for n in item.split(",") if n]
+    if properties and not names:
+        raise UsageError(f"{'--property' if cli else 'properties'} "
+                         f"{', '.join(map(repr, properties))} names no property")
     chosen = None
     if guarantee is not None and guarantee_file is not None:
         raise UsageError(f"give {_name('guarantee', cli)} or {_name('guarantee_file', cli)}, "
@@ -152,9 +171,12 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         pictures: list[tuple[str, str, str]] | None = None) -> CheckReport:
     """Check ``paths`` as ``p`` says and judge its profile; with a ``pictures`` list, each
     violated property's witness is drawn into it as (trace, property, SVG), the first
-    :data:`MAX_PICTURES`. Raises TraceFormatError on bad input unless ``keep_going``."""
+    :data:`MAX_PICTURES`. A directory stands for the trace files below it
+    (:func:`~tomkit.traces.reader.trace_files`). Raises TraceFormatError on bad input
+    unless ``keep_going``."""
     from tomkit.checker.engine import check_paths
     from tomkit.checker.profiles import judge
+    from tomkit.traces.reader import trace_files
 
     draw: Callable[[Any, Any], None] | None = None
     if pictures is not None:
@@ -163,9 +185,29 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         def draw(trace, result) -> None:
             if len(pictures) < MAX_PICTURES:
                 pictures.append((trace.id, result.property, witness_svg(trace, result)))
-    report = check_paths(list(paths), p.properties, p.options, keep_going=keep_going,
+    report = check_paths(trace_files(paths), p.properties, p.options, keep_going=keep_going,
                          merge=merge, progress=progress, on_violation=draw)
     return judge(report, p.chosen, p.profiles.values())
+
+
+def prepare_outputs(*, draw: str | os.PathLike | None = None,
+                    html: str | os.PathLike | None = None,
+                    plot_latency: str | os.PathLike | None = None,
+                    cli: bool = False) -> None:
+    """Make the folders the outputs go to before the traces are checked, so that one that
+    cannot be made is a UsageError now rather than a traceback after the check."""
+    folders = [(_name("draw", cli), draw, os.fspath(draw) if draw else None)]
+    for key, path in (("html", html), ("plot_latency", plot_latency)):
+        if path:
+            folders.append((_name(key, cli), path, os.path.dirname(os.path.abspath(path))))
+    for name, given, folder in folders:
+        if not folder:
+            continue
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"{name} {os.fspath(given)}: cannot make the folder {folder}: "
+                             f"{e.strerror}") from None
 
 
 def write_outputs(report: CheckReport, pictures: list[tuple[str, str, str]], *,

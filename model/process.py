@@ -242,11 +242,18 @@ class Protocol:
 
     def resolve(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The options with defaults filled in; ValueError naming an option the protocol
-        does not take or a value it does not allow."""
+        does not take or a value it does not allow, TypeError one of the wrong type."""
         given = dict(given or {})
         out = {}
         for o in self.options:
             v = given.pop(o.name, o.default)
+            if v is not None and o.type in (int, float, bool) and not (
+                    isinstance(v, o.type) and not (o.type is int and isinstance(v, bool))
+                    or o.type is float and isinstance(v, int) and not isinstance(v, bool)):
+                # given from Python (the command line converts with o.type); a str option
+                # may take other values from Python (a rule function for --rule)
+                raise TypeError(f"{self.name}: {o.name} must be {o.type.__name__}, got "
+                                f"{type(v).__name__} {v!r}")
             if v is not None and o.choices is not None and v not in o.choices:
                 raise ValueError(f"{self.name}: {o.flag} must be one of "
                                  f"{', '.join(map(str, o.choices))}, not {v!r}")

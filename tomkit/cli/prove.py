@@ -106,6 +106,8 @@ def _fail(msg: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.timeout is not None and not args.timeout > 0:  # NaN too
+        return _fail(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.protocol == "qos":
         return run_qos(args)
     if args.protocol is not None:
