@@ -126,3 +126,19 @@ def test_one_option_one_declaration(plugin):
     with pytest.raises(ValueError, match="declared differently"):
         register(clash)
     assert "x-other" not in properties()
+
+
+def test_a_scanned_propertys_option_is_a_flag_of_tomkit_scan(capsys):
+    from tomkit.checker.spark.options import scanned_options
+
+    scanned = Property("x-scanned", "scanned", False, check, detect, "Scanned.",
+                       options=(MAX,), scan=True)
+    assert "max_deliveries" not in scanned_options()
+    register(scanned)
+    try:
+        assert scanned_options()[-1] == "max_deliveries"
+        with pytest.raises(SystemExit):
+            main(["scan", "--help"])
+        assert "--max-deliveries N" in capsys.readouterr().out
+    finally:
+        unregister("x-scanned")
