@@ -355,6 +355,9 @@ def test_every_model_names_its_profile():
         # the profile a model names is its one list of promises (model/ cannot read it)
         assert proto.profile.startswith("model-") and proto.profile in profs, name
     assert set(want) <= set(PROTOCOLS)
+    # no model profile without its model: the profile is the promise of a protocol
+    named = {proto.profile for proto in PROTOCOLS.values()}
+    assert {n for n in profs if n.startswith("model-")} == named
     # 003's model checks what it can of every run; the paper's profile adds the rest
     assert set(profs["model-qos"].properties) < set(profs["qos"].properties)
 
