@@ -46,10 +46,12 @@ def add_option_arguments(ap: argparse.ArgumentParser,
     each saying which properties read it."""
     from tomkit.checker.properties import declared_options
 
+    g = ap.add_argument_group("property options (each property declares its own; "
+                              "docs/properties.md)")
     for name, (o, readers) in declared_options().items():
         if names is None or name in names:
-            ap.add_argument(o.flag, type=o.type, metavar=o.metavar, default=None,
-                            help=f"{o.help} [{', '.join(readers)}]")
+            g.add_argument(o.flag, type=o.type, metavar=o.metavar, default=None,
+                           help=f"{o.help} [{', '.join(readers)}]")
 
 
 def property_options(*, scope: str = "uniform", cli: bool = False,
