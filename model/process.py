@@ -24,8 +24,8 @@ Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1``
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
 one protocol: how to make its processes, the options it takes (declared here, so that the
 command line and the simulator have no per-protocol branches), the network it assumes
-(FIFO links or not, whether it tolerates losses, crashes), the trace properties it
-promises, and how a recorded trace is turned back into its processes' inputs.
+(FIFO links or not, whether it tolerates losses, crashes), the guarantee profile it
+promises (by name), and how a recorded trace is turned back into its processes' inputs.
 """
 
 from __future__ import annotations
@@ -222,8 +222,10 @@ class Protocol:
     lossy: bool = False
     #: the protocol handles crashes (Crash(q) notices); if not, runs have none
     crashes: bool = False
-    #: the trace properties (checker names) every run must satisfy
-    promises: tuple[str, ...] = ()
+    #: what every run must satisfy: the name of a guarantee profile of
+    #: ``checker/profiles/`` (``model-*.toml``), whose file is the one list of the trace
+    #: properties (model/ does not read the checker; the fuzzer and the tests do)
+    profile: str = ""
     #: every application message is eventually delivered by every correct process once
     #: the network drains (liveness after draining)
     live: bool = True

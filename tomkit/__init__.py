@@ -60,15 +60,12 @@ __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
 
 
 def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
-          liveness: bool = False, latency_bound: float | None = None,
-          realtime_bound: float | None = None, slot: float | None = None,
-          rate_max: int | None = None, rate_avg: int | None = None,
-          rate_window: int | None = None,
+          liveness: bool = False,
           keep_going: bool = False, merge: bool = False,
           progress: bool = False, scope: str | None = None,
           guarantee: str | None = None, guarantee_file: str | os.PathLike | None = None,
           draw: str | os.PathLike | None = None, html: str | os.PathLike | None = None,
-          plot_latency: str | os.PathLike | None = None) -> CheckReport:
+          plot_latency: str | os.PathLike | None = None, **options: Any) -> CheckReport:
     """Check the traces in ``paths`` (JSON Lines, plain or gzip, or Parquet) as ``tomkit
     check`` does, every option of the command under its name with underscores:
 
@@ -79,11 +76,13 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
       --list-guarantees``, or :func:`tomkit.checker.profiles.builtin`) or your own
       (``guarantee_file``, a TOML file: docs/profiles.md); the report then carries the
       table of every profile, ``report.profiles``;
-    * the properties that take options, each added when its option is given:
+    * ``options``: every option a property declares, by its name (docs/properties.md
+      lists them; a property is added when one of its options is given): today
       ``latency_bound`` (``latency``, on the local clocks ``time``); ``realtime_bound``
       (``realtime-latency``, on ``real_time``: 003's bound); ``rate_max``, ``rate_avg``
       with ``rate_window`` (slots) and ``slot`` (seconds) for ``rate`` (003's
-      reservation, on ``packet`` records): docs/qos-checking.md;
+      reservation, on ``packet`` records): docs/qos-checking.md. A name no property
+      declares is a TypeError;
     * outputs: ``draw`` (a folder: each violated property's witness as an SVG),
       ``html`` (the report as one page), ``plot_latency`` (the latency distribution as
       a PNG; checks latency too). ``report.to_dict()`` is ``--format json``;
@@ -137,10 +136,7 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
         if not isinstance(name, str):
             raise TypeError(f"properties must be names (str), got {type(name).__name__} "
                             f"{name!r}")
-    options = property_options(latency_bound=latency_bound, realtime_bound=realtime_bound,
-                               slot=slot, rate_max=rate_max, rate_avg=rate_avg,
-                               rate_window=rate_window)
-    todo = plan(options, properties=properties, liveness=liveness,
+    todo = plan(property_options(**options), properties=properties, liveness=liveness,
                 latency=plot_latency is not None, scope=scope, guarantee=guarantee,
                 guarantee_file=guarantee_file)
     prepare_outputs(draw=draw, html=html, plot_latency=plot_latency)

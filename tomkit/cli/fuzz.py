@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
+    from tomkit.checker.properties import properties
     from tomkit.traces.writer import write_records
 
     os.makedirs(out_dir, exist_ok=True)
@@ -94,10 +95,11 @@ def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
     if os.path.exists(run_path):
         os.remove(run_path)
     write_records(run_path, found.records)
-    # end-of-run failures are judged by flag or by name: 003's liveness (the qos fuzzer's
-    # oracle, fuzz/qos_check.py) is the checker's member-liveness
-    flag = {"liveness": " --liveness", "qos-liveness": " -p member-liveness"}.get(
-        found.kind, "")
+    # a failure is a property of the registry: a default one is checked anyway, an
+    # end-of-run one with --liveness, any other by name (003's member-liveness)
+    prop = properties().get(found.kind)
+    flag = ("" if prop is None or prop.default else " --liveness" if prop.liveness
+            else f" -p {prop.name}")
     print(f"the {'shrunk ' if shrunk else ''}run, as a trace: {run_path} "
           f"(tomkit check{flag} rejects it)")
     return run_path
