@@ -64,7 +64,9 @@ def slot_of(e: Ev, slot_length: float | None) -> int | None:
     return math.ceil(e.time / slot_length - EPS) - 1
 
 
-def _problem(options: Options) -> str | None:
+def problem(options: Options) -> str | None:
+    """What makes the options unfit to judge the rate (None: nothing): the engines word
+    an unknown verdict alike with it."""
     if options.rate_max is None and options.rate_avg is None:
         return NO_RESERVATION
     if options.slot is not None and not options.slot > 0:
@@ -81,9 +83,9 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                for p, evs in trace.events.items()}
     total = sum(len(v) for v in packets.values())
     details: dict = {"packets": total}
-    problem = _problem(options)
-    if problem:
-        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=problem, details=details)
+    unfit = problem(options)
+    if unfit:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=unfit, details=details)
     if not total:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_PACKETS)
     unplaced = 0
@@ -136,8 +138,8 @@ def _slots(c: Chunk, rows: np.ndarray, options: Options) -> np.ndarray:
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
     counted = (c.kind == PACKET) & ~c.unreserved
-    has = c._per_trace_any(counted)
-    if not has.any() or _problem(options):
+    has = c.per_trace_any(counted)
+    if not has.any() or problem(options):
         return verdicts(c, np.zeros(c.ntr, bool), np.ones(c.ntr, bool))
     rows = np.flatnonzero(counted)
     s = _slots(c, rows, options)
@@ -178,7 +180,7 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 def reason(options: Options) -> str:
     """Why a trace the detection calls UNKNOWN is unknown: the options' problem, else
     no packets (the same for every trace of a run, so every engine words it alike)."""
-    return _problem(options) or NO_PACKETS
+    return problem(options) or NO_PACKETS
 
 
 def _reason(c: Chunk, ti: int, options: Options) -> str:

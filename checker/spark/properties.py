@@ -332,7 +332,7 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
         (code(c("rt_over") & c("rt_measured"), ~c("rt_measured")) if bound is not None
          else code(unknown=F.lit(True))).alias("realtime-latency"),
         (code(c("rate_bad") & c("has_packet"), ~c("has_packet"), c("rate_unplaced"))
-         if rate._problem(options) is None else code(unknown=F.lit(True))).alias("rate"),
+         if rate.problem(options) is None else code(unknown=F.lit(True))).alias("rate"),
     )
     return Decided(codes.localCheckpoint(), f, bad_seq, e)
 
