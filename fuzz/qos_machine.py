@@ -63,10 +63,10 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
     proto = get_protocol(protocol)
     # the adversary's moves are model/events.py's: a protocol refuses what it cannot honour
     proto.refuse(("crash", "join", "leave", "recover"), " (the timed machine plays them)")
-    opts = proto.resolve(options)
     if proto.timing is None:
         raise ValueError(f"{protocol} runs on no timed network")
-    timing = proto.timing(opts)
+    opts = proto.resolve(options)
+    timing = proto.timing(opts)  # type: ignore[attr-defined]
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
     if max_crashes is None:

@@ -30,17 +30,16 @@ Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1``
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
 one protocol: how to make its processes, the options it takes (declared here, so that the
 command line and the simulator have no per-protocol branches), the network it assumes
-(FIFO links or not, whether it tolerates losses), what it needs from its environment (its
-capabilities: the membership events it honours, a membership service, a timed network),
-the trace properties it promises, and how a recorded trace is turned back into its
-processes' inputs.
+(FIFO links or not, whether it tolerates losses, crashes), the trace properties it
+promises, and how a recorded trace is turned back into its processes' inputs.
 
-Capabilities are declared, never probed: the simulator (``model/sim.py``), the Hypothesis
-machines (``fuzz/process_machine.py``, ``fuzz/qos_machine.py``) and the replayer
-(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service` and
-:attr:`Protocol.timing` and call the hooks these name; an event a protocol does not
-honour is refused before anything runs (:meth:`Protocol.refuse`, one line naming the
-protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
+What a protocol needs from its environment, its capabilities (the membership events it
+honours, a membership service, a timed network), is declared on it too, never probed:
+the simulator (``model/sim.py``), the Hypothesis machines (``fuzz/process_machine.py``,
+``fuzz/qos_machine.py``) and the replayer (``model/conform.py``) read
+:attr:`Protocol.events`, :attr:`Protocol.service` and :attr:`Protocol.timing` and call
+the hooks these name; an event a protocol does not honour is refused before anything
+runs (:meth:`Protocol.refuse`, one line naming the protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
 """
 
 from __future__ import annotations
@@ -338,8 +337,7 @@ class Protocol:
     fifo: bool = True
     #: the protocol tolerates lost packets that are retransmitted later (and duplicates)
     lossy: bool = False
-    #: the protocol handles crashes (the same as ``"crash"`` in :attr:`events`, which
-    #: it fills in; kept for the declarations that say so)
+    #: the protocol handles crashes (Crash(q) notices); if not, runs have none
     crashes: bool = False
     #: the trace properties (checker names) every run must satisfy
     promises: tuple[str, ...] = ()
@@ -354,7 +352,8 @@ class Protocol:
     variants: Mapping[str, str] = field(default_factory=dict)
     # ---- capabilities: what it needs from its environment (module docstring)
     #: the membership events (``model/events.py``) its runs may have; the drivers refuse
-    #: the others. Without a :attr:`service`, join, leave and recover go to the
+    #: the others. ``crashes=True`` is the older way to say ``"crash"`` (each fills in
+    #: the other). Without a :attr:`service`, join, leave and recover go to the
     #: processes, which are then :class:`Member` s; crash stops a process and tells the
     #: others Crash(q) (000 section 5)
     events: frozenset[str] = frozenset()

@@ -65,8 +65,8 @@ def slot_of(e: Ev, slot_length: float | None) -> int | None:
 
 
 def problem(options: Options) -> str | None:
-    """What makes the options unfit to judge the rate (None: nothing): the engines word
-    an unknown verdict alike with it."""
+    """What keeps the options from judging a rate (no reservation, a bad slot or window),
+    or None."""
     if options.rate_max is None and options.rate_avg is None:
         return NO_RESERVATION
     if options.slot is not None and not options.slot > 0:
@@ -83,9 +83,9 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                for p, evs in trace.events.items()}
     total = sum(len(v) for v in packets.values())
     details: dict = {"packets": total}
-    unfit = problem(options)
-    if unfit:
-        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=unfit, details=details)
+    why = problem(options)
+    if why:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=why, details=details)
     if not total:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_PACKETS)
     unplaced = 0

@@ -690,5 +690,5 @@ def protocol() -> Protocol:
     return Protocol(
         name="abcast", title="ABCAST (Skeen; Birman and Joseph), as 004 section 2 restates "
         "it", make=make(AbcastProcess), options=options(VARIANTS), fifo=True, lossy=False,
-        promises=PROMISES, replay=replay, summary=summary,
+        crashes=False, promises=PROMISES, replay=replay, summary=summary,
         describe=describe, variants=VARIANTS)

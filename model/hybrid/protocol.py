@@ -242,7 +242,6 @@ def describe(stats: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
 def protocols() -> list[Protocol]:
     """hybrid, token-site, symmetric: one machine, three configurations."""
     return [Protocol(name=name, title=title, make=make(name), options=_options(name),
-                     fifo=True, lossy=False, events=frozenset({"crash"}), promises=PROMISES,
-                     live=True, replay=replay, summary=summary, describe=describe,
-                     variants=VARIANTS)
+                     fifo=True, lossy=False, crashes=True, promises=PROMISES, live=True,
+                     replay=replay, summary=summary, describe=describe, variants=VARIANTS)
             for name, (title, _) in CONFIGS.items()]

@@ -34,6 +34,11 @@ def params(opts: Mapping[str, Any]) -> QosParams:
                      literal_join=opts.get("variant") == "literal-join")
 
 
+#: the membership events of model/events.py it honours, through its processes (Members:
+#: 003 has no agreed membership, and assumes no partitions)
+EVENTS = frozenset({"crash", "recover", "join", "leave"})
+
+
 def make(names: Sequence[str], opts: Mapping[str, Any], rate: float) -> list[QosProcess]:
     p = params(opts)
     return [QosProcess(i, names, p) for i in range(len(names))]
@@ -107,7 +112,7 @@ def _nonneg(text: str) -> float:
 
 
 def protocol() -> Protocol:
-    return Protocol(
+    return Protocol(events=EVENTS,
         name="qos", title="QoS-preserving totally ordered multicast (Bar-Joseph, Keidar, "
         "Anker, Lynch; 003 section 3): slots, FEC, constant latency bounds",
         make=make,
@@ -129,6 +134,5 @@ def protocol() -> Protocol:
             Option("variant", str, None, "a broken variant: " + "; ".join(
                 f"{k}: {v}" for k, v in VARIANTS.items()), choices=tuple(VARIANTS)),
         ),
-        fifo=True, lossy=False, promises=PROMISES, live=False,
-        summary=summary, describe=describe, variants=VARIANTS,
-        events=frozenset({"crash", "join", "leave", "recover"}), timing=timing)
+        fifo=True, lossy=False, crashes=True, promises=PROMISES, live=False,
+        summary=summary, describe=describe, variants=VARIANTS, timing=timing)

@@ -615,6 +615,6 @@ def protocols() -> list[Protocol]:
         "gl-toto": "GL-ToTo (Johnson, Maugis; 002 section 5)",
     }
     return [Protocol(name=r, title=titles[r], make=make(r), options=OPTIONS, fifo=False,
-                     lossy=True, events=frozenset({"crash"}), promises=PROMISES,
-                     replay=replay, summary=summary, describe=describe)
+                     lossy=True, crashes=True, promises=PROMISES, replay=replay,
+                     summary=summary, describe=describe)
             for r in RULES]
