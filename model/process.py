@@ -14,17 +14,26 @@ it runs. Its inputs, each given the process's local clock ``now`` (seconds):
   (000 section 5's Crash(q));
 * :meth:`Process.on_view`: the membership service installs a new view.
 
+Each returns an :class:`Output`: the packets to send (:class:`Transmit`), the receptions
+and deliveries to log (:class:`Logged`, each with the extension fields the trace carries
+for it), the causal deps of an application send, and a timer request. No I/O, no clock
+of its own, no randomness: everything a process knows comes through its inputs, so a run
+is a function of its inputs and a trace can be replayed.
+
 A protocol whose processes join, leave and recover by themselves (003: no agreed
 membership) implements :class:`Member` besides (``on_join``, ``on_leave``,
 ``on_recover``, ``start_outside``, ``accepting``, ``outside``); one whose processes share
 a membership service (000 section 5) gives the drivers that service, a
 :class:`MembershipService`, which they drive as its :class:`Driver`.
 
-Each returns an :class:`Output`: the packets to send (:class:`Transmit`), the receptions
-and deliveries to log (:class:`Logged`, each with the extension fields the trace carries
-for it), the causal deps of an application send, and a timer request. No I/O, no clock
-of its own, no randomness: everything a process knows comes through its inputs, so a run
-is a function of its inputs and a trace can be replayed.
+What a protocol needs from its environment, its capabilities (the membership events it
+honours, a membership service, a timed network), is declared on its :class:`Protocol`,
+never probed: the simulator (``model/sim.py``), the Hypothesis machines
+(``fuzz/process_machine.py``, ``fuzz/qos_machine.py``) and the replayer
+(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service` and
+:attr:`Protocol.timing` and call the hooks these name; an event a protocol does not
+honour is refused before anything runs (:meth:`Protocol.refuse`, one line naming the
+protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
 
 Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1`` ... in
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
@@ -32,14 +41,6 @@ one protocol: how to make its processes, the options it takes (declared here, so
 command line and the simulator have no per-protocol branches), the network it assumes
 (FIFO links or not, whether it tolerates losses, crashes), the trace properties it
 promises, and how a recorded trace is turned back into its processes' inputs.
-
-What a protocol needs from its environment, its capabilities (the membership events it
-honours, a membership service, a timed network), is declared on it too, never probed:
-the simulator (``model/sim.py``), the Hypothesis machines (``fuzz/process_machine.py``,
-``fuzz/qos_machine.py``) and the replayer (``model/conform.py``) read
-:attr:`Protocol.events`, :attr:`Protocol.service` and :attr:`Protocol.timing` and call
-the hooks these name; an event a protocol does not honour is refused before anything
-runs (:meth:`Protocol.refuse`, one line naming the protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
 """
 
 from __future__ import annotations
