@@ -85,13 +85,13 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     if max_crashes is None:
         max_crashes = (n - 1) // 2 if proto.crashes else 0
     if max_crashes:
-        proto.refuse(["crash"], " (no crashes to fuzz)")
+        proto.refuse(["crash"])
     props = properties()
     safety = proto.promises
     judge_liveness = proto.live if liveness is None else liveness
     dynamic = proto.service is not None
     if spares:
-        proto.refuse(["join"], " (no spares to join)")
+        proto.refuse(["join"])  # spares join
     if scope is None:  # (module docstring)
         scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806

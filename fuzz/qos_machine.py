@@ -62,7 +62,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
     (module docstring)."""
     proto = get_protocol(protocol)
     # the adversary's moves are model/events.py's: a protocol refuses what it cannot honour
-    proto.refuse(("crash", "join", "leave", "recover"), " (the timed machine plays them)")
+    proto.refuse(("crash", "join", "leave", "recover"))
     if proto.timing is None:
         raise ValueError(f"{protocol} runs on no timed network")
     opts = proto.resolve(options)

@@ -120,8 +120,10 @@ def _refuse_events(p: Protocol, name: str, evs: list[Mapping]) -> None:
             event = "leave"
         else:
             continue
+        where = f" at record {i} of {name}" + (", a join after its crash"
+                                                if event == "recover" else "")
         try:
-            p.refuse([event], f" ({name}'s record {i}: {kind})")
+            p.refuse([event], where)
         except ValueError as e:
             raise ReplayError(str(e)) from None
 

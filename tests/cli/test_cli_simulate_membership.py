@@ -125,6 +125,13 @@ def test_a_protocol_refuses_an_event_it_cannot_honour_in_one_line(capsys, tmp_pa
     assert code == 2 and err == ("tomkit simulate: qos cannot honour partition (the "
                                  "membership events it honours: crash, recover, join, "
                                  "leave)\n")
+    # the replayer refuses a recorded event the same way
+    dyn = tmp_path / "dyn.jsonl"
+    assert run(capsys, *DYN, "--messages", "40", "--join", "p5@0.02", "--out", str(dyn))[0] == 0
+    code, _, err = run(capsys, "conform", "--protocol", "toto", str(dyn))
+    assert code == 2 and err == ("tomkit conform: trace sim: toto cannot honour join at "
+                                 "record 0 of p5 (the membership events it honours: "
+                                 "crash)\n")
     # fuzz and conform take no schedule
     with pytest.raises(SystemExit):
         main(["fuzz", "--protocol", "toto-dynamic", "--join", "p1@0.1"])
