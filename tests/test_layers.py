@@ -207,6 +207,8 @@ FOREIGN_PRIVATE = {
     "_make": "namedtuple's own API",
     "_SubParsersAction": "argparse: the type of add_subparsers()'s result, public only "
                          "under this name",
+    "_ActionsContainer": "argparse: what a parser and an argument group share, public only "
+                         "under this name",
     "_jvm": "PySpark: the JVM gateway has no public handle",
     "_jsc": "PySpark: the Java SparkContext has no public handle",
     "_ensure_initialized": "PySpark: starting the gateway before a session, no public call",
