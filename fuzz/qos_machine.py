@@ -47,7 +47,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from tomkit.checker.oracle import promised, violations
 from tomkit.fuzz.failure import ProcessFailure, RuleFailure
 from tomkit.model.net.timed import RealTimeRecorder
-from tomkit.model.process import Output
+from tomkit.model.process import Member, Output
 from tomkit.model.protocols import protocol as get_protocol
 from tomkit.model.qos.fec import within_burst_bound
 
@@ -66,6 +66,10 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
     """A RuleBasedStateMachine class over the n processes of a timed ``protocol``
     (module docstring)."""
     proto = get_protocol(protocol)
+    # the adversary's moves are model/events.py's: a protocol refuses what it cannot honour
+    proto.refuse(("crash", "join", "leave", "recover"))
+    if proto.timing is None:
+        raise ValueError(f"{protocol} runs on no timed network")
     opts = proto.resolve(options)
     # at the end of a drained run: the promised safety, then 003's liveness
     judged = (*promised(proto.profile), LIVENESS)
@@ -162,8 +166,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                     self.handle(i, self.procs[i].on_timer(x))
 
         def members(self) -> list[int]:
-            return [i for i in range(n) if self.up[i]
-                    and getattr(self.procs[i], "accepting", True)]
+            return [i for i in range(n) if self.up[i] and self.procs[i].accepting]
 
         def in_flight(self) -> list[tuple[int, int]]:
             return [k for k, q in self.links.items() if q]
@@ -185,7 +188,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             for i in range(n):
                 if down[i]:
                     self.up[i] = False
-                    self.procs[i]._reset(None)
+                    self.procs[i].start_outside()
                 else:
                     self.handle(i, self.procs[i].on_timer(self.local(i)))
 
@@ -244,8 +247,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
         @precondition(lambda self: not all(self.up))
         @rule(data=st.data(), missed=st.booleans())
         def join(self, data: st.DataObject, missed: bool) -> None:
-            """A down process joins (or recovers); with ``missed``, what was in flight to
-            it arrived just before it woke, and is lost to it."""
+            """A down process joins (down from time 0) or recovers (crashed); with
+            ``missed``, what was in flight to it arrived just before it woke, and is lost
+            to it."""
             p = data.draw(st.sampled_from([i for i in range(n) if not self.up[i]]),
                           label="joiner")
             self.do_join(p, missed)
@@ -256,8 +260,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                     if b == p:
                         q.clear()
             self.up[p] = True
-            proc = self.procs[p]
-            out = proc.on_recover(self.local(p))
+            proc: Member = self.procs[p]
+            out = (proc.on_recover(self.local(p)) if p in self.crashed
+                   else proc.on_join(self.local(p)))
             self.rec.event(p, "join", self.local(p), out.fields)
             out.fields = None
             self.last_input = self.now

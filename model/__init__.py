@@ -3,7 +3,10 @@
 The kernel, at this folder's top:
 
 * ``process``: what every protocol's process implements (the process interface) and a
-  protocol's description, with what it needs from its environment;
+  protocol's description, with what it needs from its environment (its capabilities:
+  the membership events it honours, a membership service, a timed network);
+* ``events``: the membership vocabulary, join, leave, crash, recover, partition, heal,
+  one meaning each, and the checked schedule of a run;
 * ``protocols``: every protocol by name (the registry);
 * ``sim``: the one discrete-event simulator; ``recorder``: outputs as v1 trace records;
 * ``conform``: the one replayer of recorded traces;

@@ -25,6 +25,11 @@ its index (its rank in the ToTo family, its host id in ABCAST and TOMP). Inputs 
 refuses (a message sent twice, an acknowledgement nobody waits for) make the trace
 unreplayable: :class:`~tomkit.model.process.ReplayError`, naming the process and record.
 
+Membership events: a trace's ``crash``, ``join`` and ``leave`` records are events of
+``model/events.py`` (a ``join`` after the process's own crash is its recover); a protocol
+replays only the events it honours (``Protocol.events``) and refuses a trace with any
+other, naming the protocol, the event and the record.
+
 Views: the protocol's replay says what a logged ``view`` is. The fixed-group ToTo family
 reads a view that leaves q out as Crash(q) (and cannot replay a join: q stays Defunc);
 ``toto-dynamic`` (``model/toto/membership.py``) reads it as the configuration change of 000
@@ -40,8 +45,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tomkit.model.process import ReplayError, feed
-from tomkit.model.protocols import protocol as get_protocol
+from .process import Protocol, ReplayError, feed
+from .protocols import protocol as get_protocol
 
 __all__ = ["ConformReport", "Difference", "ProcessReport", "ReplayError", "conform_traces",
            "natural_order", "replay"]
@@ -149,6 +154,8 @@ def replay(records: Iterable[Mapping], protocol: str,
         if r["kind"] == "view":
             members.update(r["members"])
     names = natural_order(set(events) | members)
+    for name, evs in events.items():
+        _refuse_events(p, name, evs)
     inputs = p.replay(records, names, opts)
     try:
         procs = p.make(names, opts, 1.0)
@@ -156,6 +163,28 @@ def replay(records: Iterable[Mapping], protocol: str,
         raise ReplayError(str(e)) from None
     return {name: _replay_process(name, procs[i], events[name], inputs[name])
             for i, name in enumerate(names) if name in events}
+
+
+def _refuse_events(p: Protocol, name: str, evs: list[Mapping]) -> None:
+    """ReplayError for the first membership event of ``name``'s records that ``p`` does
+    not honour."""
+    crashed = False
+    for i, r in enumerate(evs):
+        kind = r["kind"]
+        if kind == "crash":
+            event, crashed = "crash", True
+        elif kind == "join":
+            event, crashed = ("recover" if crashed else "join"), False
+        elif kind == "leave":
+            event = "leave"
+        else:
+            continue
+        where = f" at record {i} of {name}" + (", a join after its crash"
+                                                if event == "recover" else "")
+        try:
+            p.refuse([event], where)
+        except ValueError as e:
+            raise ReplayError(str(e)) from None
 
 
 def _replay_process(name: str, proc: Any, evs: list[Mapping], inputs: list) -> ProcessReport:

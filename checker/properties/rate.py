@@ -145,7 +145,7 @@ def _slots(c: Chunk, rows: np.ndarray, options: Options) -> np.ndarray:
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
     counted = (c.kind == PACKET) & ~c.unreserved
-    has = c._per_trace_any(counted)
+    has = c.per_trace_any(counted)
     if not has.any() or problem(options):
         return verdicts(c, np.zeros(c.ntr, bool), np.ones(c.ntr, bool))
     rows = np.flatnonzero(counted)

@@ -61,6 +61,10 @@ Decisions on the text (besides those of model/qos/fec.py and model/qos/slots.py)
   packets).
 * The application does not send before join_OK or after leave (003 section 2's assumption):
   :attr:`QosProcess.accepting` says when it may, and the simulator's sources wait.
+
+The process is a ``Member`` (``model/process.py``): the drivers call ``on_join``,
+``on_leave``, ``on_recover`` and ``start_outside`` at the schedule's events
+(``model/events.py``).
 """
 
 from __future__ import annotations
@@ -184,6 +188,15 @@ class QosProcess:
     def accepting(self) -> bool:
         """Whether the application may multicast now (a member, not leaving)."""
         return self.status == MEMBER
+
+    @property
+    def outside(self) -> bool:
+        """Not in the group: down from time 0 or gone after its leave (or its crash)."""
+        return self.status == OUT
+
+    def start_outside(self) -> None:
+        """Down from time 0: no state, no slots, until :meth:`on_join`."""
+        self._reset(None)
 
     # ---------------------------------------------------------------------- inputs
 

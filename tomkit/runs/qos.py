@@ -132,8 +132,8 @@ def run_demo(out_dir: str, seed: int = 1) -> dict[str, Any]:
 
     os.makedirs(out_dir, exist_ok=True)
     cfg = SimConfig(protocol="qos", n=6, rate=RATE, messages=120, delay=NET, seed=seed,
-                    crashes=(("p1", 0.9),), options={
-                        **OPTIONS, "joins": "p5@0.45", "leaves": "p3@1.3", "packets": True})
+                    crashes=(("p1", 0.9),), joins=(("p5", 0.45),), leaves=(("p3", 1.3),),
+                    options={**OPTIONS, "packets": True})
     res = simulate(cfg)
     trace = os.path.join(out_dir, "qos.jsonl")
     write_records(trace, res.records)

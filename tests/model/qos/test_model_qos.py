@@ -41,11 +41,11 @@ MS = {"slot": 100.0, "max_delay": 50.0, "epsilon": 10.0, "loss": 0.0, "crash_los
 
 
 def run_ms(n, scripted, offsets, *, delay=50.0, crashes=(), options=None, link_delays=None,
-           membership=()):
+           joins=(), leaves=()):
     cfg = SimConfig(protocol="qos", n=n, messages=0, rate=1.0,
                     delay=Delay("constant", delay), options={**MS, **(options or {})},
                     scripted=scripted, clock_offsets=offsets, crashes=crashes,
-                    link_delays=link_delays or {}, membership=membership)
+                    link_delays=link_delays or {}, joins=joins, leaves=leaves)
     sim = _Sim(cfg, None)
     return sim, sim.run()
 
@@ -96,11 +96,11 @@ def test_a_packet_due_exactly_at_the_deadline_beats_the_timeout():
     assert sim.procs[2].timeouts == [] and deliveries(res.records, "p2") == ["p1.1"]
 
 
-def random_run(n, seed, *, crashes=(), options=None, messages=150, mean=0.03):
+def random_run(n, seed, *, crashes=(), options=None, messages=150, mean=0.03, **events):
     return simulate(SimConfig(protocol="qos", n=n, rate=25.0, messages=messages,
                               delay=Delay("exponential", mean), seed=seed,
                               crashes=crashes, options=options or {},
-                              packet_records=True))
+                              packet_records=True, **events))
 
 
 def test_bounds_are_never_exceeded_and_order_holds_in_random_runs():
@@ -178,7 +178,7 @@ def test_join_slot_and_nothing_before_it():
     sends = [("p0", 10.0 * k) for k in range(1, 60)] + [("p1", 7.0 + 10.0 * k)
                                                          for k in range(60)]
     sim, res = run_ms(3, sends, (0.0, 3.0, 0.0), delay=20.0,
-                      membership=(("join", "p2", 195.0),))
+                      joins=(("p2", 195.0),))
     (join,) = [r for r in res.records if r["kind"] == "join"]
     assert join["x_slot"] == 3 and join["time"] == 195.0
     assert all(sim.procs[k].active_from[2] == 3 for k in (0, 1))
@@ -198,7 +198,7 @@ def b5_run(variant):
     options = {"variant": variant} if variant else {}
     return run_ms(3, sends, (0.0, 5.0, -5.0), delay=20.0, options=options,
                   link_delays={("p1", "p2"): Delay("constant", 1.0)},
-                  membership=(("join", "p1", 195.0), ("join", "p2", 200.0)))
+                  joins=(("p1", 195.0), ("p2", 200.0)))
 
 
 def test_b5_safe_window_delivers_the_skewed_joiner():
@@ -224,7 +224,7 @@ def test_b5_literal_window_misses_the_skewed_joiner():
 def test_leave_delivers_the_leavers_messages_everywhere_and_nothing_after():
     sends = [(f"p{k % 3}", 3.0 + 7.0 * k) for k in range(90)]
     sim, res = run_ms(3, sends, (2.0, -3.0, 0.0), delay=30.0,
-                      membership=(("leave", "p1", 250.0),))
+                      leaves=(("p1", 250.0),))
     (leave,) = [r for r in res.records if r["kind"] == "leave"]
     assert leave["x_slot"] == 2
     mine = [r["msg"] for r in res.records if r["kind"] == "send" and r["process"] == "p1"]
@@ -241,7 +241,7 @@ def test_leave_delivers_the_leavers_messages_everywhere_and_nothing_after():
 
 def test_crash_and_recovery_by_rejoining():
     res = random_run(4, 11, crashes=(("p2", 0.4),),
-                     options={"recovers": "p2@0.9", "joins": "p3@0.25"}, messages=300)
+                     recovers=(("p2", 0.9),), joins=(("p3", 0.25),), messages=300)
     kinds = [(r["process"], r["kind"]) for r in res.records
              if r["kind"] in ("crash", "join", "leave")]
     assert kinds == [("p3", "join"), ("p2", "crash"), ("p2", "join")]
