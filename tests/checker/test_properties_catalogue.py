@@ -347,7 +347,7 @@ def test_model_profiles_are_what_the_models_promise():
             "gl-toto": "model-toto-family", "abcast": "model-abcast-tomp",
             "tomp": "model-abcast-tomp", "hybrid": "model-hybrid",
             "token-site": "model-hybrid", "symmetric": "model-hybrid",
-            "toto-dynamic": "model-toto-dynamic"}
+            "toto-dynamic": "model-toto-dynamic", "sequencer": "model-sequencer"}
     for name, proto in PROTOCOLS.items():
         if name in want:
             assert set(proto.promises) == set(profs[want[name]].properties), name
