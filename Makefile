@@ -11,7 +11,7 @@ APT := apt-get -o DPkg::Lock::Timeout=600
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
 # Spark and TLC need Java 17, counterexample pictures need Graphviz's dot, the HTML

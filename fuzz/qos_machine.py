@@ -21,7 +21,7 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
   simulator);
 * ``lose``: a packet in flight is lost if its link then still loses at most L of any I
   consecutive packets (``fec.within_burst_bound``); a packet sent before its sender's
-  latest crash may be lost without that bound (003 3.3), one sent after a recovery not;
+  latest crash may be lost without that bound (003 section 3.3), one sent after a recovery not;
 * ``crash`` (a minority of the processes at most), ``join`` of a process that is down
   (from time 0, or crashed: a recovery), ``join_two`` (two down processes join close
   together, as a group forms), ``leave`` of a member. A joiner may have missed what was

@@ -11,10 +11,13 @@ detector, and the switching heuristic with a 20 % threshold).
 * Figure 2: all passive; the process with the highest rate (lowest id on a tie) active;
   then, until nothing changes, every passive j (ascending id, decision A7 of the reading
   aid: the figure's "forall" has no order and the result depends on it) becomes active
-  if D(j,a) + t_j < 2 D(j,a), else takes a as its sequencer. Figure 2 prints a strict
-  "<" where section 4.3's prose says "<=" for the active case; we follow the figure (A8):
-  on the tie t_j = D(j,a) the process stays passive, which agrees with the prose's
-  passive condition read as ">=" - the two texts disagree only on the tie.
+  if D(j,a) + t_j < 2 D(j,a), else takes a as its sequencer. The two texts disagree on
+  the tie t_j = D(j,a): section 4.3's prose prints a strict ">" for the passive case
+  (and "<=" for the active one, its symbol lost in the OCR), which makes the tie
+  *active*; Figure 2's strict "<" for the active case makes it *passive*. We follow the
+  figure (A8 of the reading aid), since it is the algorithm the evaluation ran; the
+  prose's reading differs only on the tie, which a run meets only when a process's mean
+  inter-message time equals its delay to the sequencer exactly.
 * Switching (section 6.2): with D* the delay to the closest other active process and t
   the own mean inter-message time, an active process goes passive when t exceeds D* by
   more than the threshold h D* (h = 0.2, "20 % of the delay value"), a passive process
@@ -40,8 +43,9 @@ ACTIVE, PASSIVE = "active", "passive"
 
 
 def is_passive(d: float, t: float) -> bool:
-    """Section 4.3: passive iff D + t > 2D (equivalently t > D). The tie t == D is
-    passive, as Figure 2's strict "<" for the active case makes it (A8)."""
+    """Figure 2's rule: passive unless D + t < 2D (i.e. unless t < D). On the tie t == D
+    this is passive, where section 4.3's prose (passive iff D + t > 2D) would make the
+    process active; we follow the figure (A8, module docstring)."""
     return not (d + t < 2 * d)
 
 

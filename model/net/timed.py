@@ -13,13 +13,13 @@ Decisions:
 * Real and local time: the simulator's event time is real time; a process gets and
   logs its local clock ``real + offset`` (``slots.Clocks``), asks for timers in local
   time, and every record of a timed run carries ``real_time`` beside ``time``.
-* Delays above delta are clipped to delta (003 2.1's guarantee: "at most delta"). The
+* Delays above delta are clipped to delta (003 section 2.1's guarantee: "at most delta"). The
   tail of a distribution then lands on delta, which also drives runs to the bound.
   FIFO (a packet not before the link's previous one) never pushes an arrival past
   delta, since the previous one was sent earlier and arrived within delta.
 * Losses: ``fec.BurstLoss`` per link, at most L of any I consecutive packets (join
   copies included), never on a process's packets to itself. A crashing sender escapes
-  the bound (003 3.3: the network may deliver a faulty process's message to one process
+  the bound (003 section 3.3: the network may deliver a faulty process's message to one process
   and not another): at the crash, each of its packets still in flight is lost with
   probability ``crash_loss``.
 * A process whose first scheduled membership event is ``join`` is down from time 0

@@ -58,7 +58,7 @@ __all__ = [
 
 
 class _Dummy:
-    """The placeholder original of an empty slot (003 2.2: "the layer generates a dummy
+    """The placeholder original of an empty slot (003 section 2.2: "the layer generates a dummy
     message"); dropped on receipt, but its block still yields the end-of-slot marker."""
 
     def __repr__(self) -> str:
@@ -213,7 +213,7 @@ def packets_per_slot(originals: int, i: int, loss: int) -> int:
 
 
 def reserved_max(max_rate: int, i: int, loss: int) -> Fraction:
-    """The inflated per-slot reservation: max*I/(I-L) + L (003 2.2, reconstructed), and
+    """The inflated per-slot reservation: max*I/(I-L) + L (003 section 2.2, reconstructed), and
     at least 1 + L.
 
     Decision: the reconstructed formula falls short for max = 0 (found by
@@ -226,7 +226,7 @@ def reserved_max(max_rate: int, i: int, loss: int) -> Fraction:
 
 
 def reserved_avg(avg_rate: int, k: int, i: int, loss: int) -> Fraction:
-    """The inflated per-K-slots reservation: avg*I/(I-L) + K*(L+1) (003 2.2,
+    """The inflated per-K-slots reservation: avg*I/(I-L) + K*(L+1) (003 section 2.2,
     reconstructed: a slot with n originals sends at most n*I/(I-L) + L, an empty one 1+L)."""
     _check_il(i, loss)
     return Fraction(avg_rate * i, i - loss) + k * (loss + 1)
@@ -246,7 +246,7 @@ def within_burst_bound(lost: Sequence[bool], i: int, loss: int) -> bool:
 @dataclass
 class BurstLoss:
     """A loss adversary per link that loses up to L of any I consecutive messages
-    (003 2.1), never more: a message is lost with probability ``p`` when the last I-1
+    (003 section 2.1), never more: a message is lost with probability ``p`` when the last I-1
     messages of its link lost fewer than L. ``exempt`` links (e.g. a crashing sender's,
     or none) may be handled by the caller; the adversary only judges what it is asked."""
 

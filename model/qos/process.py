@@ -35,7 +35,7 @@ The ordering layer (one process, index i of the universe 0..n-1)
   usual, and exits (it delivers nothing more: B6). A receiver meeting the leave at the
   head of p's queue in p's turn stops there and expects p no more from s + 1 on.
 * Crash and recovery: a crashed process stops (the simulator); it recovers by joining
-  again with a fresh state (003 2: "recovery requires a rejoin"). The membership's
+  again with a fresh state (003 section 2: "recovery requires a rejoin"). The membership's
   Crash(q) notices are ignored: 003 detects failures by the timeout alone.
 
 Decisions on the text (besides those of model/qos/fec.py and model/qos/slots.py):
@@ -59,7 +59,7 @@ Decisions on the text (besides those of model/qos/fec.py and model/qos/slots.py)
   never lost whole, since a block has at least L + 1 packets); it restarts when k
   rejoins (k's new stream numbers blocks from 0; FIFO links bring k's join after its old
   packets).
-* The application does not send before join_OK or after leave (003 2's assumption):
+* The application does not send before join_OK or after leave (003 section 2's assumption):
   :attr:`QosProcess.accepting` says when it may, and the simulator's sources wait.
 """
 
@@ -78,7 +78,7 @@ __all__ = ["Data", "Join", "Leave", "QosParams", "QosProcess", "VARIANTS"]
 
 #: broken variants (the ``variant`` option)
 VARIANTS: dict[str, str] = {
-    "literal-join": "003 3.3's join read literally: the joiner expects every process in "
+    "literal-join": "003 section 3.3's join read literally: the joiner expects every process in "
                     "its join slot only, and misses a skewed joiner whose join it never "
                     "received (reading aid B5): a liveness violation",
 }
@@ -115,7 +115,7 @@ class QosParams:
 
 
 class Join(NamedTuple):
-    """join(p, s_j) (003 3.3), one of the 1 + L copies."""
+    """join(p, s_j) (003 section 3.3), one of the 1 + L copies."""
 
     sender: int
     slot: int
@@ -130,7 +130,7 @@ class Data(NamedTuple):
 
 
 class Leave(NamedTuple):
-    """The leave message a leaver FEC-sends in its last slot (003 3.3)."""
+    """The leave message a leaver FEC-sends in its last slot (003 section 3.3)."""
 
     sender: int
 
@@ -192,7 +192,7 @@ class QosProcess:
         self._advance(now, out)
         if self.status != MEMBER:
             raise ValueError(f"{self.name}: the application multicasts {mid!r} while "
-                             f"{self.status} (003 2: only between join_OK and leave)")
+                             f"{self.status} (003 section 2: only between join_OK and leave)")
         s = self.fec.slot
         self._count(s, 1, 0)
         self._transmit(self.fec.send(mid), out)
@@ -255,7 +255,7 @@ class QosProcess:
         return out
 
     def on_recover(self, now: float) -> Output:
-        """A crashed process comes back: its memory is gone, and it rejoins (003 2)."""
+        """A crashed process comes back: its memory is gone, and it rejoins (003 section 2)."""
         self.status = OUT
         return self.on_join(now)
 
@@ -300,7 +300,7 @@ class QosProcess:
             s = self.fec.slot
             self._transmit(self.fec.end_slot(), out)
             if self.status == LEAVING and s == self.leave_slot:
-                self.status = OUT  # 003 3.3: net_leave and exit; B6: no more deliveries
+                self.status = OUT  # 003 section 3.3: net_leave and exit; B6: no more deliveries
                 return
 
     # ---------------------------------------------------------------------- receiving

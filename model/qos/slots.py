@@ -36,7 +36,7 @@ def slot_of(local: float, slot_length: float) -> int:
 
 
 def join_slot(local: float, slot_length: float, delta: float, epsilon: float) -> int:
-    """003 2.2's join slot s_j = floor(C_p/Delta) + ceil((delta+eps)/Delta) + 1 for a
+    """003 section 2.2's join slot s_j = floor(C_p/Delta) + ceil((delta+eps)/Delta) + 1 for a
     joiner whose clock reads ``local``; asserts s_j*Delta > C_p + delta + eps (B2)."""
     s_j = slot_of(local, slot_length) + math.ceil((delta + epsilon) / slot_length) + 1
     if not s_j * slot_length > local + delta + epsilon:
@@ -55,7 +55,7 @@ def join_window(s_j: int, slot_length: float, epsilon: float, literal: bool = Fa
 @dataclass(frozen=True)
 class Clocks:
     """Per-process clock offsets: process p's clock reads real time + ``offsets[p]``,
-    each offset within [-eps/2, eps/2] (003 2.1), so two clocks differ by at most eps."""
+    each offset within [-eps/2, eps/2] (003 section 2.1), so two clocks differ by at most eps."""
 
     offsets: tuple[float, ...]
     epsilon: float
