@@ -21,11 +21,14 @@
 (* Decisions, as in the Python model and its drivers (model/sim.py,        *)
 (* fuzz/process_machine.py):                                               *)
 (*  - channels are reliable and unordered (net is a set of packets);       *)
-(*  - a crashed process's packets in transit still arrive, and Crash(q)    *)
-(*    reaches p only once no packet of q to p is in transit (a perfect     *)
-(*    failure detector with a flushed link); so even a crashed process    *)
-(*    delivers a prefix of the survivors' order, and the properties hold   *)
-(*    for every process (uniform);                                         *)
+(*  - a crashed process's packets in transit still arrive (CrashLoses =    *)
+(*    FALSE), and Crash(q) reaches p only once no packet of q to p is in   *)
+(*    transit (a perfect failure detector with a flushed link); so even a  *)
+(*    crashed process delivers a prefix of the survivors' order, and the   *)
+(*    properties hold for every process (uniform). With CrashLoses = TRUE  *)
+(*    a crash may lose them (a broadcast cut short): there the flush is    *)
+(*    what tells the new sequencer an order only some survivors saw        *)
+(*    (Sequencer_OwnOnly.tla: without it, TLC finds a violation);          *)
 (*  - a process receives its own broadcast through net like the others'.   *)
 (* Sequencer_NoFlush.tla is the broken variant whose new sequencer skips   *)
 (* the flush and numbers on from the last number it delivered.            *)
@@ -36,7 +39,8 @@ CONSTANTS
     Proc,        \* the processes, positive integers; the lowest is the first sequencer
     Senders,     \* the processes that broadcast
     PerSender,   \* how many messages each of them broadcasts
-    MaxCrashes   \* how many processes may crash
+    MaxCrashes,  \* how many processes may crash
+    CrashLoses   \* a crash may lose the crashed process's packets in transit
 
 Msg == Senders \X (1 .. PerSender)     \* <<p, i>>: the i-th message of process p
 Sender(m) == m[1]
@@ -157,11 +161,15 @@ Deliver(p) ==
         /\ UNCHANGED <<broadcast, got, num, nextSeq, numbering, flushing, reported, learned,
                        crashed, noticed, net>>
 
+(* With CrashLoses, the crash cuts q's broadcasts short: any of its        *)
+(* packets in transit may be lost.                                         *)
 Crash(q) ==
     /\ Alive(q) /\ Cardinality(crashed) < MaxCrashes
     /\ crashed' = crashed \cup {q}
+    /\ \E lost \in IF CrashLoses THEN SUBSET {pkt \in net : pkt.src = q} ELSE {{}} :
+           net' = net \ lost
     /\ UNCHANGED <<broadcast, delivered, got, num, nextSeq, numbering, flushing, reported,
-                   learned, noticed, net>>
+                   learned, noticed>>
 
 (* How a process becomes the sequencer; Sequencer_NoFlush.tla swaps it.    *)
 BecomeSequencerFlush(p) ==
@@ -258,4 +266,19 @@ UniqueNumbers ==
     /\ \A p \in Proc : \A o, o2 \in learned[p] \cup Known(p) :
            o[1] = o2[1] <=> o[2] = o2[2]
     /\ \A p \in Proc, m \in Msg : num[p][m] \in {0} \cup Seqs
+
+(* With CrashLoses the crashed processes are not protected: the old         *)
+(* sequencer may have delivered a message whose order no survivor saw (the *)
+(* protocol is not uniform there), and a survivor may wait for ever for a   *)
+(* message of a crashed sender that reached others only (BB would need the *)
+(* survivors to relay it: the configs with CrashLoses check safety only).  *)
+(* The properties among the survivors:                                      *)
+Survivors == INSTANCE TotalOrderBroadcast WITH Correct <- Proc,
+    delivered <- [p \in Proc |-> IF p \in crashed THEN <<>> ELSE delivered[p]]
+SurvivorWeakTotalOrder == Survivors!WeakTotalOrder
+SurvivorStrongTotalOrder == Survivors!StrongTotalOrder
+SurvivorGapFreeTotalOrder == Survivors!GapFreeTotalOrder
+SurvivorUniqueNumbers ==
+    \A p, q \in Proc \ crashed, m, m2 \in Msg :
+        num[p][m] # 0 /\ num[q][m2] # 0 => (num[p][m] = num[q][m2] <=> m = m2)
 =============================================================================
