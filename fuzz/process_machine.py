@@ -45,6 +45,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from tomkit.checker.oracle import promised
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
@@ -85,7 +86,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     if max_crashes and not proto.crashes:
         raise ValueError(f"{protocol} has no failure handling: no crashes to fuzz")
     props = properties()
-    safety = proto.promises
+    safety = promised(proto.profile)
     judge_liveness = proto.live if liveness is None else liveness
     dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
     if spares and not dynamic:

@@ -27,9 +27,11 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
   together, as a group forms), ``leave`` of a member. A joiner may have missed what was
   in flight to it: it arrived just before it woke (reading aid B5).
 
-The teardown drains (time runs until every slot is delivered), then checks integrity,
-total-order-weak and global-order with the checker's own properties, and 003's liveness
-(``fuzz/qos_check.py``). A failure is shrunk and reported as the process machine's
+The teardown drains (time runs until every slot is delivered), then checks, with the
+checker's own properties (``checker/oracle.py``), what the model promises (its profile,
+``model-qos``: integrity, total-order-weak, global-order) and 003's liveness under joins,
+leaves, crashes and recoveries (Definition 2.1: the checker's ``member-liveness``). A
+failure is shrunk and reported as the process machine's
 :class:`~tomkit.fuzz.failure.ProcessFailure`.
 """
 
@@ -42,7 +44,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from tomkit.fuzz import qos_check
+from tomkit.checker.oracle import promised, violations
 from tomkit.fuzz.failure import ProcessFailure, RuleFailure
 from tomkit.model.net.timed import RealTimeRecorder
 from tomkit.model.process import Output
@@ -54,6 +56,9 @@ __all__ = ["FEATURES", "timed_machine"]
 #: the adversary's optional moves; each run picks a subset (swarm testing)
 FEATURES = ("lose", "crash", "leave")
 
+#: 003's liveness (Definition 2.1: among processes correct from their latest join on)
+LIVENESS = "member-liveness"
+
 
 def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                   max_messages: int = 8, max_crashes: int | None = None,
@@ -62,6 +67,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
     (module docstring)."""
     proto = get_protocol(protocol)
     opts = proto.resolve(options)
+    # at the end of a drained run: the promised safety, then 003's liveness
+    judged = (*promised(proto.profile), LIVENESS)
     timing = proto.timing(opts)  # type: ignore[attr-defined]
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
@@ -294,10 +301,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             self.move_to(max(self.now, self.last_input + drain) + slot)
             while self.in_flight():
                 self.arrive(self.in_flight()[0])
-            for v in qos_check.safety(self.rec.records):
-                self.fail(v.kind, v.explanation)
-            for v in qos_check.liveness(self.rec.records):
-                self.fail(v.kind, v.explanation)
+            for res in violations(self.rec.records, judged):
+                self.fail(res.property, res.explanation)
 
     TimedMachine.__name__ = TimedMachine.__qualname__ = \
         f"TimedMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"

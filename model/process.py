@@ -24,8 +24,8 @@ Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1``
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
 one protocol: how to make its processes, the options it takes (declared here, so that the
 command line and the simulator have no per-protocol branches), the network it assumes
-(FIFO links or not, whether it tolerates losses, crashes), the trace properties it
-promises, and how a recorded trace is turned back into its processes' inputs.
+(FIFO links or not, whether it tolerates losses, crashes), the guarantee profile it
+promises (by name), and how a recorded trace is turned back into its processes' inputs.
 """
 
 from __future__ import annotations
@@ -222,8 +222,10 @@ class Protocol:
     lossy: bool = False
     #: the protocol handles crashes (Crash(q) notices); if not, runs have none
     crashes: bool = False
-    #: the trace properties (checker names) every run must satisfy
-    promises: tuple[str, ...] = ()
+    #: what every run must satisfy: the name of a guarantee profile of
+    #: ``checker/profiles/`` (``model-*.toml``), whose file is the one list of the trace
+    #: properties (model/ does not read the checker; the fuzzer and the tests do)
+    profile: str = ""
     #: every application message is eventually delivered by every correct process once
     #: the network drains (liveness after draining)
     live: bool = True
@@ -242,11 +244,18 @@ class Protocol:
 
     def resolve(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The options with defaults filled in; ValueError naming an option the protocol
-        does not take or a value it does not allow."""
+        does not take or a value it does not allow, TypeError one of the wrong type."""
         given = dict(given or {})
         out = {}
         for o in self.options:
             v = given.pop(o.name, o.default)
+            if v is not None and o.type in (int, float, bool) and not (
+                    isinstance(v, o.type) and not (o.type is int and isinstance(v, bool))
+                    or o.type is float and isinstance(v, int) and not isinstance(v, bool)):
+                # given from Python (the command line converts with o.type); a str option
+                # may take other values from Python (a rule function for --rule)
+                raise TypeError(f"{self.name}: {o.name} must be {o.type.__name__}, got "
+                                f"{type(v).__name__} {v!r}")
             if v is not None and o.choices is not None and v not in o.choices:
                 raise ValueError(f"{self.name}: {o.flag} must be one of "
                                  f"{', '.join(map(str, o.choices))}, not {v!r}")

@@ -194,6 +194,12 @@ class _Sim:
             raise ValueError(f"rate must be positive, got {cfg.rate}")
         if cfg.messages < 0:
             raise ValueError("messages must be >= 0")
+        # a negative spread or notice delay would run the clock backwards
+        if not (cfg.jitter >= 0 and math.isfinite(cfg.jitter)):
+            raise ValueError(f"jitter must be finite and >= 0, got {cfg.jitter}")
+        if not (cfg.detection_delay >= 0 and math.isfinite(cfg.detection_delay)):
+            raise ValueError(f"detection delay must be finite and >= 0, got "
+                             f"{cfg.detection_delay}")
         if cfg.crashes and not self.protocol.crashes:
             raise ValueError(f"{cfg.protocol} has no failure handling, so its runs have no "
                              "crashes")

@@ -22,12 +22,13 @@ from tomkit.model.process import Option
 from tomkit.model.qos.fec import packets_per_slot, reserved_max
 from tomkit.model.qos.process import VARIANTS, Data, Join, QosParams, QosProcess
 
-__all__ = ["PROMISES", "params", "protocol", "summary"]
+__all__ = ["PROFILE", "params", "protocol", "summary"]
 
 #: 003 Definition 2.1 (total order, pairwise; integrity) and global order (the key
-#: (slot, index, position) is one global sequence). Liveness is the paper's own, under
-#: joins and leaves (``fuzz/qos_check.py``), not the checker's static one.
-PROMISES = ("integrity", "total-order-weak", "global-order")
+#: (slot, index, position) is one global sequence): checker/profiles/model-qos.toml.
+#: Liveness is the paper's own, under joins and leaves (the checker's member-liveness at
+#: the end of a drained run), not the checker's static one.
+PROFILE = "model-qos"
 
 
 def params(opts: Mapping[str, Any]) -> QosParams:
@@ -139,5 +140,5 @@ def protocol() -> TimedProtocol:
             Option("variant", str, None, "a broken variant: " + "; ".join(
                 f"{k}: {v}" for k, v in VARIANTS.items()), choices=tuple(VARIANTS)),
         ),
-        fifo=True, lossy=False, crashes=True, promises=PROMISES, live=False,
+        fifo=True, lossy=False, crashes=True, profile=PROFILE, live=False,
         summary=summary, describe=describe, variants=VARIANTS, timing=timing)

@@ -18,13 +18,13 @@ from ..process import Crash, Option, Protocol, Receive, Replayed, ReplayError
 from ..process import Send as SendInput
 from .process import VARIANTS, Data, Order, Report, SequencerProcess, Takeover, parse_orders
 
-__all__ = ["PROMISES", "make", "protocol", "replay"]
+__all__ = ["PROFILE", "make", "protocol", "replay"]
 
-#: what every run must satisfy, crashes of the sequencer included (docs/sequencer.md
+#: what every run must satisfy, crashes of the sequencer included: the guarantee profile
+#: checker/profiles/model-sequencer.toml, the one list of the properties (docs/sequencer.md
 #: argues each; the checker's default scope is uniform: the drivers' crashes lose no
 #: packet, so even a crashed process delivers a prefix of the survivors' order)
-PROMISES = ("integrity", "total-order-weak", "total-order-strong", "global-order",
-            "causal-order", "fifo-order")
+PROFILE = "model-sequencer"
 
 OPTIONS = (
     Option("variant", str, None, "a broken variant, for checker and fuzzer demos: "
@@ -128,5 +128,5 @@ def protocol() -> Protocol:
         name="sequencer", title="the fixed-sequencer total-order broadcast, BB variant, "
         "with a view change on the sequencer's crash (Défago, Schiper and Urbán 2004, "
         "section 4.1)", make=make, options=OPTIONS, fifo=True, lossy=False, crashes=True,
-        promises=PROMISES, live=True, replay=replay, summary=summary, describe=describe,
+        profile=PROFILE, live=True, replay=replay, summary=summary, describe=describe,
         variants=VARIANTS)

@@ -111,10 +111,10 @@ from tomkit.model.process import (
 )
 from tomkit.model.toto.dag import DagFacts, DagView, Message
 from tomkit.model.toto.mutants import resolve_rule
-from tomkit.model.toto.process import PROMISES, AckOnly, TotoProcess, dag_sends
+from tomkit.model.toto.process import AckOnly, TotoProcess, dag_sends
 from tomkit.model.toto.rules import RULES, Params, Rule
 
-__all__ = ["NAME", "VARIANTS", "VIEW_PROMISES", "Agree", "Driver", "DynamicToto",
+__all__ = ["NAME", "VARIANTS", "PROFILE", "Agree", "Driver", "DynamicToto",
            "Membership", "Packet", "protocol"]
 
 NAME = "toto-dynamic"
@@ -129,10 +129,10 @@ VARIANTS: dict[str, str] = {
                       "differently",
 }
 
-#: what the membership layer promises on top of ToTo's order (000 section 5.1: virtual
-#: synchrony; Chockler, Keidar and Vitenberg 2001, Properties 4.1-4.2, 5.1-5.3)
-VIEW_PROMISES = ("view-agreement", "same-view-delivery", "sending-view-delivery",
-                 "virtual-synchrony")
+#: ToTo's order and what the membership layer promises on top of it (000 section 5.1:
+#: virtual synchrony; Chockler, Keidar and Vitenberg 2001, Properties 4.1-4.2, 5.1-5.3):
+#: checker/profiles/model-toto-dynamic.toml
+PROFILE = "model-toto-dynamic"
 
 
 class Packet(NamedTuple):
@@ -812,6 +812,6 @@ def protocol() -> Protocol:
     return Protocol(name=NAME, title="ToTo in a dynamic environment: the Transis membership "
                     "service and the extended ToTo (Dolev, Kramer, Malki; 000 section 5)",
                     make=make, options=OPTIONS, fifo=False, lossy=True, crashes=True,
-                    promises=PROMISES + VIEW_PROMISES, replay=replay, summary=summary,
+                    profile=PROFILE, replay=replay, summary=summary,
                     describe=describe, variants=VARIANTS)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from tomkit.fuzz import qos_check
+from tomkit.checker.oracle import promised, violations
 from tomkit.fuzz.process_machine import RuleFailure, process_machine
 from tomkit.fuzz.qos_machine import timed_machine
 from tomkit.fuzz.stateful import fuzz_protocol
@@ -33,7 +33,7 @@ def test_literal_join_is_found_and_shrunk():
         found = e.found
     else:
         raise AssertionError("the literal join went unnoticed")
-    assert found.kind == "qos-liveness" and "never delivers" in found.explanation
+    assert found.kind == "member-liveness" and "never delivers" in found.explanation
     # shrunk to the B5 core (two joins, the earlier one for a later slot and missed by
     # the other joiner, a send, its deliveries: five records on a quiet machine; the
     # shrinker stops early when it runs slowly, so the bound is loose)
@@ -42,8 +42,9 @@ def test_literal_join_is_found_and_shrunk():
     joins = [r for r in found.records if r["kind"] == "join"]
     assert any(a["x_slot"] > b["x_slot"] and a["process"] != b["process"]
                for k, a in enumerate(joins) for b in joins[k + 1:])
-    assert qos_check.liveness(found.records)  # the shrunk trace shows it again
-    assert not qos_check.safety(found.records)
+    # the shrunk trace shows it again, as tomkit check -p member-liveness would
+    assert violations(found.records, ["member-liveness"])
+    assert not violations(found.records, promised("model-qos"))
 
 
 def test_qos_survives_the_fuzzer():

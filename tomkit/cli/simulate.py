@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import Any
 
@@ -191,6 +192,17 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         output_format(args.out)
+        # made now (as sample and generate make theirs), so that a folder that cannot be
+        # is found before the simulation, not after
+        folder = os.path.dirname(os.path.abspath(args.out))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"--out {args.out}: cannot make the folder {folder}: "
+                             f"{e.strerror}") from None
+        if args.messages < 1:
+            raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
+                             "without messages has no trace to write")
         cfg = config_from_args(args)
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tomkit.checker.oracle import promised
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
@@ -22,7 +23,7 @@ from tomkit.model.sim import SimConfig, simulate
 from tomkit.traces.writer import write_records
 
 NAMES = ["p0", "p1", "p2"]
-PROMISES = protocol("sequencer").promises
+PROMISES = promised(protocol("sequencer").profile)
 
 
 def procs(variant: str | None = None) -> list[SequencerProcess]:
