@@ -25,7 +25,10 @@ The rooms, one folder each:
   ``hybrid/wire.py``, ``hybrid/switch.py``, ``hybrid/process.py``,
   ``hybrid/protocol.py``, ``hybrid/latency.py``;
 * ``qos/``: the QoS-preserving multicast (003): ``qos/fec.py``, ``qos/slots.py``,
-  ``qos/process.py``, ``qos/protocol.py``.
+  ``qos/process.py``, ``qos/protocol.py``;
+* ``sequencer/``: the classic fixed-sequencer total-order broadcast (Défago, Schiper and
+  Urbán 2004, section 4.1), with a view change on the sequencer's crash:
+  ``sequencer/process.py``, ``sequencer/protocol.py``.
 
 ``model`` imports nothing of tomkit but ``traces`` (tests/test_layers.py); this map names
 every module (tests/test_layers.py keeps it true). Experiment runners that use the models
