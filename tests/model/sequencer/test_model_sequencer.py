@@ -124,7 +124,7 @@ def test_refusals_name_the_process_and_the_input():
         p[2].on_receive(Data("a", 1), 0)
     with pytest.raises(ValueError, match="variant must be one of no-flush"):
         SequencerProcess(0, NAMES, variant="bogus")
-    with pytest.raises(ValueError, match="no membership service"):
+    with pytest.raises(ValueError, match="sequencer cannot honour join"):
         simulate(SimConfig(protocol="sequencer", n=3, messages=10, joins=(("p1", 0.1),)))
 
 
