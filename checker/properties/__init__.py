@@ -18,6 +18,7 @@ import numpy as np
 
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.result import Result
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 HOLDS, UNKNOWN, VIOLATED, EXACT = 0, 1, 2, 3
@@ -51,6 +52,10 @@ class Property:
     reason: Callable[[Chunk, int, Options], str] | None = None
     #: an order property read through properties/scope.py (uniform or correct)
     scoped: bool = False
+    #: the single-pass checker's decider (checker/stream/): the verdict on a trace its
+    #: canonical-sequence pass found clean, from what that pass knows (stream/clean.py);
+    #: None: the property needs the whole trace, and the single pass does not take it
+    stream: Callable[[Clean, Options], Result] | None = None
 
 
 def with_scope(prop: Property, scope: str) -> Property:
@@ -75,10 +80,19 @@ def with_scope(prop: Property, scope: str) -> Property:
     def detect_in(chunk: Chunk, options: Options) -> np.ndarray:
         return detect(chunk, replace(options, scope=scope))
 
+    stream_in = None
+    if prop.stream is not None:
+        stream = prop.stream
+
+        def stream_in(clean: Clean, options: Options) -> Result:
+            res = stream(clean, replace(options, scope=scope))
+            res.property = name
+            return res
+
     base = prop.name.split("@")[0]
     name = base if scope == UNIFORM else f"{base}@{scope}"
     return Property(name, prop.summary, prop.default, check_in, detect_in, prop.doc,
-                    prop.reason, True)
+                    prop.reason, True, stream_in)
 
 
 def resolve(name: str) -> Property:
@@ -105,7 +119,7 @@ def scoped(prop: Property) -> Property:
         return rescope(chunk, detect(chunk, options), options.scope, EXACT)
 
     return Property(prop.name, prop.summary, prop.default, check_scoped, detect_scoped,
-                    prop.doc, prop.reason, True)
+                    prop.doc, prop.reason, True, prop.stream)
 
 
 def _registry() -> dict[str, Property]:

@@ -1,0 +1,305 @@
+"""One trace in one pass: a canonical delivery sequence with a cursor per process.
+
+The properties of a totally ordered multicast agree on one picture of a correct run:
+every process delivers a prefix of one sequence S of distinct messages, each sent once,
+and each sender's messages appear in S in its send order. This module checks exactly
+that picture, batch by batch, with numpy:
+
+- S grows by the first delivery at each position, in the order records arrive; every
+  other delivery at position k is compared with S[k] (``feed``). A process's cursor
+  is its count of deliveries.
+- Each message's sender and send rank are recorded when its send arrives; a second
+  pointer ``vpos`` walks S and checks that each sender's messages come in rank order
+  0, 1, 2, ... (FIFO on S; it waits at a message whose send has not arrived yet).
+- The positions every process has passed, and whose sends are checked, are *retired*
+  (``_trim``): their ids leave memory (only a 64-bit hash stays, hashes.py), their
+  records leave the buffer. Memory is bounded by the lag between the fastest and the
+  slowest process, not by the trace's length.
+
+The records still held (the buffer: everything after the retired prefix) are kept
+as read, so that when the picture breaks (a repeat, a gap, an inversion, a reused
+id), the trace switches to ``SLOW``: from then on records are only buffered, and at
+its end the properties' exact checks run on the buffered records (reduced.py), whose
+retired prefix every process delivered alike. What the buffer cannot stand for sends
+the trace to ``WHOLE``, the whole-trace engine: view, join and leave records (the
+view properties and membership need them), ``seq`` (local order is not arrival order
+then), an id seen again after it retired, a process that lags behind the retired
+prefix (one that appears late). A trace that stays ``FAST`` to its end is clean
+(clean.py), and the properties' stream deciders give its verdicts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
+from .clean import Clean
+from .hashes import RetiredIds, hash_ids
+
+__all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
+
+FAST, SLOW, WHOLE = "fast", "slow", "whole"
+#: S positions held before the pass retires what every process has passed; the
+#: window then shrinks to the lag between the fastest and the slowest process
+TRIM_AT = 1 << 18
+
+
+def cumcount(keys: np.ndarray, nkeys: int) -> np.ndarray:
+    """Per row, how many earlier rows have the same key (keys in ``range(nkeys)``)."""
+    if len(keys) == 0:
+        return np.zeros(0, np.int64)
+    order = np.argsort(keys, kind="stable")
+    counts = np.bincount(keys, minlength=nkeys)
+    starts = np.cumsum(counts) - counts
+    out = np.empty(len(keys), np.int64)
+    out[order] = np.arange(len(keys), dtype=np.int64) - starts[keys[order]]
+    return out
+
+
+def _grow(a: np.ndarray, n: int, fill: int) -> np.ndarray:
+    if len(a) >= n:
+        return a
+    out = np.full(max(n, 2 * len(a)), fill, a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
+    """Indices (null -> -1) and dictionary values of a string column."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(arr.type):
+        arr = pc.dictionary_encode(arr)
+    idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return idx, arr.dictionary.to_pylist()
+
+
+class TraceState:
+    """The single pass's state of one trace (module docstring)."""
+
+    def __init__(self, trace_id: str) -> None:
+        self.id = trace_id
+        self.mode = FAST
+        self.why = ""  # why the trace left FAST, for docs and tests
+        self.events = 0
+        self.sources: dict[str, None] = {}
+        self.procs: dict[str, int] = {}
+        self.dcount = np.zeros(0, np.int64)  # deliveries so far: the cursor
+        self.scount = np.zeros(0, np.int64)  # sends so far
+        self.crashed = np.zeros(0, bool)
+        self.fifo_next = np.zeros(0, np.int64)  # per sender: its messages checked in S
+        self.soff = np.zeros(0, np.int64)  # per sender: its sends retired
+        self.last_send = np.zeros(0, np.int64)  # per sender: the code of its latest send
+        self.msgs: dict[str, int] = {}  # id -> code, for messages in the window
+        self.names: list[str] = []  # code -> id
+        self.sender = np.zeros(0, np.int32)
+        self.rank = np.zeros(0, np.int64)
+        self.spos = np.zeros(0, np.int64)
+        self.S = np.zeros(0, np.int64)  # codes of S[base:]
+        self.base = 0  # S positions below are retired
+        self.vpos = 0  # S positions below have their send and FIFO checked
+        self.retired = RetiredIds()
+        self.buffer: list[tuple[Piece, np.ndarray | None]] = []
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def feed(self, piece: Piece) -> None:
+        """The next records of this trace, in arrival order."""
+        table = piece.table
+        self.events += table.num_rows
+        self.sources[piece.source] = None
+        if self.mode == WHOLE:
+            return
+        if self.mode == SLOW:
+            self.buffer.append((piece, None))
+            return
+        kinds = kind_codes(table.column("kind"))
+        if np.isin(kinds, (VIEW, JOIN, LEAVE)).any():
+            return self._whole("view, join or leave records")
+        if table.column("seq").null_count < table.num_rows:
+            return self._whole("seq gives the local order")
+        proc = self._proc_codes(table.column("process"))
+        codes = self._msg_codes(table.column("msg"), kinds)
+        if codes is None:
+            return self._whole("a message id seen again after every process passed it")
+        self.buffer.append((piece, codes))
+        crash = kinds == CRASH
+        if crash.any():
+            self.crashed[proc[crash]] = True
+        s = kinds == SEND
+        if s.any() and not self._sends(codes[s], proc[s]):
+            return self._slow("a message id sent twice")
+        d = kinds == DELIVER
+        if d.any():
+            why = self._deliveries(codes[d], proc[d])
+            if why:
+                return self._slow(why) if why != WHOLE else None
+        if not self._validate():
+            return self._slow("a sender's messages out of send order")
+        if len(self.S) > TRIM_AT:
+            self._trim()
+
+    def _whole(self, why: str) -> None:
+        self.mode, self.why, self.buffer = WHOLE, why, []
+
+    def _slow(self, why: str) -> None:
+        self.mode, self.why = SLOW, why
+        self.buffer = [(p, None) for p, _ in self.buffer]
+
+    def _proc_codes(self, col: pa.ChunkedArray) -> np.ndarray:
+        idx, names = _dictionary(col)
+        table = np.array([self.procs.setdefault(x, len(self.procs)) for x in names], np.int64)
+        n = len(self.procs)
+        self.dcount = _grow(self.dcount, n, 0)
+        self.scount = _grow(self.scount, n, 0)
+        self.crashed = _grow(self.crashed, n, False)
+        self.fifo_next = _grow(self.fifo_next, n, 0)
+        self.soff = _grow(self.soff, n, 0)
+        self.last_send = _grow(self.last_send, n, -1)
+        return table[idx]
+
+    def _msg_codes(self, col: pa.ChunkedArray, kinds: np.ndarray) -> np.ndarray | None:
+        """Codes of the batch's message ids (-1: none; -2: retired, on a record no property
+        here reads, dropped at the next trim); None when a send or delivery names an id
+        that was retired."""
+        idx, names = _dictionary(col)
+        get = self.msgs.get
+        table = np.array([get(x, -1) for x in names], np.int64)
+        new = np.flatnonzero(table < 0)
+        if len(new) and len(self.retired):
+            hit = self.retired.contains(hash_ids([names[i] for i in new]))
+            if hit.any():
+                read = np.zeros(len(names), bool)
+                read[idx[np.isin(kinds, (SEND, DELIVER)) & (idx >= 0)]] = True
+                if read[new[hit]].any():
+                    return None
+                table[new[hit]] = -2
+                new = new[~hit]
+        if len(new):
+            fresh = [names[i] for i in new]
+            start = len(self.names)
+            table[new] = np.arange(start, start + len(new))
+            self.msgs.update(zip(fresh, range(start, start + len(new))))
+            self.names.extend(fresh)
+            n = len(self.names)
+            self.sender = _grow(self.sender, n, -1)
+            self.rank = _grow(self.rank, n, -1)
+            self.spos = _grow(self.spos, n, -1)
+        out = np.full(len(idx), -1, np.int64)
+        some = idx >= 0
+        out[some] = table[idx[some]]
+        return out
+
+    def _sends(self, cs: np.ndarray, ps: np.ndarray) -> bool:
+        if (self.sender[cs] >= 0).any() or len(np.unique(cs)) < len(cs):
+            return False
+        np_ = len(self.procs)
+        self.rank[cs] = self.scount[ps] + cumcount(ps, np_)
+        self.sender[cs] = ps
+        self.last_send[ps] = cs  # fancy assignment: the last row of each sender wins
+        self.scount[:np_] += np.bincount(ps, minlength=np_)
+        return True
+
+    def _deliveries(self, cd: np.ndarray, pd: np.ndarray) -> str:
+        np_ = len(self.procs)
+        k = self.dcount[pd] + cumcount(pd, np_)
+        self.dcount[:np_] += np.bincount(pd, minlength=np_)
+        if (k < self.base).any():
+            self._whole("a process lags behind the retired prefix")
+            return WHOLE
+        end = self.base + len(self.S)
+        new = k >= end
+        if new.any():
+            pos, first = np.unique(k[new], return_index=True)
+            added = cd[new][first]
+            if (self.spos[added] >= 0).any() or len(np.unique(added)) < len(added):
+                return "a message at two positions of the sequence (a repeat or a gap)"
+            self.spos[added] = pos
+            self.S = np.concatenate((self.S, added))
+        if (self.S[k - self.base] != cd).any():
+            return "deliveries that are not prefixes of one sequence"
+        return ""
+
+    def _validate(self) -> bool:
+        """Advance ``vpos`` over S while the sends are known: FIFO on S."""
+        seg = self.S[self.vpos - self.base:]
+        snd = self.sender[seg]
+        unknown = np.flatnonzero(snd < 0)
+        stop = int(unknown[0]) if len(unknown) else len(seg)
+        if stop == 0:
+            return True
+        seg, snd = seg[:stop], snd[:stop].astype(np.int64)
+        np_ = len(self.procs)
+        if (self.rank[seg] != self.fifo_next[snd] + cumcount(snd, np_)).any():
+            return False
+        self.fifo_next[:np_] += np.bincount(snd, minlength=np_)
+        self.vpos += stop
+        return True
+
+    def _trim(self) -> None:
+        """Retire the positions every process (but a crashed one) has passed."""
+        np_ = len(self.procs)
+        live = ~self.crashed[:np_]
+        low = int(self.dcount[:np_][live].min()) if live.any() else self.vpos
+        w = min(low, self.vpos, self.base + len(self.S) - 1)
+        # every sender keeps its latest send held, so that the held records have sends
+        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
+        last = self.last_send[:np_][self.scount[:np_] > 0]
+        at = self.spos[last]
+        if (at >= 0).any():
+            w = min(w, int(at[at >= 0].min()))
+        if w - self.base < TRIM_AT // 2:
+            return
+        gone = self.S[:w - self.base]
+        self.retired.add(hash_ids([self.names[c] for c in gone]))
+        self.soff[:np_] += np.bincount(self.sender[gone], minlength=np_)
+        self.S = self.S[w - self.base:]
+        self.base = w
+        keep = np.ones(len(self.names), bool)
+        keep[gone] = False
+        remap = np.cumsum(keep) - 1
+        self.names = [x for x, k in zip(self.names, keep) if k]
+        self.msgs = {x: i for i, x in enumerate(self.names)}
+        n = len(self.names)
+        self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
+                                        remap[np.maximum(self.last_send[:np_], 0)], -1)
+        for attr in ("sender", "rank", "spos"):
+            a = getattr(self, attr)[:len(keep)][keep]
+            setattr(self, attr, a)
+        self.S = remap[self.S]
+        assert len(self.sender) == n
+        buf = []
+        for piece, codes in self.buffer:
+            mask = (codes == -1) | ((codes >= 0) & keep[np.maximum(codes, 0)])
+            if not mask.any():
+                continue
+            if not mask.all():
+                idx = np.flatnonzero(mask)
+                piece = Piece(piece.table.take(pa.array(idx)), piece.lines[idx],
+                              piece.source, piece.fmt)
+                codes = codes[idx]
+            buf.append((piece, np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)))
+        self.buffer = buf
+
+    # ---- the end ------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """The trace's records are all read: a FAST trace with a message whose send never
+        came is left to the exact checks (unsent delivery, FIFO's skipping)."""
+        if self.mode == FAST and self.vpos < self.base + len(self.S):
+            self._slow("a delivered message with no send")
+
+    def clean(self) -> Clean:
+        names = list(self.procs)
+        np_ = len(names)
+
+        def who(mask: np.ndarray) -> frozenset[str]:
+            return frozenset(names[i] for i in np.flatnonzero(mask[:np_]))
+
+        return Clean(self.id, frozenset(names), who(self.scount > 0), who(self.dcount > 0),
+                     who(self.crashed))
+
+    def held(self) -> int:
+        """Records held in the buffer."""
+        return sum(p.table.num_rows for p, _ in self.buffer)
