@@ -159,3 +159,14 @@ def test_a_property_without_a_stream_decider_is_refused(tmp_path):
     assert not_streamed(props) == ["causal-order"]
     with pytest.raises(ValueError, match="causal-order"):
         check_stream([tmp_path / "x.jsonl"], props)
+
+
+def test_check_stream_flag_and_the_switch(tmp_path):
+    from tomkit.checker.stream.choose import long_input
+    from tomkit.cli import main
+
+    path = tmp_path / "l.parquet"
+    long_file(path, 200)
+    assert not long_input([path])  # 1,000 records: below STREAM_ROWS
+    assert main(["check", "--stream", "-q", str(path)]) == 0
+    assert main(["check", "--stream", "-q", "-p", "causal-order", str(path)]) == 2
