@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from .clean import Clean
-from .hashes import RetiredIds, hash_ids
+from .hashes import IdMap, RetiredIds, hash_ids
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
@@ -50,6 +50,12 @@ def cumcount(keys: np.ndarray, nkeys: int) -> np.ndarray:
     """Per row, how many earlier rows have the same key (keys in ``range(nkeys)``)."""
     if len(keys) == 0:
         return np.zeros(0, np.int64)
+    if nkeys <= 32:  # a few processes: one pass per key beats a sort
+        out = np.empty(len(keys), np.int64)
+        for k in range(nkeys):
+            rows = np.flatnonzero(keys == k)
+            out[rows] = np.arange(len(rows))
+        return out
     order = np.argsort(keys, kind="stable")
     counts = np.bincount(keys, minlength=nkeys)
     starts = np.cumsum(counts) - counts
@@ -66,13 +72,19 @@ def _grow(a: np.ndarray, n: int, fill: int) -> np.ndarray:
     return out
 
 
-def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
-    """Indices (null -> -1) and dictionary values of a string column."""
+def _dictionary_array(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """Indices (null -> -1) and dictionary of a string column."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
     idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return idx, arr.dictionary.to_pylist()
+    return idx, arr.dictionary
+
+
+def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
+    """Indices (null -> -1) and dictionary values of a string column."""
+    idx, values = _dictionary_array(col)
+    return idx, values.to_pylist()
 
 
 class TraceState:
@@ -91,8 +103,10 @@ class TraceState:
         self.fifo_next = np.zeros(0, np.int64)  # per sender: its messages checked in S
         self.soff = np.zeros(0, np.int64)  # per sender: its sends retired
         self.last_send = np.zeros(0, np.int64)  # per sender: the code of its latest send
-        self.msgs: dict[str, int] = {}  # id -> code, for messages in the window
-        self.names: list[str] = []  # code -> id
+        self.ids = IdMap()  # first hash -> code, for the messages in the window
+        self.nmsgs = 0  # codes given
+        self.h1 = np.zeros(0, np.uint64)  # code -> its id's two hashes (hashes.py)
+        self.h2 = np.zeros(0, np.uint64)
         self.sender = np.zeros(0, np.int32)
         self.rank = np.zeros(0, np.int64)
         self.spos = np.zeros(0, np.int64)
@@ -122,7 +136,7 @@ class TraceState:
         proc = self._proc_codes(table.column("process"))
         codes = self._msg_codes(table.column("msg"), kinds)
         if codes is None:
-            return self._whole("a message id seen again after every process passed it")
+            return self._whole("an id seen again after it retired (or two ids sharing a hash)")
         self.buffer.append((piece, codes))
         crash = kinds == CRASH
         if crash.any():
@@ -162,37 +176,53 @@ class TraceState:
     def _msg_codes(self, col: pa.ChunkedArray, kinds: np.ndarray) -> np.ndarray | None:
         """Codes of the batch's message ids (-1: none; -2: retired, on a record no property
         here reads, dropped at the next trim); None when a send or delivery names an id
-        that was retired."""
-        idx, names = _dictionary(col)
-        get = self.msgs.get
-        table = np.array([get(x, -1) for x in names], np.int64)
-        new = np.flatnonzero(table < 0)
+        that was retired, or two ids share a first hash (hashes.py)."""
+        idx, values = _dictionary_array(col)
+        used = np.zeros(len(values), bool)
+        used[idx[idx >= 0]] = True
+        at = np.flatnonzero(used)  # the dictionary's entries this batch uses
+        h1, h2 = hash_ids(values.take(pa.array(at)))
+        code = self.ids.get(h1)
+        known = code >= 0
+        if (self.h2[code[known]] != h2[known]).any():
+            return None
+        new = np.flatnonzero(~known)
         if len(new) and len(self.retired):
-            hit = self.retired.contains(hash_ids([names[i] for i in new]))
+            hit = self.retired.contains(h1[new])
             if hit.any():
-                read = np.zeros(len(names), bool)
+                read = np.zeros(len(values), bool)
                 read[idx[np.isin(kinds, (SEND, DELIVER)) & (idx >= 0)]] = True
-                if read[new[hit]].any():
+                if read[at[new[hit]]].any():
                     return None
-                table[new[hit]] = -2
+                code[new[hit]] = -2
                 new = new[~hit]
         if len(new):
-            fresh = [names[i] for i in new]
-            start = len(self.names)
-            table[new] = np.arange(start, start + len(new))
-            self.msgs.update(zip(fresh, range(start, start + len(new))))
-            self.names.extend(fresh)
-            n = len(self.names)
+            if len(np.unique(h1[new])) < len(new):
+                return None
+            start = self.nmsgs
+            self.nmsgs += len(new)
+            code[new] = np.arange(start, self.nmsgs)
+            self.ids.add(h1[new], code[new])
+            n = self.nmsgs
+            self.h1 = _grow(self.h1, n, 0)
+            self.h2 = _grow(self.h2, n, 0)
+            self.h1[start:n], self.h2[start:n] = h1[new], h2[new]
             self.sender = _grow(self.sender, n, -1)
             self.rank = _grow(self.rank, n, -1)
             self.spos = _grow(self.spos, n, -1)
+        table = np.full(len(values), -1, np.int64)
+        table[at] = code
         out = np.full(len(idx), -1, np.int64)
         some = idx >= 0
         out[some] = table[idx[some]]
         return out
 
     def _sends(self, cs: np.ndarray, ps: np.ndarray) -> bool:
-        if (self.sender[cs] >= 0).any() or len(np.unique(cs)) < len(cs):
+        if (self.sender[cs] >= 0).any():
+            return False
+        seen = np.zeros(self.nmsgs, bool)
+        seen[cs] = True
+        if int(seen.sum()) < len(cs):  # one id twice in this batch
             return False
         np_ = len(self.procs)
         self.rank[cs] = self.scount[ps] + cumcount(ps, np_)
@@ -211,11 +241,15 @@ class TraceState:
         end = self.base + len(self.S)
         new = k >= end
         if new.any():
-            pos, first = np.unique(k[new], return_index=True)
-            added = cd[new][first]
-            if (self.spos[added] >= 0).any() or len(np.unique(added)) < len(added):
+            kn, cn = k[new] - end, cd[new]
+            added = np.empty(int(kn.max()) + 1, np.int64)
+            added[kn[::-1]] = cn[::-1]  # reversed: the first row at each position wins
+            pos = np.arange(end, end + len(added))
+            if (self.spos[added] >= 0).any():
                 return "a message at two positions of the sequence (a repeat or a gap)"
             self.spos[added] = pos
+            if (self.spos[added] != pos).any():  # one message at two new positions
+                return "a message at two positions of the sequence (a repeat or a gap)"
             self.S = np.concatenate((self.S, added))
         if (self.S[k - self.base] != cd).any():
             return "deliveries that are not prefixes of one sequence"
@@ -252,23 +286,21 @@ class TraceState:
         if w - self.base < TRIM_AT // 2:
             return
         gone = self.S[:w - self.base]
-        self.retired.add(hash_ids([self.names[c] for c in gone]))
+        self.retired.add(self.h1[gone])
         self.soff[:np_] += np.bincount(self.sender[gone], minlength=np_)
         self.S = self.S[w - self.base:]
         self.base = w
-        keep = np.ones(len(self.names), bool)
+        keep = np.ones(self.nmsgs, bool)
         keep[gone] = False
         remap = np.cumsum(keep) - 1
-        self.names = [x for x, k in zip(self.names, keep) if k]
-        self.msgs = {x: i for i, x in enumerate(self.names)}
-        n = len(self.names)
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
-        for attr in ("sender", "rank", "spos"):
-            a = getattr(self, attr)[:len(keep)][keep]
-            setattr(self, attr, a)
+        for attr in ("sender", "rank", "spos", "h1", "h2"):
+            setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
+        self.nmsgs = int(keep.sum())
+        self.ids = IdMap()
+        self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
         self.S = remap[self.S]
-        assert len(self.sender) == n
         buf = []
         for piece, codes in self.buffer:
             mask = (codes == -1) | ((codes >= 0) & keep[np.maximum(codes, 0)])
