@@ -90,8 +90,10 @@ def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
 class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
-    def __init__(self, trace_id: str) -> None:
+    def __init__(self, trace_id: str, trim_at: int | None = None) -> None:
         self.id = trace_id
+        #: the window (module docstring; None: TRIM_AT as it is when a trim runs)
+        self.trim_at = trim_at
         self.mode = FAST
         self.why = ""  # why the trace left FAST, for docs and tests
         self.events = 0
@@ -151,7 +153,7 @@ class TraceState:
                 return self._slow(why) if why != WHOLE else None
         if not self._validate():
             return self._slow("a sender's messages out of send order")
-        if len(self.S) > TRIM_AT:
+        if len(self.S) > (self.trim_at or TRIM_AT):
             self._trim()
 
     def _whole(self, why: str) -> None:
@@ -283,7 +285,7 @@ class TraceState:
         at = self.spos[last]
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))
-        if w - self.base < TRIM_AT // 2:
+        if w - self.base < (self.trim_at or TRIM_AT) // 2:
             return
         gone = self.S[:w - self.base]
         self.retired.add(self.h1[gone])

@@ -40,6 +40,9 @@ __all__ = ["Watch"]
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
 STATE_VERSION = 1
+#: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
+#: that run when a trace breaks read few held records, and report within the second
+WATCH_TRIM_AT = 1 << 12
 
 
 class Watch:
@@ -53,7 +56,7 @@ class Watch:
         self.props, self.options, self.fmt = props, options, fmt
         self.state_dir, self.checkpoint_every = state_dir, checkpoint_every
         self.keep_going = keep_going
-        self.run = _Run(props, options, keep_going)
+        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT)
         self.followers = [Follower(Position(p), keep_going=keep_going) for p in self.paths]
         self.judged: set[tuple[str, str]] = set()
         self.out_path = out_path
