@@ -40,7 +40,7 @@ def make(path: Path, messages: int, processes: int, seed: int,
 
     if path.exists():
         return
-    tmp = path.with_suffix(".tmp.parquet")
+    tmp = path.with_name("tmp-" + path.name)  # the same suffix: the same format
     with TraceWriter(tmp) as w:
         for table in long_trace_tables(messages, n_processes=processes, seed=seed,
                                        swap_at=swap_at):
@@ -89,6 +89,72 @@ def measure(kind: str, path: Path, trim: int | None) -> dict:
     return fig
 
 
+def certain_line(path: Path, swap_at: int) -> int:
+    """The line of a generated JSON Lines trace that makes its planted swap certain: the
+    later of p0's early delivery at position ``swap_at`` and the first other process's
+    delivery at that position (the records before it do not show the breach)."""
+    import numpy as np
+
+    from tomkit.traces.reader import read_table
+
+    t = read_table(path)
+    proc = np.asarray(t.column("process").to_pylist())
+    deliver = np.asarray(t.column("kind").to_pylist()) == "deliver"
+    first_other = None
+    for p in np.unique(proc):
+        rows = np.flatnonzero(deliver & (proc == p))
+        if p == "p0":
+            mine = rows[swap_at]
+        elif first_other is None or rows[swap_at] < first_other:
+            first_other = rows[swap_at]
+    return int(max(mine, first_other)) + 2  # 0-based row; line 1 is the header
+
+
+def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict:
+    """Part 4 of the issue: a JSON Lines log written at ``rate`` events/s with a breach
+    after about two thirds of ``seconds``, followed by ``tomkit watch``: the time from
+    the write of the line that makes the breach certain to its verdict line."""
+    n = max(10, int(rate * seconds / (processes + 1)))
+    swap_at = n * 2 // 3
+    path = d / f"delay-{processes}x{n}-{seed}.jsonl"
+    make(path, n, processes, seed, swap_at=swap_at)
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = certain_line(path, swap_at)
+    live, out = d / "delay-live.jsonl", d / "delay-verdicts.jsonl"
+    for f in (live, out):
+        f.unlink(missing_ok=True)
+    live.write_bytes(lines[0])  # the header
+    watch = subprocess.Popen([sys.executable, "-m", "tomkit", "watch", str(live), "--out",
+                              str(out), "--format", "json", "--poll", "0.01",
+                              "--idle-exit", "2", "--summary-every", "0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(3)  # its start-up, outside the measure
+    step = max(1, rate // 100)  # a write every 10 ms
+    t_certain = seen = None
+    t0 = time.perf_counter()
+    with open(live, "ab") as f:
+        for k, i in enumerate(range(1, len(lines), step)):
+            f.write(b"".join(lines[i:i + step]))
+            f.flush()
+            if t_certain is None and i + step > at - 1:
+                t_certain = time.perf_counter()
+            if t_certain is not None and seen is None and out.exists() and out.stat().st_size:
+                seen = time.perf_counter()
+            pause = t0 + (k + 1) * 0.01 - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
+    written = time.perf_counter() - t0
+    while seen is None and time.perf_counter() - t_certain < 60:
+        if out.exists() and out.stat().st_size:
+            seen = time.perf_counter()
+        time.sleep(0.002)
+    code = watch.wait(timeout=600)
+    first = json.loads(out.read_text().splitlines()[0])
+    return {"events": len(lines) - 1, "rate": (len(lines) - 1) / written,
+            "delay": None if seen is None else seen - t_certain, "exit": code,
+            "first": f"{first['property']}: {first.get('explanation', '')}"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="single-pass checker benchmark")
     ap.add_argument("--messages", type=int, default=2_000_000)
@@ -97,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", default="out/bench-stream")
     ap.add_argument("--no-peer", action="store_true", help="skip the DuckDB peer")
     ap.add_argument("--huge", action="store_true", help="also one trace of 10^8 events")
+    ap.add_argument("--rate", type=int, default=50_000,
+                    help="events/s written to the log tomkit watch follows (delay)")
+    ap.add_argument("--seconds", type=float, default=30.0,
+                    help="how long that log is written (delay)")
     ap.add_argument("--smoke", action="store_true",
                     help="tiny sizes and a tiny window, for the test")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
@@ -106,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         child(args.child[0], args.child[1], args.trim)
         return 0
     if args.smoke:
-        args.messages, args.processes, args.trim = 3000, 4, 256
+        args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
     n, np_ = args.messages, args.processes
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -134,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         huge = d / f"long-{np_}x{m}-{args.seed}.parquet"
         make(huge, m, np_, args.seed)
         figs["huge"] = measure("stream", huge, args.trim)
+    lag = delay(d, args.rate, args.seconds, np_, args.seed)
+    print(f"  watch, {lag['events']:,} events written at {lag['rate']:,.0f}/s: first "
+          f"verdict {lag['first'][:60]}", flush=True)
+    assert lag["exit"] == 1 and lag["delay"] is not None, lag
     c = figs["clean"]
     print(f"\nsummary (ratios from this run; {events:,} events)")
     if "peer" in figs:
@@ -148,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
           "  (target <= 1.5)")
     print(f"  late breach: {', '.join(figs['late']['violated'])}; decided "
           f"{figs['late']['modes']}")
+    print(f"  delay, breach written -> reported     {lag['delay']:6.2f} s at "
+          f"{lag['rate']:,.0f} events/s (target < 1)")
     if "huge" in figs:
         h = figs["huge"]
         print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")
