@@ -43,7 +43,7 @@ __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 FAST, SLOW, WHOLE = "fast", "slow", "whole"
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
-TRIM_AT = 1 << 18
+TRIM_AT = 1 << 14
 
 
 def cumcount(keys: np.ndarray, nkeys: int) -> np.ndarray:

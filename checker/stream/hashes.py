@@ -71,16 +71,29 @@ class IdMap(_Runs):
 
 
 class RetiredIds:
-    """The first hashes of the messages that left the window."""
+    """The first hashes of the messages that left the window, in a few sorted runs."""
+
+    MAX_RUNS = 4
 
     def __init__(self) -> None:
-        self._runs = _Runs()
+        self.runs: list[np.ndarray] = []
 
     def __len__(self) -> int:
-        return len(self._runs)
+        return sum(len(r) for r in self.runs)
 
     def add(self, h1: np.ndarray) -> None:
-        self._runs.add(h1.astype(np.uint64), np.zeros(len(h1), np.int64))
+        if len(h1) == 0:
+            return
+        self.runs.append(np.sort(h1.astype(np.uint64)))
+        if len(self.runs) > self.MAX_RUNS:
+            merged = np.concatenate(self.runs)
+            self.runs = []
+            merged.sort()
+            self.runs = [merged]
 
     def contains(self, h1: np.ndarray) -> np.ndarray:
-        return self._runs.get(h1) >= 0
+        out = np.zeros(len(h1), bool)
+        for run in self.runs:
+            i = np.minimum(np.searchsorted(run, h1), len(run) - 1)
+            out |= run[i] == h1
+        return out
