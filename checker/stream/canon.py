@@ -22,8 +22,9 @@ id), the trace switches to ``SLOW``: from then on records are only buffered, and
 its end the properties' exact checks run on the buffered records (reduced.py), whose
 retired prefix every process delivered alike. What the buffer cannot stand for sends
 the trace to ``WHOLE``, the whole-trace engine: view, join and leave records (the
-view properties and membership need them), ``seq`` (local order is not arrival order
-then), an id seen again after it retired, a process that lags behind the retired
+view properties and membership need them), ``seq`` that orders a process's records
+otherwise than they arrive (a recorder's ``seq`` follows arrival: such a trace stays),
+an id seen again after it retired, a process that lags behind the retired
 prefix (one that appears late). A trace that stays ``FAST`` to its end is clean
 (clean.py), and the properties' stream deciders give its verdicts.
 """
@@ -105,6 +106,8 @@ class TraceState:
         self.fifo_next = np.zeros(0, np.int64)  # per sender: its messages checked in S
         self.soff = np.zeros(0, np.int64)  # per sender: its sends retired
         self.last_send = np.zeros(0, np.int64)  # per sender: the code of its latest send
+        self.seq_kind = np.zeros(0, np.int8)  # per process: 1 logs no seq, 2 logs seq
+        self.last_seq = np.zeros(0, np.int64)  # per process: its latest seq
         self.ids = IdMap()  # first hash -> code, for the messages in the window
         self.nmsgs = 0  # codes given
         self.h1 = np.zeros(0, np.uint64)  # code -> its id's two hashes (hashes.py)
@@ -127,15 +130,15 @@ class TraceState:
         self.sources[piece.source] = None
         if self.mode == WHOLE:
             return
+        proc = self._proc_codes(table.column("process"))
+        if not self._seq_follows_arrival(table.column("seq"), proc):
+            return self._whole("seq orders a process's records otherwise than they arrive")
         if self.mode == SLOW:
             self.buffer.append((piece, None))
             return
         kinds = kind_codes(table.column("kind"))
         if np.isin(kinds, (VIEW, JOIN, LEAVE)).any():
             return self._whole("view, join or leave records")
-        if table.column("seq").null_count < table.num_rows:
-            return self._whole("seq gives the local order")
-        proc = self._proc_codes(table.column("process"))
         codes = self._msg_codes(table.column("msg"), kinds)
         if codes is None:
             return self._whole("an id seen again after it retired (or two ids sharing a hash)")
@@ -155,6 +158,31 @@ class TraceState:
             return self._slow("a sender's messages out of send order")
         if len(self.S) > (self.trim_at or TRIM_AT):
             self._trim()
+
+    def _seq_follows_arrival(self, col: pa.ChunkedArray, proc: np.ndarray) -> bool:
+        """Whether ``seq``, where given, numbers each process's records in the order they
+        arrive (as a recorder writes them): then arrival order is the local order the
+        whole-trace engine sorts by, and the single pass may read them as they come."""
+        has = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
+        np_ = len(self.procs)
+        state = np.zeros(np_, np.int8)  # 0 unknown, 1 without seq, 2 with seq
+        state[:len(self.seq_kind)] = self.seq_kind[:np_]
+        with_seq = np.bincount(proc[has], minlength=np_) > 0
+        without = np.bincount(proc[~has], minlength=np_) > 0
+        if (with_seq & without).any() or (with_seq & (state == 1)).any() or \
+                (without & (state == 2)).any():
+            return False
+        self.seq_kind = np.where(with_seq, 2, np.where(without, 1, state)).astype(np.int8)
+        if not has.any():
+            return True
+        seq = col.fill_null(0).to_numpy().astype(np.int64)
+        self.last_seq = _grow(self.last_seq, np_, -(1 << 62))
+        for p in np.flatnonzero(with_seq):
+            mine = seq[proc == p]
+            if mine[0] <= self.last_seq[p] or (np.diff(mine) <= 0).any():
+                return False
+            self.last_seq[p] = mine[-1]
+        return True
 
     def _whole(self, why: str) -> None:
         self.mode, self.why, self.buffer = WHOLE, why, []

@@ -96,11 +96,30 @@ def near_total_order(draw):
     return out
 
 
-@given(near_total_order(), st.sampled_from([2, 4, 1 << 18]), st.booleans())
+def with_seq(records: list[dict], disorder: bool) -> list[dict]:
+    """``seq`` numbering each process's records as they come (a recorder's), or, with
+    ``disorder``, the last two of the busiest process numbered the other way round."""
+    count: dict[str, int] = {}
+    out = []
+    for r in records:
+        count[r["process"]] = count.get(r["process"], -1) + 1
+        out.append(dict(r, seq=10 * count[r["process"]]))
+    if disorder:
+        p = max(count, key=count.get)
+        mine = [r for r in out if r["process"] == p]
+        if len(mine) >= 2:
+            mine[-1]["seq"], mine[-2]["seq"] = mine[-2]["seq"], mine[-1]["seq"]
+    return out
+
+
+@given(near_total_order(), st.sampled_from([2, 4, 1 << 18]), st.booleans(),
+       st.sampled_from(["none", "arrival", "disorder"]))
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-def test_hypothesis_runs_agree(tmp_path_factory, records, trim, grouped):
+def test_hypothesis_runs_agree(tmp_path_factory, records, trim, grouped, seq):
     if not records:
         return
+    if seq != "none":
+        records = with_seq(records, seq == "disorder")
     canon.TRIM_AT, saved = trim, canon.TRIM_AT
     try:
         path = tmp_path_factory.mktemp("h") / "t.jsonl"
