@@ -91,8 +91,13 @@ def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
 class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
-    def __init__(self, trace_id: str, trim_at: int | None = None) -> None:
+    def __init__(self, trace_id: str, trim_at: int | None = None,
+                 keep_whole: bool = False) -> None:
         self.id = trace_id
+        #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
+        #: tomkit check reads them again from the files instead)
+        self.keep_whole = keep_whole
+        self.has_views = False
         #: the window (module docstring; None: TRIM_AT as it is when a trim runs)
         self.trim_at = trim_at
         self.mode = FAST
@@ -129,19 +134,24 @@ class TraceState:
         self.events += table.num_rows
         self.sources[piece.source] = None
         if self.mode == WHOLE:
+            if self.keep_whole:
+                self.buffer.append((piece, None))
             return
         proc = self._proc_codes(table.column("process"))
         if not self._seq_follows_arrival(table.column("seq"), proc):
-            return self._whole("seq orders a process's records otherwise than they arrive")
+            return self._whole("seq orders a process's records otherwise than they arrive",
+                               piece)
         if self.mode == SLOW:
             self.buffer.append((piece, None))
             return
         kinds = kind_codes(table.column("kind"))
         if np.isin(kinds, (VIEW, JOIN, LEAVE)).any():
-            return self._whole("view, join or leave records")
+            self.has_views = True
+            return self._whole("view, join or leave records", piece)
         codes = self._msg_codes(table.column("msg"), kinds)
         if codes is None:
-            return self._whole("an id seen again after it retired (or two ids sharing a hash)")
+            return self._whole("an id seen again after it retired (or two ids sharing a hash)",
+                               piece)
         self.buffer.append((piece, codes))
         crash = kinds == CRASH
         if crash.any():
@@ -184,8 +194,16 @@ class TraceState:
             self.last_seq[p] = mine[-1]
         return True
 
-    def _whole(self, why: str) -> None:
-        self.mode, self.why, self.buffer = WHOLE, why, []
+    def _whole(self, why: str, piece: Piece | None = None) -> None:
+        """Leave the trace to the whole-trace engine; ``piece``: the records that showed
+        why (the delivery step has buffered its piece already)."""
+        self.mode, self.why = WHOLE, why
+        if not self.keep_whole:
+            self.buffer = []
+            return
+        self.buffer = [(p, None) for p, _ in self.buffer]
+        if piece is not None:
+            self.buffer.append((piece, None))
 
     def _slow(self, why: str) -> None:
         self.mode, self.why = SLOW, why

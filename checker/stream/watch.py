@@ -2,9 +2,12 @@
 
 Each cycle reads what the followed files gained (follow.py), feeds it to the traces'
 states (canon.py), and prints every verdict as soon as it is certain: when a trace's
-canonical picture breaks, the exact checks run on its held records at once, and each
-property they find violated is printed, unless only a later record could settle it
-(integrity's unsent delivery: the send may still come). The witness printed then is
+canonical picture breaks, the exact checks run on its held records at once (and again,
+at most every ``RECHECK`` seconds, as it grows), and each property they find violated
+is printed, unless a later record could undo it (integrity's unsent delivery: the send
+may still come; with views, prefix order and FIFO, whose membership rules a later view
+can excuse). A trace with views is held whole here (the whole-trace engine decides it),
+and judged the same way. The witness printed then is
 the first one in the records so far; the final report, when the logs stop growing,
 is ``tomkit check``'s on the whole input, with its exit code.
 
@@ -30,7 +33,7 @@ from typing import TextIO
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
 from ..result import Verdict
-from .canon import SLOW
+from .canon import SLOW, WHOLE, TraceState
 from .driver import _Run, _whole, split
 from .follow import Follower, Position
 from .reduced import check_held
@@ -43,6 +46,11 @@ STATE_VERSION = 1
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
 #: that run when a trace breaks read few held records, and report within the second
 WATCH_TRIM_AT = 1 << 12
+#: a broken trace's exact checks run again at most this often (seconds) as it grows
+RECHECK = 1.0
+#: with views, a later view installation can excuse what these found on a prefix
+#: (prefix-order's and FIFO's membership restrictions), so they wait for the end
+UNDONE_BY_VIEWS = ("prefix-order", "fifo-order")
 
 
 class Watch:
@@ -56,7 +64,9 @@ class Watch:
         self.props, self.options, self.fmt = props, options, fmt
         self.state_dir, self.checkpoint_every = state_dir, checkpoint_every
         self.keep_going = keep_going
-        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT)
+        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True)
+        self.dirty: set[str] = set()  # broken traces with records not yet judged
+        self.checked: dict[str, float] = {}  # when each was judged last
         self.followers = [Follower(Position(p), keep_going=keep_going) for p in self.paths]
         self.judged: set[tuple[str, str]] = set()
         self.out_path = out_path
@@ -129,30 +139,37 @@ class Watch:
     def cycle(self) -> int:
         """Read what the files gained, print what became certain; the records read."""
         n = 0
-        touched: set[str] = set()
         for fol in self.followers:
             for piece in fol.read():
                 n += piece.table.num_rows
                 for tid, part in split(piece):
-                    was = self.run.states.get(tid)
-                    before = was.mode if was is not None else None
                     self.run.feed(tid, part)
-                    if self.run.states[tid].mode == SLOW and before != SLOW:
-                        touched.add(tid)
-        for tid in sorted(touched):
-            self._early(tid)
+                    st = self.run.states[tid]
+                    if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
+                        self.dirty.add(tid)
+        now = time.monotonic()
+        for tid in sorted(self.dirty):
+            st = self.run.states.get(tid)
+            if st is None:
+                self.dirty.discard(tid)
+            elif now - self.checked.get(tid, -RECHECK) >= RECHECK:
+                self._early(st)
+                self.checked[tid] = time.monotonic()
+                self.dirty.discard(tid)
         if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
             self.checkpoint()
         return n
 
-    def _early(self, tid: str) -> None:
-        """The verdicts a broken trace has already earned (module docstring)."""
-        outcome, _ = check_held(self.run.states[tid], self.props, self.options,
-                                self.keep_going)
+    def _early(self, st: TraceState) -> None:
+        """The verdicts the records so far have already earned: the exact checks on what the
+        trace holds, each violation that no later record can undo (module docstring)."""
+        outcome, _ = check_held(st, self.props, self.options, self.keep_going)
         for name, res in outcome.results.items():
             if res.verdict != Verdict.VIOLATED or res.clause == "unsent-delivery":
                 continue
-            self._emit(tid, name, res)
+            if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
+                continue
+            self._emit(st.id, name, res)
 
     def _emit(self, tid: str, name: str, res) -> None:
         if (tid, name) in self.judged:

@@ -147,3 +147,44 @@ def test_kill_9_at_random_points_loses_nothing_and_judges_nothing_twice(tmp_path
             if str(r.verdict) == "violated"}
     assert set(keys) == want
     assert code == whole.exit_code() == 1
+
+
+def test_a_trace_with_views_is_judged_while_it_grows(tmp_path):
+    recs, _ = faulty_trace("tv", "swap", seed=4, n_messages=30, views=True)
+    assert any(r["kind"] == "view" for r in recs)
+    lines = lines_of(recs)
+    path = tmp_path / "v.jsonl"
+    out = io.StringIO()
+    w = Watch([str(path)], DEFAULT, Options(), out=out)
+    path.write_text("".join(lines[:len(lines) * 3 // 4]))
+    w.cycle()
+    assert "total-order-weak violated" in out.getvalue()
+    with open(path, "a") as f:
+        f.write("".join(lines[len(lines) * 3 // 4:]))
+    w.cycle()
+    report = w.finish()
+    assert outcomes(report) == outcomes(check_paths([path], DEFAULT, Options()))
+
+
+@pytest.mark.record
+def test_record_watch_follows_a_live_etcd_run(tmp_path, capfd):
+    from dataclasses import replace
+
+    import tomkit.record.__main__ as record_main
+    from tomkit.record.etcd import recorder
+
+    why = recorder.available()
+    if why:
+        pytest.skip(f"etcd cannot run here: {why}")
+    saved = dict(recorder.RUNS)
+    recorder.RUNS["clean"] = replace(recorder.RUNS["clean"], messages=8)
+    try:
+        assert record_main.main(["etcd", "--run", "clean", "--out", str(tmp_path),
+                                 "--watch", "--timeout", "120"]) == 0
+    finally:
+        recorder.RUNS.clear()
+        recorder.RUNS.update(saved)
+    out = capfd.readouterr().out
+    assert "watch: exit 0" in out  # etcd keeps its order; watch read the run live
+    live = tmp_path / "etcd-clean-s1.live.jsonl"
+    assert live.stat().st_size > 0

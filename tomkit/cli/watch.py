@@ -8,6 +8,7 @@ Exit codes, once the logs have stopped growing for ``--idle-exit`` seconds: thos
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -30,6 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--idle-exit", type=float, metavar="SECONDS", default=None,
                    help="end once no file has grown for this long, with tomkit check's "
                    "exit code (default: follow until interrupted)")
+    c.add_argument("--stop-file", metavar="PATH",
+                   help="with --idle-exit: count idle time only once PATH exists (a "
+                   "recorder creates it when its run is over)")
     c.add_argument("--state", metavar="DIR",
                    help="keep positions and checker state here; a restart goes on from "
                    "them (after kill -9 too)")
@@ -78,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         while True:
             if w.cycle():
                 idle_since = time.monotonic()
-            elif args.idle_exit is not None and time.monotonic() - idle_since >= args.idle_exit:
+            elif args.idle_exit is not None and \
+                    time.monotonic() - idle_since >= args.idle_exit and \
+                    (args.stop_file is None or os.path.exists(args.stop_file)):
                 break
             else:
                 time.sleep(args.poll)
