@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -30,10 +31,14 @@ def long_input(paths: Sequence[str | os.PathLike]) -> bool:
     for path in paths:
         if detect_format(str(path)) != "parquet":
             continue
-        f = pq.ParquetFile(path)
-        if f.metadata.num_rows < STREAM_ROWS or f.metadata.num_row_groups == 0:
+        try:
+            f = pq.ParquetFile(path)
+            if f.metadata.num_rows < STREAM_ROWS or f.metadata.num_row_groups == 0:
+                continue
+            traces = f.read_row_group(0, columns=["trace"]).column("trace")
+            if pc.count_distinct(traces).as_py() == 1:
+                return True
+        except (OSError, ValueError, KeyError, pa.ArrowException):
+            # UnicodeDecodeError is a ValueError; the reader names the file's problem
             continue
-        traces = f.read_row_group(0, columns=["trace"]).column("trace")
-        if pc.count_distinct(traces).as_py() == 1:
-            return True
     return False
