@@ -3,13 +3,13 @@
 Each cycle reads what the followed files gained (follow.py), feeds it to the traces'
 states (canon.py), and prints every verdict as soon as it is certain: when a trace's
 canonical picture breaks, the exact checks run on its held records at once (and again,
-at most every ``RECHECK`` seconds, as it grows), and each property they find violated
-is printed, unless a later record could undo it (integrity's unsent delivery: the send
-may still come; with views, prefix order and FIFO, whose membership rules a later view
-can excuse). A trace with views is held whole here (the whole-trace engine decides it),
-and judged the same way. The witness printed then is
-the first one in the records so far; the final report, when the logs stop growing,
-is ``tomkit check``'s on the whole input, with its exit code.
+at most every ``RECHECK`` seconds, each time its held records have doubled), and each
+property they find violated is printed, unless a later record could undo it
+(integrity's unsent delivery: the send may still come; with views, prefix order and
+FIFO, whose membership rules a later view can excuse). A trace with views is held
+whole here (the whole-trace engine decides it), and judged the same way. The witness
+printed then is the first one in the records so far; the final report, when the logs
+stop growing, is ``tomkit check``'s on the whole input, with its exit code.
 
 ``--state DIR`` keeps a checkpoint: the files' positions, the traces' states, the
 verdicts judged and the length of the verdict output (``--out``). It is written
@@ -66,7 +66,7 @@ class Watch:
         self.keep_going = keep_going
         self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True)
         self.dirty: set[str] = set()  # broken traces with records not yet judged
-        self.checked: dict[str, float] = {}  # when each was judged last
+        self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
         self.followers = [Follower(Position(p), keep_going=keep_going) for p in self.paths]
         self.judged: set[tuple[str, str]] = set()
         self.out_path = out_path
@@ -152,9 +152,14 @@ class Watch:
             st = self.run.states.get(tid)
             if st is None:
                 self.dirty.discard(tid)
-            elif now - self.checked.get(tid, -RECHECK) >= RECHECK:
+                continue
+            when, size = self.checked.get(tid, (-RECHECK, 0))
+            held = st.held()
+            # again only once the held records have doubled: a trace broken early and
+            # then run for hours costs twice its records in checks, not its square
+            if now - when >= RECHECK and held >= 2 * size:
                 self._early(st)
-                self.checked[tid] = time.monotonic()
+                self.checked[tid] = (time.monotonic(), held)
                 self.dirty.discard(tid)
         if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
             self.checkpoint()
