@@ -113,7 +113,7 @@ class Harness:
         seeds = random.Random(config.seed)
         self.net_rng = random.Random(seeds.random())
         self.client_seed = seeds.random()
-        self.nemesis_rng = random.Random(seeds.random())
+        self.nemesis_seed = seeds.random()
         self.service_rng = random.Random(seeds.random())
         self.workload_rng = random.Random(seeds.random())
         self.nodes = [f"n{i}" for i in range(config.node_count)]
@@ -271,10 +271,13 @@ class Harness:
                     proc.resume()
                     self.paused.discard(n)
 
+    def schedule(self) -> list[NemesisEvent]:
+        """The nemesis's events for this run's seed (the same on every call)."""
+        return plan(set(self.cfg.nemesis), self.nodes, self.cfg.nemesis_interval,
+                    self.cfg.time_limit, random.Random(self.nemesis_seed)).events
+
     async def _nemesis(self) -> None:
-        schedule = plan(set(self.cfg.nemesis), self.nodes, self.cfg.nemesis_interval,
-                        self.cfg.time_limit, self.nemesis_rng)
-        for ev in schedule.events:
+        for ev in self.schedule():
             await asyncio.sleep(max(0.0, ev.time - self.now()))
             await self._apply(ev)
 

@@ -155,7 +155,7 @@ class Broadcast(Workload):
                 out.append(Anomaly(
                     "lost", "agreement",
                     f"{len(lost)} acknowledged broadcast(s) missing from the final read of "
-                    f"{fin.node}: {shown}{more}", [fin.index] + [op.index for op in lost]))
+                    f"{fin.replied_by}: {shown}{more}", [fin.index] + [op.index for op in lost]))
         out.extend(self._read_anomalies(history))
         out.extend(self.read_anomalies)
         return out
