@@ -117,6 +117,7 @@ def _registry() -> dict[str, Property]:
         integrity,
         latency,
         liveness,
+        log_offsets,
         member_liveness,
         prefix_order,
         rate,
@@ -145,6 +146,7 @@ def _registry() -> dict[str, Property]:
         member_liveness.PROPERTY,
         realtime_latency.PROPERTY,
         rate.PROPERTY,
+        log_offsets.PROPERTY,
     ]
     return {p.name: p for p in props}
 
