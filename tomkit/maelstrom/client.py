@@ -48,6 +48,8 @@ class Op:
     #: the process name of the incarnation that replied, and when it wrote the reply
     replied_by: str | None = None
     replied_at: float | None = None
+    #: the workload's name for the client's state when it invoked (kafka: its reader run)
+    session: str | None = None
 
     def to_events(self) -> list[dict[str, Any]]:
         """The invoke and completion, as Jepsen history entries."""

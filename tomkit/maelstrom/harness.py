@@ -391,7 +391,8 @@ class Harness:
         for t, name, how in self.crashes:
             rows.append((t, len(rows), {"process": name, "kind": "crash", "time": t,
                                         "x_how": how}))
-        rows.sort(key=lambda x: (x[0], x[1]))
+        # grouped by trace (kafka writes one per key), each in time order
+        rows.sort(key=lambda x: (x[2].get("trace", trace), x[0], x[1]))
         out = []
         for t, _, r in rows:
             r = {"trace": trace, **r, "time": round(t, 6)}
@@ -450,14 +451,17 @@ class Harness:
         from tomkit import check
 
         report = check(trace_path, properties=list(self.workload.properties))
-        verdicts, explanations = {}, {}
-        for outcome in report.outcomes:
+        worst: dict[str, Any] = {}
+        explanations: dict[str, str] = {}
+        for outcome in report.outcomes:  # kafka: one trace per key; the worst verdict wins
             for name, verdict in outcome.verdicts.items():
-                verdicts[name] = str(verdict)
-            for name, res in outcome.results.items():
-                if res.explanation:
-                    explanations[name] = res.explanation
-        return verdicts, explanations
+                if name not in worst or verdict > worst[name]:
+                    worst[name] = verdict
+                    res = outcome.results.get(name)
+                    if res is not None and res.explanation:
+                        prefix = f"[{outcome.trace}] " if len(report.outcomes) > 1 else ""
+                        explanations[name] = prefix + res.explanation
+        return {n: str(v) for n, v in worst.items()}, explanations
 
 
 def run(config: RunConfig) -> RunResult:
