@@ -65,6 +65,7 @@ class NodeProcess(asyncio.SubprocessProtocol):
         self.alive = True
         self.paused = False
         self._buf = b""
+        self._out: list[bytes] = []
         self.exited = asyncio.get_running_loop().create_future()
 
     # ---- asyncio.SubprocessProtocol --------------------------------------------------
@@ -111,9 +112,21 @@ class NodeProcess(asyncio.SubprocessProtocol):
     # ---- the harness's side ----------------------------------------------------------
 
     def send(self, msg: Message) -> None:
+        """Queue ``msg`` for the node's stdin. The queue is written once per turn of the
+        event loop: one write (and one wake-up of the node) for every message routed to
+        it in that turn, where a write per message would hand the CPU to the node at
+        each one."""
+        if not self.alive:
+            return
+        self._out.append(encode(msg))
+        if len(self._out) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
         if not self.alive or self.stdin is None or self.stdin.is_closing():
             return
-        self.stdin.write(encode(msg))
+        self.stdin.write(b"".join(out))
         if self.stdin.get_write_buffer_size() > self.max_queued:
             self.on_error(self.node, NodeProtocolError(
                 self.node, self.lines,
