@@ -3,7 +3,8 @@
 A workload of tomkit's own, in Maelstrom's style: nodes get a ``topology``; clients
 send ``broadcast`` {message} (``broadcast_ok``) and ``read`` (``read_ok``
 {messages}), where ``messages`` is the node's delivered sequence, *in delivery order*;
-after the cluster healed every node is read once more.
+after the cluster healed every node is read until all show the same values (as in
+broadcast).
 
 Trace (v1): ``send`` as in broadcast; each read that extends the node's previous read
 delivers the new values in the read's order, so the node's deliveries in the trace are
