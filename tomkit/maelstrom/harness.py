@@ -122,6 +122,9 @@ class Harness:
         self.incarnation = {n: 0 for n in self.nodes}
         self.faults: list[str] = []
         self.crashes: list[tuple[float, str, str]] = []  # time, process name, how
+        #: (time, process name) of each incarnation's init_ok: its join record, so that a
+        #: node that delivers nothing is still a process of the trace, owed every message
+        self.joins: list[tuple[float, str]] = []
         self.expected_exits: set[tuple[str, int]] = set()
         self.history = History()
         self.nemesis_log: list[NemesisEvent] = []
@@ -132,6 +135,7 @@ class Harness:
         self.workload = WORKLOADS[config.workload](self)
         self._init_waits: dict[str, tuple[int, asyncio.Future]] = {}
         self.phase = {"seconds": 0.0, "cpu": 0.0, "messages": 0}
+        self.judged: set[str] = set()  # the traces holding the workload's records
 
     # ---- time, names ----------------------------------------------------------------
 
@@ -216,6 +220,7 @@ class Harness:
                                               "node_id": node, "node_ids": self.nodes}))
         try:
             await self._race(asyncio.wait_for(fut, self.cfg.init_timeout))
+            self.joins.append((self.now(), self.name(node)))
         except asyncio.TimeoutError:
             raise HarnessError(f"node {node} did not answer init with init_ok within "
                                f"{self.cfg.init_timeout:g} s" + self._tail_text(node)
@@ -385,6 +390,7 @@ class Harness:
         rows: list[tuple[float, int, dict[str, Any]]] = []
         for r in self.workload.records(self.history):
             rows.append((r["time"], len(rows), r))
+        self.judged = {r.get("trace", trace) for _, _, r in rows}
         node_ids = set(self.nodes)
         for s in self.net.journal:
             if s.msg.src in node_ids and s.msg.dest in node_ids:
@@ -396,6 +402,8 @@ class Harness:
         for t, name, how in self.crashes:
             rows.append((t, len(rows), {"process": name, "kind": "crash", "time": t,
                                         "x_how": how}))
+        for t, name in self.joins:
+            rows.append((t, len(rows), {"process": name, "kind": "join", "time": t}))
         # grouped by trace (kafka writes one per key), each in time order
         rows.sort(key=lambda x: (x[2].get("trace", trace), x[0], x[1]))
         out = []
@@ -460,6 +468,8 @@ class Harness:
         worst: dict[str, Any] = {}
         explanations: dict[str, str] = {}
         for outcome in report.outcomes:  # kafka: one trace per key; the worst verdict wins
+            if outcome.trace not in self.judged:
+                continue  # kafka's node trace: packets, joins, crashes, no client operation
             for name, verdict in outcome.verdicts.items():
                 if name not in worst or verdict > worst[name]:
                     worst[name] = verdict
