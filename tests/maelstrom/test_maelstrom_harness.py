@@ -45,7 +45,7 @@ def test_echo_node_is_valid(tmp_path):
                  "nodes/n0.log", "nodes/n1.log"):
         assert (folder / name).exists(), name
     assert "n0 initialised" in (folder / "nodes/n0.log").read_text()
-    hist = [json.loads(line) for line in (folder / "history.jsonl").open()]
+    hist = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
     assert {h["type"] for h in hist} == {"invoke", "ok"}
 
 
@@ -87,7 +87,8 @@ def test_crash_is_a_recorded_fault_and_judged(tmp_path):
     assert not res.valid
     assert any(a.name == "crash" for a in res.anomalies)
     assert any("exited on its own with code 1" in f for f in res.faults)
-    kinds = [json.loads(line).get("kind") for line in (tmp_path / "run/trace.jsonl").open()]
+    text = (tmp_path / "run/trace.jsonl").read_text()
+    kinds = [json.loads(line).get("kind") for line in text.splitlines()]
     assert "crash" in kinds
 
 
@@ -120,7 +121,8 @@ def test_unknown_destination_is_a_recorded_fault(tmp_path):
     res = run(config(tmp_path, write(tmp_path, "unknown")))
     assert res.valid  # the echoes are right; the fault is reported, not a violation
     assert any("'n99', which names no node" in f for f in res.faults)
-    replies = [json.loads(line) for line in (tmp_path / "run/messages.jsonl").open()]
+    text = (tmp_path / "run/messages.jsonl").read_text()
+    replies = [json.loads(line) for line in text.splitlines()]
     assert any(r["src"] == "n99" and r["body"]["code"] == 1 for r in replies)
 
 

@@ -57,7 +57,7 @@ def test_kafka_on_lin_kv_is_valid(tmp_path):
 def run_history(tmp_path):
     import json
 
-    return [json.loads(line) for line in (tmp_path / "run/history.jsonl").open()]
+    return [json.loads(line) for line in (tmp_path / "run/history.jsonl").read_text().splitlines()]
 
 
 def test_kafka_trusting_seq_kv_lists_committed_offsets_that_go_back(tmp_path):

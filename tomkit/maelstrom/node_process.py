@@ -66,6 +66,7 @@ class NodeProcess(asyncio.SubprocessProtocol):
         self.paused = False
         self._buf = b""
         self._out: list[bytes] = []
+        self._stdout_closed = False
         self.exited = asyncio.get_running_loop().create_future()
 
     # ---- asyncio.SubprocessProtocol --------------------------------------------------
@@ -98,11 +99,20 @@ class NodeProcess(asyncio.SubprocessProtocol):
             self._buf = b""
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        pass
+        if fd == 1:
+            self._stdout_closed = True
+            self._release()
+
+    def _release(self) -> None:
+        """Close the transport once the process exited and its stdout was read to the
+        end (closing earlier would lose what a node wrote just before it exited)."""
+        if self._stdout_closed and not self.alive and self.transport is not None:
+            self.transport.close()
 
     def process_exited(self) -> None:
         rc = self.transport.get_returncode() if self.transport else None
         self.alive = False
+        self._release()
         if self.pid is not None:
             _LIVE.discard(self.pid)
         if not self.exited.done():
