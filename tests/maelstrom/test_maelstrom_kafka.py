@@ -61,7 +61,7 @@ def run_history(tmp_path):
 
 
 def test_kafka_trusting_seq_kv_lists_committed_offsets_that_go_back(tmp_path):
-    res = run(config(tmp_path, shipped("kafka_kv", "seq-kv")))
+    res = run(config(tmp_path, shipped("kafka_kv", "seq-kv"), time_limit=4.0, rate=150.0))
     assert not res.valid
     assert res.stats["seq_kv_stale_reads"] > 0
     assert any(a.name == "committed offsets going back" for a in res.anomalies)

@@ -9,10 +9,11 @@ create_if_not_exists}; ``ts`` for ``lin-tso``); errors are Maelstrom's codes 20
   point between its send and its reply.
 * ``seq-kv``: sequentially consistent, *not* linearizable. The states form one total
   order (one version per update, applied at the head); every caller (a node id) has a
-  position in it that only moves forward. A read returns the value at a version drawn
-  uniformly between the caller's position and the head, so stale reads really happen,
-  and moves the caller there; an update is applied at the head and moves the caller
-  to the head. Every caller's operations thus fit one total order in its own program
+  position in it that only moves forward. A read returns one of the key's values drawn
+  uniformly from the one current at the caller's position to the latest, so stale reads
+  really happen (as often on a key written rarely as on one written all the time), and
+  moves the caller to that value's version; an update is applied at the head and moves
+  the caller to the head. Every caller's operations thus fit one total order in its own program
   order (Lamport's sequential consistency), while a read may miss a write that
   completed before it began: exactly what a node that trusts seq-kv as if it were
   linearizable gets wrong.
@@ -142,11 +143,17 @@ class SeqKV(Service):
         return values[i] if i >= 0 else _MISSING
 
     def get(self, caller: str, key: str) -> Any:
+        # one of the key's values from the one current at the caller's position to the
+        # latest, drawn uniformly: the read is placed at that value's version (or at the
+        # caller's position, for the value it already had), so positions only move on
         pos = self.position.get(caller, 0)
-        v = self.rng.randint(pos, self.head)
-        self.position[caller] = v
-        value = self._at(key, v)
-        if value is not self._at(key, self.head) and value != self._at(key, self.head):
+        versions, values = self.history.get(key, ((), ()))
+        first = bisect.bisect_right(versions, pos) - 1  # -1: missing at pos
+        j = self.rng.randint(first, len(versions) - 1) if versions else -1
+        value = values[j] if j >= 0 else _MISSING
+        if j >= 0:
+            self.position[caller] = max(pos, versions[j])
+        if j != len(versions) - 1:
             self.stale_reads += 1
         return value
 

@@ -5,10 +5,10 @@ msg} -> ``send_ok`` {offset}; ``poll`` {offsets: {key: from}} -> ``poll_ok`` {ms
 {key: [[offset, msg], ...]}}; ``commit_offsets`` {offsets} -> ``commit_offsets_ok``;
 ``list_committed_offsets`` {keys} -> ``list_committed_offsets_ok`` {offsets}.
 
-Each client keeps, per key, the offset to poll from next (the last polled + 1), commits
-what it has polled now and then, and now and then *assigns* anew, as Jepsen's client
-does: it lists the committed offsets and polls on from there. A reader's run between
-two assigns is one process of the trace (``c1``, then ``c1~2``, ...).
+Each client sends (40 % of its operations), polls (30 %) from, per key, the offset
+after the last it polled, commits what it has polled (15 %), and assigns anew (15 %), as
+Jepsen's client does: it lists the committed offsets and polls on from there. A
+reader's run between two assigns is one process of the trace (``c1``, then ``c1~2``).
 
 Trace: one v1 trace per key (``<run>/<key>``): a ``send`` per send that reached a
 node (with ``x_offset`` when acknowledged; none when it definitely failed), a
@@ -52,7 +52,7 @@ class Kafka(Workload):
     async def operation(self, client: Client, rng: random.Random) -> None:
         pos = self.pos.setdefault(client.index, {k: 0 for k in self.keys})
         r = rng.random()
-        if r < 0.5:
+        if r < 0.4:
             k, v = rng.choice(self.keys), self.next_value
             self.next_value += 1
             op = await self._call(client, "send", {"type": "send", "key": k, "msg": v},
@@ -63,7 +63,7 @@ class Kafka(Workload):
                     self._malformed(op, "send_ok without an integer offset")
                 else:
                     op.result = [k, off]
-        elif r < 0.8:
+        elif r < 0.7:
             op = await self._call(client, "poll", {"type": "poll", "offsets": dict(pos)},
                                   dict(pos), "poll_ok")
             if op.type == "ok":
@@ -75,7 +75,7 @@ class Kafka(Workload):
                 for k, pairs in msgs.items():
                     if pairs and k in pos:
                         pos[k] = max(pos[k], pairs[-1][0] + 1)
-        elif r < 0.9:
+        elif r < 0.85:
             done = {k: o - 1 for k, o in pos.items() if o > 0}
             if not done:
                 return
