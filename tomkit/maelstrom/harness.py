@@ -284,8 +284,9 @@ class Harness:
                     self.cfg.time_limit, random.Random(self.nemesis_seed)).events
 
     async def _nemesis(self) -> None:
+        start = self.now()  # the schedule counts from the clients' start, as the time limit
         for ev in self.schedule():
-            await asyncio.sleep(max(0.0, ev.time - self.now()))
+            await asyncio.sleep(max(0.0, start + ev.time - self.now()))
             await self._apply(ev)
 
     async def _heal(self) -> None:
