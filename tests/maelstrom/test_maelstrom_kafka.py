@@ -75,3 +75,19 @@ def test_single_node_kafka_on_three_nodes_has_inconsistent_offsets(tmp_path):
     assert "offset" in res.explanations["log-offsets"]
     one = run(config(tmp_path, shipped("kafka_local"), node_count=1, concurrency=3))
     assert one.valid, one.to_dict()
+
+
+def test_the_run_history_imports_into_the_same_verdict(tmp_path):
+    """history.jsonl, read back by tomkit import --format jepsen, is judged as the run."""
+    import tomkit
+    from tomkit.traces.jepsen import import_history
+
+    res = run(config(tmp_path, shipped("kafka_local")))
+    records, stats = import_history(tmp_path / "run" / "history.jsonl")
+    assert stats.workload == "kafka" and stats.ops == res.stats["ops"]
+    out = tmp_path / "imported.jsonl"
+    tomkit.write(out, records)
+    report = tomkit.check(out, properties=["integrity", "log-offsets"])
+    got = {n: str(max(o.verdicts[n] for o in report.outcomes))
+           for n in ("integrity", "log-offsets")}
+    assert got == res.verdicts

@@ -11,6 +11,7 @@ shape that ``tomkit import --format jepsen`` reads.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +84,8 @@ class History:
 class Client:
     """One client: ``rpc`` sends a request to its node and waits for the answer."""
 
-    def __init__(self, index: int, node: str, route, now, faults: list[str]):
+    def __init__(self, index: int, node: str, route: Callable[[Message], None],
+                 now: Callable[[], float], faults: list[str]):
         self.index, self.id, self.node = index, f"c{index}", node
         self.route, self.now, self.faults = route, now, faults
         self.next_id = 0

@@ -46,5 +46,5 @@ class Echo(Workload):
                 got = op.result if isinstance(op.result, str) and op.result else \
                     json.dumps(op.result)
                 out.append({"process": op.replied_by, "kind": "deliver", "msg": got,
-                            "time": op.done_time, "x_op": op.index})
+                            "time": op.replied_at, "x_op": op.index})
         return out
