@@ -32,7 +32,7 @@ from .. import witness as W
 from ..chunk import Chunk
 from ..result import Result, Verdict, WitnessEvent
 from ..trace import Trace
-from . import EXACT, Options, Property, verdicts
+from .base import EXACT, Options, Property, verdicts
 
 NAME = "log-offsets"
 NO_OFFSETS = "no record carries x_offset: no log to judge"
