@@ -25,9 +25,14 @@ def config(tmp_path, argv, workload=TOB, **kw):
 @pytest.mark.parametrize("nemesis", ["", "partition", "pause", "kill"])
 def test_leader_node_is_valid_under_faults(tmp_path, nemesis):
     faults = frozenset([nemesis]) if nemesis else frozenset()
+    # one kill at a time, with time to catch up after it: nodes have no disk, so killing
+    # a second node before the first caught up may lose what only they held (a limit
+    # of any diskless log, not of the harness)
     res = run(config(tmp_path, shipped("tob_leader"), nemesis=faults,
-                     nemesis_interval=0.7, latency=2.0, latency_dist="exponential"))
-    assert res.valid, res.to_dict()
+                     nemesis_interval=1.2 if nemesis == "kill" else 0.7, latency=2.0,
+                     latency_dist="exponential"))
+    assert res.valid, ([a.to_dict() for a in res.anomalies], res.faults, res.verdicts,
+                       res.nemesis)
     assert set(res.verdicts) == {"integrity", "prefix-order", "validity", "agreement"}
     assert res.stats["ok"] > 20
     if nemesis:

@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tomkit import check
+from tomkit.traces.writer import write_records
+
 from .client import Client, History
 from .nemesis import NemesisEvent, plan
 from .network import Latency, Network
@@ -286,8 +289,16 @@ class Harness:
     async def _nemesis(self) -> None:
         start = self.now()  # the schedule counts from the clients' start, as the time limit
         for ev in self.schedule():
-            await asyncio.sleep(max(0.0, start + ev.time - self.now()))
-            await self._apply(ev)
+            delay = start + ev.time - self.now()
+            if delay > 0:
+                try:  # sleep until the event, or until the time limit stops the nemesis
+                    await asyncio.wait_for(self._stopped.wait(), delay)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+            if not self.running:
+                return
+            await self._apply(ev)  # never cancelled halfway (a restart waits for init_ok)
 
     async def _heal(self) -> None:
         if self.net.cut:
@@ -338,6 +349,7 @@ class Harness:
         self.t0 = self.loop.time()
         self.fatal: asyncio.Future = self.loop.create_future()
         self.fatal.add_done_callback(lambda f: f.exception())  # retrieved: no warning
+        self._stopped = asyncio.Event()
         self.cfg.out.mkdir(parents=True, exist_ok=True)
         (self.cfg.out / "nodes").mkdir(exist_ok=True)
         self.services = make_services(self.service_rng, self.now)
@@ -369,7 +381,8 @@ class Harness:
                 await self._race(asyncio.sleep(self.cfg.time_limit))
             finally:
                 self.running = False
-                nemesis.cancel()
+                self._stopped.set()
+            await self._race(nemesis)
             self.phase = {"seconds": self.now() - wall0, "cpu": time.process_time() - cpu0,
                           "messages": len(self.net.journal) - sent0}
             await self._race(asyncio.wait_for(asyncio.gather(*tasks),
@@ -379,8 +392,9 @@ class Harness:
             await self._race(self.workload.final())
             elapsed = self.now()
         finally:
-            for t in locals().get("tasks", []):
-                t.cancel()
+            for t in [*locals().get("tasks", []), locals().get("nemesis")]:
+                if t is not None:
+                    t.cancel()
             await self._stop_all()
         return self._finish(elapsed)
 
@@ -415,8 +429,6 @@ class Harness:
         return out
 
     def _finish(self, elapsed: float) -> RunResult:
-        from tomkit.traces.writer import write_records
-
         out = self.cfg.out
         records = self.trace_records()
         trace_path = out / "trace.jsonl"
@@ -463,8 +475,6 @@ class Harness:
 
     def _judge(self, trace_path: Path) -> tuple[dict[str, str], dict[str, str]]:
         """The workload's properties on the trace, by the checker's one registry."""
-        from tomkit import check
-
         report = check(trace_path, properties=list(self.workload.properties))
         worst: dict[str, Any] = {}
         explanations: dict[str, str] = {}
