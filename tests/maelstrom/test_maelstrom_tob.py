@@ -101,3 +101,8 @@ def test_cli_exit_codes(tmp_path):
     usage = subprocess.run(base + ["-w", "echo", "--bin", *shipped("echo"), "--nemesis",
                                    "flood"], capture_output=True, text=True, timeout=120)
     assert usage.returncode == 2 and "unknown nemesis flood" in usage.stderr
+    # node arguments that look like flags go after --
+    dashed = subprocess.run(base + ["-w", "echo", "--bin", *shipped("echo"), "--out",
+                                    str(tmp_path / "c"), "--", "-x", "wrong"],
+                            capture_output=True, text=True, timeout=120)
+    assert dashed.returncode == 1, dashed.stderr  # "wrong" reached the node

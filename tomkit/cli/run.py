@@ -38,7 +38,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "bad usage or a node that could not be run. See docs/maelstrom.md.")
     r.add_argument("-w", "--workload", required=True, choices=sorted(WORKLOADS))
     r.add_argument("--bin", required=True, nargs="+", metavar="FILE",
-                   help="the node program, and its arguments (those not starting with -)")
+                   help="the node program, and its arguments (those not starting with -; "
+                   "put others after --)")
+    r.add_argument("node_args", nargs="*", metavar="-- ARG",
+                   help="more arguments for the node program, after --")
     r.add_argument("--node-count", type=int, default=5)
     r.add_argument("--concurrency", type=_count, default="1n",
                    help="clients: a number, or Kn for K per node (default 1n)")
@@ -81,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("store") / f"{args.workload}-{seed}"
     try:
         config = RunConfig(
-            workload=args.workload, bin=args.bin, node_count=args.node_count,
+            workload=args.workload, bin=args.bin + args.node_args,
+            node_count=args.node_count,
             concurrency=clients, time_limit=args.time_limit, rate=args.rate,
             latency=args.latency, latency_dist=args.latency_dist, nemesis=faults,
             nemesis_interval=args.nemesis_interval, seed=seed, out=out,
