@@ -36,6 +36,9 @@ SLOT_COLUMN = "x_slot"
 #: an extension column marking a packet outside the reservation: 003's join announcements
 #: (Bar-Joseph et al. section 4: join messages are not counted in the rate); rate.py
 JOIN_COLUMN = "x_join"
+#: an extension column: the offset of a message in a per-key log (Kafka's, Jepsen's queue
+#: workloads); checker/properties/log_offsets.py reads it
+OFFSET_COLUMN = "x_offset"
 
 
 def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -245,6 +248,7 @@ class Chunk:
         time = np.asarray(time, dtype=np.float64)
         real_time = np.asarray(table.column("real_time").to_numpy(), dtype=np.float64)
         slot = np.floor(np.asarray(table.column(SLOT_COLUMN).to_numpy(), dtype=np.float64))
+        offset = np.asarray(table.column(OFFSET_COLUMN).to_numpy(), dtype=np.float64)
         unreserved = np.asarray(table.column(JOIN_COLUMN).fill_null(False).to_numpy(
             zero_copy_only=False), dtype=bool)
         seq_col = table.column("seq")
@@ -270,6 +274,7 @@ class Chunk:
         self.t, self.p, self.kind, self.msg, self.view = (perm(a) for a in (t, p, kind, msg, view))
         self.time, self.lines, self.src = perm(time), perm(lines), perm(src)
         self.real_time, self.slot = perm(real_time), perm(slot)
+        self.offset = perm(offset)
         self.unreserved = perm(unreserved)
         self.dep_off, self.dep_len = perm(dep_off), perm(dep_len)
         self.mem_off, self.mem_len = perm(mem_off), perm(mem_len)
@@ -333,6 +338,7 @@ class Chunk:
         self.trace_has["time"] = self.per_trace_any(~np.isnan(self.time))
         self.trace_has["real_time"] = self.per_trace_any(~np.isnan(self.real_time))
         self.trace_has["packet"] = self.per_trace_any(self.kind == PACKET)
+        self.trace_has["offset"] = self.per_trace_any(~np.isnan(self.offset))
         self.trace_has["deps"] = self.per_trace_any((self.kind == SEND) & (self.dep_len >= 0))
         self._deliveries()
         return self
@@ -428,6 +434,7 @@ class Chunk:
                 o, ln = int(self.mem_off[r]), int(self.mem_len[r])
                 members = tuple(self.proc_names[c] for c in self.member_codes[o:o + ln])
             tm, rt, sl = float(self.time[r]), float(self.real_time[r]), float(self.slot[r])
+            off = float(self.offset[r])
             events.setdefault(proc, []).append(Ev(
                 process=proc,
                 kind=kinds[self.kind[r]],
@@ -440,6 +447,7 @@ class Chunk:
                 real_time=None if np.isnan(rt) else rt,
                 slot=None if np.isnan(sl) else int(sl),
                 unreserved=bool(self.unreserved[r]),
+                offset=None if np.isnan(off) else int(off),
             ))
         return Trace(self.trace_names[ti], events)
 
@@ -447,8 +455,8 @@ class Chunk:
 
 def _with_columns(table: pa.Table, cols: list[str]) -> pa.Table:
     """``table``'s columns ``cols`` (a table read before ``real_time`` existed may lack
-    it: all null then), plus ``x_slot`` as float64 (null where absent or not a number) and
-    ``x_join`` as bool (null where absent or not a boolean)."""
+    it: all null then), plus ``x_slot`` and ``x_offset`` as float64 (null where absent or not
+    a number) and ``x_join`` as bool (null where absent or not a boolean)."""
     n = table.num_rows
     out = table.select([c for c in cols if c in table.column_names])
     for c in cols:
@@ -461,6 +469,12 @@ def _with_columns(table: pa.Table, cols: list[str]) -> pa.Table:
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
             slot = col.cast(pa.float64())
     out = out.append_column(pa.field(SLOT_COLUMN, pa.float64()), slot)
+    offset = pa.nulls(n, pa.float64())
+    if OFFSET_COLUMN in table.column_names:
+        col = table.column(OFFSET_COLUMN)
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            offset = col.cast(pa.float64())
+    out = out.append_column(pa.field(OFFSET_COLUMN, pa.float64()), offset)
     join = pa.nulls(n, pa.bool_())
     if JOIN_COLUMN in table.column_names and pa.types.is_boolean(table.column(JOIN_COLUMN).type):
         join = table.column(JOIN_COLUMN)

@@ -34,6 +34,8 @@ class Ev:
     slot: int | None = None
     #: ``x_join: true`` on a packet: a join announcement, outside the reservation (rate.py)
     unreserved: bool = False
+    #: the ``x_offset`` extension field (a message's offset in a per-key log), when given
+    offset: int | None = None
 
 
 class Trace:
@@ -65,6 +67,7 @@ class Trace:
                 real_time=float(r["real_time"]) if r.get("real_time") is not None else None,
                 slot=_slot(r.get("x_slot")),
                 unreserved=r.get("x_join") is True,
+                offset=_slot(r.get("x_offset")),
             )
             rows.setdefault(ev.process, []).append((r.get("seq"), i, ev))
         if len(trace_ids) > 1:
@@ -168,8 +171,8 @@ class Trace:
 
 
 def _slot(value: object) -> int | None:
-    """An ``x_slot`` value as an int (None when absent or not a number), as the chunk
-    reads it."""
+    """An ``x_slot`` (or ``x_offset``) value as an int (None when absent or not a number),
+    as the chunk reads it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return math.floor(value) if math.isfinite(value) else None

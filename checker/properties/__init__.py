@@ -21,6 +21,7 @@ from tomkit.checker.properties import (
     integrity,
     latency,
     liveness,
+    log_offsets,
     member_liveness,
     prefix_order,
     rate,
@@ -153,6 +154,7 @@ for _prop in (
     member_liveness.PROPERTY,
     realtime_latency.PROPERTY,
     rate.PROPERTY,
+    log_offsets.PROPERTY,
     *_plugins(),
 ):
     register(_prop)

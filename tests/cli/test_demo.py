@@ -32,3 +32,11 @@ def test_qos_step_checks_the_run_against_003s_guarantees(tmp_path, capsys):
     assert "qos                       satisfied <- judged" in out
     assert "atomic-broadcast          violated: agreement" in out
     assert (tmp_path / "qos" / "qos_latency_vs_n.png").exists()
+
+
+def test_maelstrom_step_runs_a_correct_and_a_broken_node(tmp_path, capsys):
+    assert demo.maelstrom(tmp_path, seed=1) is True
+    out = capsys.readouterr().out
+    assert "prefix-order         VIOLATED  (inconsistent order)" in out
+    assert "verdict: valid" in out and "verdict: INVALID" in out
+    assert list((tmp_path / "maelstrom" / "tob_gossip" / "pictures").glob("*.svg"))

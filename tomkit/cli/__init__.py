@@ -18,7 +18,7 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: the subcommands, in the order ``tomkit --help`` lists them (module tomkit.cli.<name>)
 SUBCOMMANDS = ("check", "watch", "import", "conform", "simulate", "fuzz", "prove", "tlc",
-               "generate", "scan", "sample")
+               "generate", "scan", "sample", "run")
 
 
 def _module(name: str) -> str:

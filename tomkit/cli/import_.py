@@ -1,5 +1,7 @@
 """``tomkit import --mapping MAP.toml LOG... --out TRACE``: third-party logs into a v1
-trace, by a mapping and no code (``traces/importer.py``, docs/import.md).
+trace, by a mapping and no code (``traces/importer.py``, docs/import.md); ``tomkit import
+--format jepsen HISTORY --out TRACE``: a Jepsen or Maelstrom history (kafka, list-append)
+into one trace per key (``traces/jepsen.py``, docs/maelstrom.md).
 
 Exit codes: 0 every line read or skipped by the mapping, 2 a bad line (the first one,
 or with --keep-going any: each is printed with its file, line and field, and counted) or
@@ -23,7 +25,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "MAP.toml and write one v1 trace (JSON Lines, .gz, or Parquet by the suffix of "
         "--out). Example mappings: tomkit/traces/mappings/. See docs/import.md.")
     s.add_argument("logs", nargs="+", metavar="LOG")
-    s.add_argument("--mapping", required=True, metavar="MAP.toml")
+    s.add_argument("--format", choices=["mapping", "jepsen"], default="mapping",
+                   help="mapping (the default): logs read by --mapping; jepsen: a Jepsen or "
+                   "Maelstrom history (history.edn, .json or .jsonl)")
+    s.add_argument("--mapping", metavar="MAP.toml")
+    s.add_argument("--workload", choices=["kafka", "list-append"],
+                   help="--format jepsen: the history's workload (default: guessed)")
     s.add_argument("--out", required=True, metavar="TRACE")
     s.add_argument("--keep-going", action="store_true",
                    help="report every bad line and import the rest")
@@ -32,6 +39,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.format == "jepsen":
+        return run_jepsen(args)
+    if args.mapping is None:
+        print("tomkit import: give --mapping MAP.toml (or --format jepsen)", file=sys.stderr)
+        return 2
     from tomkit.traces.errors import TraceFormatError
     from tomkit.traces.importer import MappingError, import_logs, load_mapping
     from tomkit.traces.writer import write_records
@@ -60,3 +72,33 @@ def run(args: argparse.Namespace) -> int:
           f"skipped by the mapping, {stats.blank} blank"
           + (f"; wrote {args.out}" if records else "; nothing written"))
     return 2 if stats.rejected or not records else 0
+
+
+def run_jepsen(args: argparse.Namespace) -> int:
+    from tomkit.traces.errors import TraceFormatError
+    from tomkit.traces.jepsen import import_history
+    from tomkit.traces.writer import write_records
+
+    if len(args.logs) != 1:
+        print("tomkit import: --format jepsen reads one history", file=sys.stderr)
+        return 2
+    try:
+        records, stats = import_history(args.logs[0], args.workload)
+    except TraceFormatError as e:
+        print(f"tomkit import: bad input: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"tomkit import: {e}", file=sys.stderr)
+        return 2
+    if records:
+        write_records(args.out, records, grouped=True)
+    other = ", ".join(f"{n} {f}" for f, n in sorted(stats.other.items()))
+    props = "integrity,log-offsets" + (",prefix-order" if stats.workload == "list-append"
+                                       else "")
+    print(f"tomkit import: {stats.workload} history, {stats.ops} client operations"
+          + (f" ({other} not read)" if other else "")
+          + f", {stats.nemesis} nemesis entries counted: {stats.records} records, "
+          f"{stats.keys} keys (one trace each)"
+          + (f"; wrote {args.out}\n  next: tomkit check {args.out} -p {props}" if records
+             else "; nothing written"))
+    return 0 if records else 2
