@@ -28,6 +28,8 @@ class EventLog:
         self._seq: dict[str, int] = defaultdict(int)
         self._crashed: set[str] = set()
         self._frozen = False
+        self._faults: dict[str, list[dict]] = defaultdict(list)
+        self._last: dict[str, dict] = {}
 
     def add(self, process: str, kind: str, **fields) -> dict | None:
         """Log one event at ``process`` now; None (nothing logged) after its crash or the
@@ -37,16 +39,32 @@ class EventLog:
                 return None
             rec = {"trace": self.trace, "process": process, "kind": kind,
                    "time": time.time(), "seq": self._seq[process], **fields}
+            if self._faults.get(process):
+                rec["x_fault"] = self._faults.pop(process)
             self._seq[process] += 1
+            self._last[process] = rec
             if kind == "crash":
                 self._crashed.add(process)
             self.records.append(rec)
             return rec
 
+    def fault(self, process: str, note: dict) -> None:
+        """A fault of the schedule struck ``process`` now: the note (with its time) goes
+        into the ``x_fault`` list of the process's next record, so that the trace holds
+        the schedule in each process's order (the format has no kind for faults)."""
+        with self._lock:
+            if not self._frozen:
+                self._faults[process].append({**note, "time": time.time()})
+
     def freeze(self) -> None:
-        """The run is over: what the teardown makes the system report is not logged."""
+        """The run is over: what the teardown makes the system report is not logged.
+        Notes of faults that no later record carries go to the process's last record."""
         with self._lock:
             self._frozen = True
+            for process, notes in self._faults.items():
+                if notes and process in self._last:
+                    self._last[process].setdefault("x_fault", []).extend(notes)
+            self._faults.clear()
 
     def count(self, kind: str, process: str | None = None) -> int:
         with self._lock:
