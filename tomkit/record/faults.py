@@ -179,7 +179,7 @@ class FaultRunner(threading.Thread):
         sent = self.progress()
         self.say(f"  fault {f}: {server} ({process}) at {sent:.0%} of the messages")
         if f.action == "kill":
-            self.log.fault(process, note)
+            self.log.fault(process, note, kind="crash")
             self.cluster.kill(server)
             self.killed.append(server)
         elif f.action == "restart":

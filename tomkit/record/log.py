@@ -28,7 +28,7 @@ class EventLog:
         self._seq: dict[str, int] = defaultdict(int)
         self._crashed: set[str] = set()
         self._frozen = False
-        self._faults: dict[str, list[dict]] = defaultdict(list)
+        self._faults: dict[str, list[tuple[str | None, dict]]] = defaultdict(list)
         self._last: dict[str, dict] = {}
 
     def add(self, process: str, kind: str, **fields) -> dict | None:
@@ -39,8 +39,10 @@ class EventLog:
                 return None
             rec = {"trace": self.trace, "process": process, "kind": kind,
                    "time": time.time(), "seq": self._seq[process], **fields}
-            if self._faults.get(process):
-                rec["x_fault"] = self._faults.pop(process)
+            notes = self._faults.get(process)
+            if notes and any(k in (None, kind) for k, _ in notes):
+                rec["x_fault"] = [n for k, n in notes if k in (None, kind)]
+                self._faults[process] = [(k, n) for k, n in notes if k not in (None, kind)]
             self._seq[process] += 1
             self._last[process] = rec
             if kind == "crash":
@@ -48,13 +50,14 @@ class EventLog:
             self.records.append(rec)
             return rec
 
-    def fault(self, process: str, note: dict) -> None:
+    def fault(self, process: str, note: dict, kind: str | None = None) -> None:
         """A fault of the schedule struck ``process`` now: the note (with its time) goes
-        into the ``x_fault`` list of the process's next record, so that the trace holds
-        the schedule in each process's order (the format has no kind for faults)."""
+        into the ``x_fault`` list of the process's next record (of ``kind``, if given:
+        a kill's note goes to the ``crash``), so that the trace holds the schedule in
+        each process's order (the format has no kind for faults)."""
         with self._lock:
             if not self._frozen:
-                self._faults[process].append({**note, "time": time.time()})
+                self._faults[process].append((kind, {**note, "time": time.time()}))
 
     def freeze(self) -> None:
         """The run is over: what the teardown makes the system report is not logged.
@@ -63,7 +66,7 @@ class EventLog:
             self._frozen = True
             for process, notes in self._faults.items():
                 if notes and process in self._last:
-                    self._last[process].setdefault("x_fault", []).extend(notes)
+                    self._last[process].setdefault("x_fault", []).extend(n for _, n in notes)
             self._faults.clear()
 
     def count(self, kind: str, process: str | None = None) -> int:
