@@ -16,9 +16,11 @@ import json
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from tomkit.record import SYSTEMS
+from tomkit.record.faults import repeating
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,14 +34,29 @@ def main(argv: list[str] | None = None) -> int:
                    help="seeds the clients' pauses and the run's name (the system itself is "
                    "not deterministic)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (bound)")
+    p.add_argument("--long", type=float, metavar="SECONDS",
+                   help="one long run instead: clients send for SECONDS under the repeating "
+                   "fault schedule (tomkit/record/faults.py), one fault every --period "
+                   "seconds (ZooKeeper and NATS)")
+    p.add_argument("--period", type=float, default=30.0,
+                   help="seconds between faults of a long run")
     args = p.parse_args(argv)
     mod = importlib.import_module(f"tomkit.record.{args.system}.recorder")
     why = mod.available()
     if why:
         print(f"{args.system}: cannot record here: {why}", file=sys.stderr)
         return 2
-    names = args.run or list(mod.RUNS)
-    unknown = [n for n in names if n not in mod.RUNS]
+    runs = dict(mod.RUNS)
+    if args.long is not None:
+        if not hasattr(mod, "ACTIONS"):
+            print(f"{args.system} has no long runs", file=sys.stderr)
+            return 2
+        runs = {"long": replace(mod.RUNS["clean"], name="long", messages=10**9,
+                                faults=repeating(mod.ACTIONS), period=args.period,
+                                send_for=args.long)}
+        args.timeout = max(args.timeout, args.long + 180)
+    names = args.run or list(runs)
+    unknown = [n for n in names if n not in runs]
     if unknown:
         print(f"unknown run {unknown[0]!r}; {args.system} has {', '.join(mod.RUNS)}",
               file=sys.stderr)
@@ -51,13 +68,19 @@ def main(argv: list[str] | None = None) -> int:
         path = out / f"{args.system}-{name}-s{args.seed}.jsonl.gz"
         t0 = time.monotonic()
         print(f"{args.system} {name}: recording (at most {args.timeout:g} s)")
-        log = mod.record(mod.RUNS[name], path, seed=args.seed, timeout=args.timeout)
+        log = mod.record(runs[name], path, seed=args.seed, timeout=args.timeout)
         kinds = Counter(r["kind"] for r in log.records)
+        faults = [f for r in log.records for f in r.get("x_fault", ())
+                  if not f["fault"].startswith("end ")]
+        if faults:
+            kinds = Counter(f"{f['fault']} {f.get('role', '')}" for f in faults)
+            print(f"  faults: {len(faults)} "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
         print(f"  {path}: {len(log.records)} records "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
               f"{time.monotonic() - t0:.1f} s")
         if hasattr(mod, "profile_file"):
-            profile = ["--guarantee-file", str(mod.profile_file(mod.RUNS[name]))]
+            profile = ["--guarantee-file", str(mod.profile_file(runs[name]))]
         else:
             profile = ["--guarantee", mod.PROFILE]
         print(f"  check: tomkit check {' '.join(profile)} {path}")

@@ -87,7 +87,12 @@ class NatsRun:
     messages: int = 40        # per publisher (one per server)
     think: float = 0.01       # mean pause between a publisher's messages, seconds
     faults: tuple[Fault, ...] = ()
-    period: float | None = None
+    period: float | None = None    # repeat the faults every period seconds (long runs)
+    send_for: float | None = None  # publishers stop after this many seconds (long runs)
+
+
+#: the faults this recorder can inflict (servers on 127.0.0.1: no partition)
+ACTIONS = ("kill", "pause", "restart")
 
 
 RUNS = {"clean": NatsRun("clean")} | {
@@ -223,6 +228,8 @@ class _Cluster:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
                                        name="nats-clients")
         self.thread.start()
+        self.send_until = deadline if run.send_for is None else min(
+            deadline, time.monotonic() + run.send_for)
 
     def call(self, coro, timeout: float = 30):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -278,7 +285,7 @@ class _Cluster:
 
     def start_publishers(self) -> None:
         for p in self.publishers.values():
-            self.spawn(p.run(self.deadline))
+            self.spawn(p.run(self.send_until))
 
     async def _info(self) -> dict | None:
         for name in self.running():
@@ -328,6 +335,8 @@ class _Cluster:
         self.dead.discard(server)
         self.servers[server].server.start()
         self.log.add(self.process(server), "join")
+        self.attach(server)  # its new process publishes too (its client retries)
+        self.spawn(self.publishers[server].run(self.send_until))
 
 
 async def _create_stream(url: str, replicas: int, deadline: float) -> None:
@@ -381,12 +390,13 @@ def record(run: NatsRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
             faults = FaultRunner(run.faults, cluster, log, progress=cluster.progress,
                                  deadline=deadline, say=say, period=run.period)
             faults.start()
-        for p in list(cluster.publishers.values()):
-            p.done.wait(max(0.0, deadline - time.monotonic()))
         if faults is not None:
-            if run.period is not None:
+            if run.period is not None:  # the repeating schedule ends with the sending
+                faults.stop_event.wait(max(0.0, cluster.send_until - time.monotonic()))
                 faults.stop_event.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
+        for p in list(cluster.publishers.values()):
+            p.done.wait(max(0.0, deadline - time.monotonic()))
             if faults.error is not None:
                 raise RuntimeError(f"nats: fault schedule: {faults.error}")
         _drain(cluster, deadline, say)

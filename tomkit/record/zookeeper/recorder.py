@@ -104,6 +104,11 @@ class ZkRun:
     think: float = 0.01       # mean pause between a writer's sends, seconds
     faults: tuple[Fault, ...] = ()
     period: float | None = None  # repeat the faults every period seconds (long runs)
+    send_for: float | None = None  # writers stop after this many seconds (long runs)
+
+
+#: the faults this recorder can inflict (servers on 127.0.0.1: no partition)
+ACTIONS = ("kill", "pause", "restart")
 
 
 RUNS = {"clean": ZkRun("clean")} | {
@@ -374,6 +379,8 @@ class _Ensemble:
         self.sent = 0
         self._lock = threading.Lock()
         self.dead: set[str] = set()
+        self.send_until = deadline if run.send_for is None else min(
+            deadline, time.monotonic() + run.send_for)
 
     # -- the processes of the trace
     def process(self, server: str) -> str:
@@ -396,7 +403,7 @@ class _Ensemble:
         reader.start()
         if send:
             w = _Writer(zk, proc, self.run, self.log, random.Random(self.rng.random()),
-                        self.count, self.deadline)
+                        self.count, self.send_until)
             self.writers[server] = w
 
     # -- the Cluster protocol
@@ -439,9 +446,21 @@ class _Ensemble:
         self.incarnation[server] += 1
         self.dead.discard(server)
         self.zks[server].server.start()
-        proc = self.process(server)
-        self.log.add(proc, "join")
-        self.attach(server, send=False)  # the restarted server only delivers
+        self.log.add(self.process(server), "join")
+        threading.Thread(target=self._rejoin, args=(server,), daemon=True,
+                         name=f"rejoin-{server}").start()
+
+    def _rejoin(self, server: str) -> None:
+        """Once the restarted server answers, its new process reads and writes."""
+        zk = self.zks[server]
+        end = min(self.deadline, time.monotonic() + 60)
+        while time.monotonic() < end and zk.mode() not in ("leader", "follower"):
+            time.sleep(0.2)
+        if server in self.dead or zk.mode() not in ("leader", "follower"):
+            self.errors.append(f"{self.process(server)} did not rejoin the ensemble")
+            return
+        self.attach(server)
+        self.writers[server].start()
 
     def count(self) -> None:
         with self._lock:
@@ -484,12 +503,13 @@ def record(run: ZkRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
             faults = FaultRunner(run.faults, ens, log, progress=ens.progress,
                                  deadline=deadline, say=say, period=run.period)
             faults.start()
-        for w in list(ens.writers.values()):
-            w.join(max(0.0, deadline - time.monotonic()))
         if faults is not None:
-            if run.period is not None:  # the repeating schedule ends with the writers
+            if run.period is not None:  # the repeating schedule ends with the sending
+                faults.stop_event.wait(max(0.0, ens.send_until - time.monotonic()))
                 faults.stop_event.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
+        for w in list(ens.writers.values()):
+            w.join(max(0.0, deadline - time.monotonic()))
             if faults.error is not None:
                 raise RuntimeError(f"zookeeper: fault schedule: {faults.error}")
         _drain(ens, deadline, say)

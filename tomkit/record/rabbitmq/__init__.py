@@ -1,1 +1,0 @@
-"""RabbitMQ streams recorded as a delivery trace: see recorder.py."""
