@@ -47,7 +47,7 @@ fuzz: $(STAMP)
 
 # Real systems recorded as traces (tomkit/record/, docs/case-studies.md), each from
 # Debian's packages, installed where missing:
-# make record SYSTEM=etcd|corosync|jgroups|zookeeper|nats
+# make record SYSTEM=etcd|corosync|jgroups|zookeeper|nats|rabbitmq
 SYSTEM ?= etcd
 RECORD_PKGS_etcd := etcd-server etcd-client
 RECORD_BIN_etcd := etcd
@@ -59,16 +59,18 @@ RECORD_PKGS_zookeeper := zookeeper openjdk-17-jre-headless
 RECORD_BIN_zookeeper := /usr/share/java/zookeeper.jar
 RECORD_PKGS_nats := nats-server
 RECORD_BIN_nats := nats-server
+RECORD_PKGS_rabbitmq := rabbitmq-server
+RECORD_BIN_rabbitmq := rabbitmq-server
 
 record-deps:
 	@{ command -v $(RECORD_BIN_$(SYSTEM)) || [ -e $(RECORD_BIN_$(SYSTEM)) ]; } >/dev/null 2>&1 && \
 	  { [ "$(SYSTEM)" != jgroups ] || [ -e /usr/share/java/jgroups.jar ]; } || \
 	  (apt-get update -q && apt-get install -y -q $(RECORD_PKGS_$(SYSTEM)))
 
-# make test records each system live (tests/record/): install all five where
+# make test records each system live (tests/record/): install all six where
 # possible; a system that cannot be installed is skipped by its tests, with the reason
 systems:
-	-@for s in etcd corosync jgroups zookeeper nats; do $(MAKE) -s record-deps SYSTEM=$$s; done
+	-@for s in etcd corosync jgroups zookeeper nats rabbitmq; do $(MAKE) -s record-deps SYSTEM=$$s; done
 
 record: $(STAMP) record-deps
 	timeout 600 $(BIN)/python -m tomkit.record $(SYSTEM) --out out/record

@@ -122,6 +122,7 @@ class FaultRunner(threading.Thread):
         self.struck: list[dict] = []
         self.error: BaseException | None = None
         self.done = threading.Event()
+        self.started = time.monotonic()
 
     def run(self) -> None:
         try:
@@ -176,8 +177,9 @@ class FaultRunner(threading.Thread):
         process = self.cluster.process(server)
         note = {"fault": f.action, "role": f.target if f.action != "restart" else "killed",
                 "server": server}
-        sent = self.progress()
-        self.say(f"  fault {f}: {server} ({process}) at {sent:.0%} of the messages")
+        when = (f"{time.monotonic() - self.started:.0f} s into the run" if self.period
+                else f"at {self.progress():.0%} of the messages")
+        self.say(f"  fault {f}: {server} ({process}) {when}")
         if f.action == "kill":
             self.log.fault(process, note, kind="crash")
             self.cluster.kill(server)

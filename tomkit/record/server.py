@@ -23,12 +23,15 @@ class Server:
     """A system's server process: ``argv`` run with its output in ``logfile``."""
 
     def __init__(self, name: str, argv: list[str], logfile: Path, env: dict | None = None,
-                 cwd: Path | None = None):
+                 cwd: Path | None = None, hold_stdin: bool = False):
         self.name = name
         self.argv = argv
         self.logfile = logfile
         self.env = env
         self.cwd = cwd
+        # a pipe the recorder holds open, never writes, for a server that stops at the
+        # end of its input (an Erlang VM with its shell)
+        self.hold_stdin = hold_stdin
         self.proc: subprocess.Popen | None = None
         self.paused = False
         self.starts = 0
@@ -39,7 +42,8 @@ class Server:
             out.write(f"--- start {self.starts + 1}: {' '.join(self.argv)}\n".encode())
             out.flush()
             self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=self.env,
+                                         stdin=subprocess.PIPE if self.hold_stdin
+                                         else subprocess.DEVNULL, env=self.env,
                                          cwd=self.cwd, preexec_fn=die_with_parent)
         self.starts += 1
         self.paused = False
@@ -64,6 +68,8 @@ class Server:
             self.proc.send_signal(signal.SIGKILL)
         if self.proc is not None:
             self.proc.wait()
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
         self.paused = False
 
     def pause(self) -> None:
