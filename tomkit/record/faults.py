@@ -117,6 +117,9 @@ class FaultRunner(threading.Thread):
         super().__init__(daemon=True, name="faults")
         self.faults, self.cluster, self.log = faults, cluster, log
         self.progress, self.deadline, self.say, self.period = progress, deadline, say, period
+        # halt: strike no more (a long run's sending is over); stop_event: the recorder
+        # ends the run, and the thread may end (servers it restarted die with it)
+        self.halt = threading.Event()
         self.stop_event = stop or threading.Event()
         self.killed: list[str] = []
         self.struck: list[dict] = []
@@ -150,11 +153,12 @@ class FaultRunner(threading.Thread):
                 k += 1
 
     def _over(self) -> bool:
-        return self.stop_event.is_set() or time.monotonic() > self.deadline
+        return self.halt.is_set() or self.stop_event.is_set() \
+            or time.monotonic() > self.deadline
 
     def _wait(self, seconds: float) -> bool:
         """Sleep; True when the run is over."""
-        self.stop_event.wait(max(0.0, min(seconds, self.deadline - time.monotonic())))
+        self.halt.wait(max(0.0, min(seconds, self.deadline - time.monotonic())))
         return self._over()
 
     def _choose(self, f: Fault) -> str | None:

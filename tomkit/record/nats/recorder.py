@@ -392,8 +392,8 @@ def record(run: NatsRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
             faults.start()
         if faults is not None:
             if run.period is not None:  # the repeating schedule ends with the sending
-                faults.stop_event.wait(max(0.0, cluster.send_until - time.monotonic()))
-                faults.stop_event.set()
+                faults.halt.wait(max(0.0, cluster.send_until - time.monotonic()))
+                faults.halt.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
         for p in list(cluster.publishers.values()):
             p.done.wait(max(0.0, deadline - time.monotonic()))

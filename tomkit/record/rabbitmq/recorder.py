@@ -486,8 +486,8 @@ def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 6
             faults.start()
         if faults is not None:
             if run.period is not None:
-                faults.stop_event.wait(max(0.0, cluster.send_until - time.monotonic()))
-                faults.stop_event.set()
+                faults.halt.wait(max(0.0, cluster.send_until - time.monotonic()))
+                faults.halt.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
             if faults.error is not None:
                 raise RuntimeError(f"rabbitmq: fault schedule: {faults.error}")

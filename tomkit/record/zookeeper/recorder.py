@@ -505,8 +505,8 @@ def record(run: ZkRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
             faults.start()
         if faults is not None:
             if run.period is not None:  # the repeating schedule ends with the sending
-                faults.stop_event.wait(max(0.0, ens.send_until - time.monotonic()))
-                faults.stop_event.set()
+                faults.halt.wait(max(0.0, ens.send_until - time.monotonic()))
+                faults.halt.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
         for w in list(ens.writers.values()):
             w.join(max(0.0, deadline - time.monotonic()))
