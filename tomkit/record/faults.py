@@ -57,16 +57,17 @@ SCHEDULES: dict[str, tuple[Fault, ...]] = {
     "kill-follower": (Fault("kill", "follower"),),
     "pause-leader": (Fault("pause", "leader"),),
     "pause-follower": (Fault("pause", "follower"),),
-    "partition-leader": (Fault("partition", "leader"),),
-    "partition-follower": (Fault("partition", "follower"),),
+    # longer than a pause: Corosync's knet took more than 3 s to notice a cut link
+    "partition-leader": (Fault("partition", "leader", hold=8.0),),
+    "partition-follower": (Fault("partition", "follower", hold=8.0),),
     "kill-restart": (Fault("kill", "leader", at=0.3), Fault("restart", at=0.6)),
 }
 
 #: one cycle of the repeating schedule of the long runs
 CYCLE: tuple[Fault, ...] = (
     Fault("kill", "leader"), Fault("restart"), Fault("pause", "leader"),
-    Fault("kill", "follower"), Fault("restart"), Fault("partition", "follower"),
-    Fault("pause", "follower"), Fault("partition", "leader"),
+    Fault("kill", "follower"), Fault("restart"), Fault("partition", "follower", hold=8.0),
+    Fault("pause", "follower"), Fault("partition", "leader", hold=8.0),
 )
 
 
