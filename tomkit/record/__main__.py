@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         faults = [f for r in log.records for f in r.get("x_fault", ())
                   if not f["fault"].startswith("end ")]
         if faults:
-            kinds = Counter(f"{f['fault']} {f.get('role', '')}" for f in faults)
+            struck = Counter(f"{f['fault']} {f.get('role', '')}" for f in faults)
             print(f"  faults: {len(faults)} "
-                  f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(struck.items()))})")
         print(f"  {path}: {len(log.records)} records "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
               f"{time.monotonic() - t0:.1f} s")

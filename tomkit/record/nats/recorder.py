@@ -395,10 +395,10 @@ def record(run: NatsRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
                 faults.halt.wait(max(0.0, cluster.send_until - time.monotonic()))
                 faults.halt.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
-        for p in list(cluster.publishers.values()):
-            p.done.wait(max(0.0, deadline - time.monotonic()))
             if faults.error is not None:
                 raise RuntimeError(f"nats: fault schedule: {faults.error}")
+        for p in list(cluster.publishers.values()):
+            p.done.wait(max(0.0, deadline - time.monotonic()))
         _drain(cluster, deadline, say)
         for p in cluster.publishers.values():
             p.stopped.set()

@@ -176,8 +176,10 @@ def _consumer_on(host: str, port: int):
 class _Reader:
     """One node's replica, read from its first offset by a consumer on that node."""
 
-    def __init__(self, node: _Node, process: str, log: EventLog):
+    def __init__(self, node: _Node, process: str, log: EventLog, behind=lambda r: False):
         self.node, self.process, self.log = node, process, log
+        self.behind = behind  # behind(reader): another running replica's reader is ahead
+        self.resubscribed = 0
         self.delivered_msgs: set[str] = set()
         self.next_offset = 0
         self.stopped = threading.Event()
@@ -203,7 +205,8 @@ class _Reader:
             self.delivered_msgs.add(body)
             self.next_offset = ctx.offset + 1
 
-        try:
+        async def subscribe():
+            nonlocal consumer
             while not self.stopped.is_set() and time.monotonic() < deadline:
                 try:
                     consumer = _consumer_on("127.0.0.1", self.node.stream_port)
@@ -211,17 +214,31 @@ class _Reader:
                     await asyncio.wait_for(consumer.subscribe(
                         STREAM, on_message, offset_specification=ConsumerOffsetSpecification(
                             OffsetType.OFFSET, self.next_offset)), 20)
-                    break
+                    self.error = None
+                    return
                 except Exception as e:
                     self.error = f"{self.process} reader: {type(e).__name__}: {e}"
                     await _close(consumer)
                     consumer = None
                     await asyncio.sleep(0.5)
-            if consumer is not None:
-                self.error = None
+
+        try:
+            await subscribe()
             self.ready.set()
+            progress, since = self.next_offset, time.monotonic()
             while not self.stopped.is_set():
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.5)
+                if self.next_offset != progress or not self.behind(self):
+                    progress, since = self.next_offset, time.monotonic()
+                elif time.monotonic() - since > 5:
+                    # another replica's reader is ahead and this one has not moved for
+                    # 5 s: rstream's consumer stopped after the stream's leader changed
+                    # (seen in a 10-minute run); subscribe again from the next offset
+                    self.resubscribed += 1
+                    await _close(consumer)
+                    consumer = None
+                    await subscribe()
+                    progress, since = self.next_offset, time.monotonic()
         finally:
             self.ready.set()
             self.idle.set()
@@ -359,9 +376,13 @@ class _Cluster:
             self.log.add(proc, "view", view=f"stream-{STREAM}", members=self.members)
             self.publishers[server] = _Publisher(node, proc, self.run, self.log,
                                                  random.Random(self.rng.random()), self.count)
-        reader = _Reader(node, proc, self.log)
+        reader = _Reader(node, proc, self.log, behind=self._behind)
         self.readers[server] = reader
         self.spawn(reader.run(self.deadline))
+
+    def _behind(self, reader: _Reader) -> bool:
+        return any(r.next_offset > reader.next_offset for n, r in self.readers.items()
+                   if n in self.running() and r is not reader)
 
     async def _leader(self) -> str | None:
         from rstream import Producer
@@ -511,6 +532,9 @@ def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 6
     for r in [*cluster.readers.values(), *cluster.old]:
         if r.error:
             say(f"  warning: {r.error}")
+        if r.resubscribed:
+            say(f"  {r.process}'s consumer stalled and subscribed again {r.resubscribed} "
+                "time(s)")
     lost = sorted(_acked(log) - {r["msg"] for r in log.records if r["kind"] == "deliver"})
     if lost:
         say(f"  confirmed but read from no replica: {len(lost)} ({', '.join(lost[:5])})")

@@ -204,8 +204,11 @@ class _Reader(threading.Thread):
             client.ChildrenWatch(ROOT, lambda children: self.changed.set())
             self.ready.set()
             while not self.stopped.is_set():
-                if not self.changed.wait(0.5):
-                    continue
+                # the watch, and every second anyway: in a 10-minute run the children
+                # watches of two sessions stopped firing after a leader was killed
+                self.changed.wait(1.0)
+                if self.stopped.is_set():
+                    break
                 self.changed.clear()
                 try:
                     self._read(client)
@@ -508,10 +511,10 @@ def record(run: ZkRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
                 faults.halt.wait(max(0.0, ens.send_until - time.monotonic()))
                 faults.halt.set()
             faults.done.wait(max(0.0, deadline - time.monotonic()))
-        for w in list(ens.writers.values()):
-            w.join(max(0.0, deadline - time.monotonic()))
             if faults.error is not None:
                 raise RuntimeError(f"zookeeper: fault schedule: {faults.error}")
+        for w in list(ens.writers.values()):
+            w.join(max(0.0, deadline - time.monotonic()))
         _drain(ens, deadline, say)
     finally:
         log.freeze()
