@@ -165,7 +165,10 @@ class _Publisher:
         self.sent_msgs: set[str] = set()
         self.done = threading.Event()
 
-    async def run(self, deadline: float) -> None:
+    async def run(self, deadline: float, retry_until: float | None = None) -> None:
+        """Send until ``deadline``; a message sent is retried until ``retry_until`` (a
+        message logged as sent is not given up because the sending time is over)."""
+        retry_until = deadline if retry_until is None else retry_until
         from nats.errors import Error as NatsError
 
         nc = None
@@ -187,7 +190,7 @@ class _Publisher:
                     if self.stopped.is_set():
                         rec["x_put"] = f"failed: server killed ({last})"
                         break
-                    if time.monotonic() > deadline:
+                    if time.monotonic() > retry_until:
                         rec["x_put"] = f"failed: deadline ({last})"
                         break
                     try:
@@ -230,6 +233,8 @@ class _Cluster:
         self.thread.start()
         self.send_until = deadline if run.send_for is None else min(
             deadline, time.monotonic() + run.send_for)
+        # a message sent before send_until is retried up to 60 s more, within the run
+        self.retry_until = min(deadline, self.send_until + 60)
 
     def call(self, coro, timeout: float = 30):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -285,7 +290,7 @@ class _Cluster:
 
     def start_publishers(self) -> None:
         for p in self.publishers.values():
-            self.spawn(p.run(self.send_until))
+            self.spawn(p.run(self.send_until, self.retry_until))
 
     async def _info(self) -> dict | None:
         for name in self.running():
@@ -336,7 +341,7 @@ class _Cluster:
         self.servers[server].server.start()
         self.log.add(self.process(server), "join")
         self.attach(server)  # its new process publishes too (its client retries)
-        self.spawn(self.publishers[server].run(self.send_until))
+        self.spawn(self.publishers[server].run(self.send_until, self.retry_until))
 
 
 async def _create_stream(url: str, replicas: int, deadline: float) -> None:

@@ -264,7 +264,10 @@ class _Publisher:
         self.sent_msgs: set[str] = set()
         self.done = threading.Event()
 
-    async def run(self, deadline: float) -> None:
+    async def run(self, deadline: float, retry_until: float | None = None) -> None:
+        """Send until ``deadline``; a message sent is retried until ``retry_until`` (a
+        message logged as sent is not given up because the sending time is over)."""
+        retry_until = deadline if retry_until is None else retry_until
         from rstream import Producer, RawMessage
 
         producer = None
@@ -284,7 +287,7 @@ class _Publisher:
                     if self.stopped.is_set():
                         rec["x_put"] = f"failed: node killed ({last})"
                         break
-                    if time.monotonic() > deadline:
+                    if time.monotonic() > retry_until:
                         rec["x_put"] = f"failed: deadline ({last})"
                         break
                     try:
@@ -334,6 +337,8 @@ class _Cluster:
         self.thread.start()
         self.send_until = deadline if run.send_for is None else min(
             deadline, time.monotonic() + run.send_for)
+        # a message sent before send_until is retried up to 60 s more, within the run
+        self.retry_until = min(deadline, self.send_until + 60)
 
     def call(self, coro, timeout: float = 30):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -439,7 +444,7 @@ class _Cluster:
         self.nodes[server].server.start()
         self.log.add(self.process(server), "join")
         self.attach(server)  # its new process reads (once the node is up) and publishes
-        self.spawn(self.publishers[server].run(self.send_until))
+        self.spawn(self.publishers[server].run(self.send_until, self.retry_until))
 
 
 async def _create_stream(port: int, replicas: int, deadline: float) -> None:
@@ -500,7 +505,7 @@ def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 6
             if r.error:
                 raise RuntimeError(f"rabbitmq: {r.error}")
         for p in cluster.publishers.values():
-            cluster.spawn(p.run(cluster.send_until))
+            cluster.spawn(p.run(cluster.send_until, cluster.retry_until))
         if run.faults:
             faults = FaultRunner(run.faults, cluster, log, progress=cluster.progress,
                                  deadline=deadline, say=say, period=run.period)

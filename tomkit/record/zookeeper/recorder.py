@@ -260,10 +260,11 @@ class _Writer(threading.Thread):
     """One writer session attached to one server: its creates, pipelined."""
 
     def __init__(self, zk: _Zk, process: str, run: ZkRun, log: EventLog, rng: random.Random,
-                 count, deadline: float, start_at: int = 0):
+                 count, deadline: float, retry_until: float, start_at: int = 0):
         super().__init__(daemon=True, name=f"write-{process}")
         self.zk, self.process, self.run_, self.log = zk, process, run, log
         self.rng, self.count, self.deadline, self.start_at = rng, count, deadline, start_at
+        self.retry_until = retry_until  # a message sent is retried until then
         self.sent_msgs: set[str] = set()
         self.stopped = threading.Event()
         self.outcome = ""
@@ -317,7 +318,7 @@ class _Writer(threading.Thread):
                 except Exception as e:
                     return fail(type(e).__name__)
                 pending.pop(0)
-            return not self._over() or fail("deadline")
+            return not self._over()
 
         def resend() -> bool:
             """The connection broke and every outstanding request failed, some perhaps
@@ -327,7 +328,9 @@ class _Writer(threading.Thread):
                 rec, path, _ = pending[0]
                 if lost.is_set():
                     return fail("session expired")
-                if self._over():
+                if self.stopped.is_set():
+                    return fail("server killed")
+                if time.monotonic() > self.retry_until:
                     return fail("deadline")
                 try:
                     # bounded: kazoo holds a request while it has no connection
@@ -384,6 +387,8 @@ class _Ensemble:
         self.dead: set[str] = set()
         self.send_until = deadline if run.send_for is None else min(
             deadline, time.monotonic() + run.send_for)
+        # a message sent before send_until is retried up to 60 s more, within the run
+        self.retry_until = min(deadline, self.send_until + 60)
 
     # -- the processes of the trace
     def process(self, server: str) -> str:
@@ -406,7 +411,7 @@ class _Ensemble:
         reader.start()
         if send:
             w = _Writer(zk, proc, self.run, self.log, random.Random(self.rng.random()),
-                        self.count, self.send_until)
+                        self.count, self.send_until, self.retry_until)
             self.writers[server] = w
 
     # -- the Cluster protocol
