@@ -103,7 +103,8 @@ class Cluster(Protocol):
     def heal(self, server: str) -> None: ...
 
     def restart(self, server: str) -> None:
-        """Start a killed server again as a new process of the trace."""
+        """Start a killed server again as a new process of the trace, whose first
+        record is its ``join``."""
 
 
 class FaultRunner(threading.Thread):
@@ -192,7 +193,8 @@ class FaultRunner(threading.Thread):
         elif f.action == "restart":
             self.killed.remove(server)
             self.cluster.restart(server)
-            self.log.fault(self.cluster.process(server), note)
+            if not self.log.annotate(self.cluster.process(server), "join", note):
+                self.log.fault(self.cluster.process(server), note)
         elif f.action in ("pause", "partition"):
             start, end = ((self.cluster.pause, self.cluster.resume) if f.action == "pause"
                           else (self.cluster.isolate, self.cluster.heal))

@@ -59,6 +59,16 @@ class EventLog:
             if not self._frozen:
                 self._faults[process].append((kind, {**note, "time": time.time()}))
 
+    def annotate(self, process: str, kind: str, note: dict) -> bool:
+        """Add a fault's note to the process's latest record of ``kind`` (a restart's to
+        the ``join`` the restarted server logged); False if it has none."""
+        with self._lock:
+            for rec in reversed(self.records):
+                if rec["process"] == process and rec["kind"] == kind:
+                    rec.setdefault("x_fault", []).append({**note, "time": rec["time"]})
+                    return True
+        return False
+
     def freeze(self) -> None:
         """The run is over: what the teardown makes the system report is not logged.
         Notes of faults that no later record carries go to the process's last record."""
