@@ -16,7 +16,7 @@ import json
 import sys
 import time
 from collections import Counter
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from tomkit.record import SYSTEMS
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--long", type=float, metavar="SECONDS",
                    help="one long run instead: clients send for SECONDS under the repeating "
                    "fault schedule (tomkit/record/faults.py), one fault every --period "
-                   "seconds (ZooKeeper and NATS)")
+                   "seconds (ZooKeeper, NATS and RabbitMQ)")
     p.add_argument("--period", type=float, default=30.0,
                    help="seconds between faults of a long run")
     args = p.parse_args(argv)
@@ -48,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     runs = dict(mod.RUNS)
     if args.long is not None:
-        if not hasattr(mod, "ACTIONS"):
-            print(f"{args.system} has no long runs", file=sys.stderr)
+        if "send_for" not in {f.name for f in fields(mod.RUNS["clean"])}:
+            print(f"{args.system} has no long runs (zookeeper, nats and rabbitmq have)",
+                  file=sys.stderr)
             return 2
         runs = {"long": replace(mod.RUNS["clean"], name="long", messages=10**9,
                                 faults=repeating(mod.ACTIONS), period=args.period,
