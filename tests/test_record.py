@@ -46,6 +46,7 @@ LIVE_TIMEOUT = 120
 JG = Path(__file__).parents[1] / "tomkit" / "record" / "jgroups"
 ZK = Path(__file__).parents[1] / "tomkit" / "record" / "zookeeper" / "zookeeper.toml"
 NATS = Path(__file__).parents[1] / "tomkit" / "record" / "nats" / "nats.toml"
+RMQ = Path(__file__).parents[1] / "tomkit" / "record" / "rabbitmq" / "rabbitmq.toml"
 
 #: fixture -> (profile it documents: a built-in name or a guarantee file, properties that
 #: hold, properties violated)
@@ -101,6 +102,8 @@ FIXTURES = {
     # JetStream: every acknowledged message stored by every running replica, one order
     "nats-kill-leader-s1": (NATS, ["agreement", "validity", "total-order-strong"], []),
     "nats-kill-restart-s1": (NATS, ["agreement", "validity", "total-order-strong"], []),
+    # RabbitMQ streams: each node's replica read by offset, one log at every node
+    "rabbitmq-kill-follower-s1": (RMQ, ["agreement", "validity", "total-order-strong"], []),
     # a fourth member joins mid-run: judged from its first view, it owes nothing earlier
     "jgroups-sequencer-flush-late-join-s1": (
         None, ["agreement", "validity", "liveness", "total-order-weak",
