@@ -34,7 +34,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import CRASH, LEAVE, Chunk, dense_ids
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -171,6 +171,6 @@ def _no_sends(c: Chunk, ti: int, o: Options) -> str:
 
 AGREEMENT = Property(AGREEMENT_NAME, "delivered by one process => delivered by every "
                      "correct process that owes it", False, check_agreement,
-                     detect_agreement, __doc__, scoped=True)
+                     detect_agreement, __doc__, scoped=True, liveness=True)
 VALIDITY = Property(VALIDITY_NAME, "a correct process delivers what it sends", False,
-                    check_validity, detect_validity, __doc__, _no_sends)
+                    check_validity, detect_validity, __doc__, _no_sends, liveness=True)

@@ -31,7 +31,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import LEAVE, Chunk
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import correct_counts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -115,5 +115,6 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~views, exact=views)
 
 
+# not in tomkit scan: a data set's traces are judged for agreement and validity there
 PROPERTY = Property(NAME, "sent or delivered by a correct process => delivered by all correct",
-                    False, check, detect, __doc__)
+                    False, check, detect, __doc__, liveness=True, scan=False)

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 from live_record import LIVE_TIMEOUT, check, live, records, verdicts
+from locations import DATA
 
 
 @pytest.mark.record
@@ -41,10 +42,7 @@ def test_zookeeper_live(tmp_path, run):
 def test_the_pipelined_fifo_alarm_is_the_clients_reordering():
     # the witness of the one fifo-order violation: the later create was committed first,
     # at the new epoch's first zxid, and the earlier one only on the recorder's resend
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "data" / "real" / \
-        "zookeeper-pipelined-kill-restart-s1.jsonl.gz"
+    path = DATA / "real" / "zookeeper-pipelined-kill-restart-s1.jsonl.gz"
     code, report = check("-p", "fifo-order", str(path))
     assert code == 1
     (result,) = report["traces"][0]["results"]
