@@ -48,7 +48,8 @@ fuzz: $(STAMP)
 	  $(if $(SEED),--seed $(SEED),)
 
 # Real systems recorded as traces (tomkit/record/, docs/case-studies.md), each from
-# Debian's packages, installed where missing: make record SYSTEM=etcd|corosync|jgroups
+# Debian's packages, installed where missing:
+# make record SYSTEM=etcd|corosync|jgroups|zookeeper|nats|rabbitmq
 SYSTEM ?= etcd
 RECORD_PKGS_etcd := etcd-server etcd-client
 RECORD_BIN_etcd := etcd
@@ -56,16 +57,22 @@ RECORD_PKGS_corosync := corosync libcpg-dev iproute2
 RECORD_BIN_corosync := corosync
 RECORD_PKGS_jgroups := libjgroups-java openjdk-17-jdk-headless
 RECORD_BIN_jgroups := javac
+RECORD_PKGS_zookeeper := zookeeper openjdk-17-jre-headless
+RECORD_BIN_zookeeper := /usr/share/java/zookeeper.jar
+RECORD_PKGS_nats := nats-server
+RECORD_BIN_nats := nats-server
+RECORD_PKGS_rabbitmq := rabbitmq-server
+RECORD_BIN_rabbitmq := rabbitmq-server
 
 record-deps:
-	@command -v $(RECORD_BIN_$(SYSTEM)) >/dev/null 2>&1 && \
+	@{ command -v $(RECORD_BIN_$(SYSTEM)) || [ -e $(RECORD_BIN_$(SYSTEM)) ]; } >/dev/null 2>&1 && \
 	  { [ "$(SYSTEM)" != jgroups ] || [ -e /usr/share/java/jgroups.jar ]; } || \
 	  ($(APT) update -q && $(APT) install -y -q $(RECORD_PKGS_$(SYSTEM)))
 
-# make test records each system live (tests/record/test_record.py): install all three where
+# make test records each system live (tests/record/): install all six where
 # possible; a system that cannot be installed is skipped by its tests, with the reason
 systems:
-	-@for s in etcd corosync jgroups; do $(MAKE) -s record-deps SYSTEM=$$s; done
+	-@for s in etcd corosync jgroups zookeeper nats rabbitmq; do $(MAKE) -s record-deps SYSTEM=$$s; done
 
 record: $(STAMP) record-deps
 	timeout 600 $(BIN)/python -m tomkit.record $(SYSTEM) --out out/record $(if $(WATCH),--watch,)

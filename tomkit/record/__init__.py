@@ -13,4 +13,4 @@ the system's standard runs; docs/case-studies.md says what they showed.
 """
 
 #: system -> module tomkit.record.<system>.recorder (with RUNS and record())
-SYSTEMS = ("etcd", "corosync", "jgroups")
+SYSTEMS = ("etcd", "corosync", "jgroups", "zookeeper", "nats", "rabbitmq")

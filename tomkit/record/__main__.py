@@ -17,9 +17,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import fields, replace
 from pathlib import Path
 
 from tomkit.record import SYSTEMS
+from tomkit.record.faults import repeating
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,14 +38,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--watch", action="store_true",
                    help="also write each run live to DIR/SYSTEM-RUN-sSEED.live.jsonl and "
                    "follow it with tomkit watch, so a breach shows while the run goes on")
+    p.add_argument("--long", type=float, metavar="SECONDS",
+                   help="one long run instead: clients send for SECONDS under the repeating "
+                   "fault schedule (tomkit/record/faults.py), one fault every --period "
+                   "seconds (ZooKeeper, NATS and RabbitMQ)")
+    p.add_argument("--period", type=float, default=30.0,
+                   help="seconds between faults of a long run")
     args = p.parse_args(argv)
     mod = importlib.import_module(f"tomkit.record.{args.system}.recorder")
     why = mod.available()
     if why:
         print(f"{args.system}: cannot record here: {why}", file=sys.stderr)
         return 2
-    names = args.run or list(mod.RUNS)
-    unknown = [n for n in names if n not in mod.RUNS]
+    runs = dict(mod.RUNS)
+    if args.long is not None:
+        if "send_for" not in {f.name for f in fields(mod.RUNS["clean"])}:
+            print(f"{args.system} has no long runs (zookeeper, nats and rabbitmq have)",
+                  file=sys.stderr)
+            return 2
+        runs = {"long": replace(mod.RUNS["clean"], name="long", messages=10**9,
+                                faults=repeating(mod.ACTIONS), period=args.period,
+                                send_for=args.long)}
+        args.timeout = max(args.timeout, args.long + 180)
+    names = args.run or list(runs)
+    unknown = [n for n in names if n not in runs]
     if unknown:
         print(f"unknown run {unknown[0]!r}; {args.system} has {', '.join(mod.RUNS)}",
               file=sys.stderr)
@@ -58,16 +76,22 @@ def main(argv: list[str] | None = None) -> int:
         watch = _watch(out / f"{args.system}-{name}-s{args.seed}.live.jsonl") \
             if args.watch else None
         try:
-            log = mod.record(mod.RUNS[name], path, seed=args.seed, timeout=args.timeout)
+            log = mod.record(runs[name], path, seed=args.seed, timeout=args.timeout)
         finally:
             if watch is not None:
                 print(f"  watch: exit {_watch_end(*watch)}")
         kinds = Counter(r["kind"] for r in log.records)
+        faults = [f for r in log.records for f in r.get("x_fault", ())
+                  if not f["fault"].startswith("end ")]
+        if faults:
+            struck = Counter(f"{f['fault']} {f.get('role', '')}" for f in faults)
+            print(f"  faults: {len(faults)} "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(struck.items()))})")
         print(f"  {path}: {len(log.records)} records "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
               f"{time.monotonic() - t0:.1f} s")
         if hasattr(mod, "profile_file"):
-            profile = ["--guarantee-file", str(mod.profile_file(mod.RUNS[name]))]
+            profile = ["--guarantee-file", str(mod.profile_file(runs[name]))]
         else:
             profile = ["--guarantee", mod.PROFILE]
         print(f"  check: tomkit check {' '.join(profile)} {path}")

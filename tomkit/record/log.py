@@ -35,6 +35,8 @@ class EventLog:
         self._seq: dict[str, int] = defaultdict(int)
         self._crashed: set[str] = set()
         self._frozen = False
+        self._faults: dict[str, list[tuple[str | None, dict]]] = defaultdict(list)
+        self._last: dict[str, dict] = {}
 
     def add(self, process: str, kind: str, **fields) -> dict | None:
         """Log one event at ``process`` now; None (nothing logged) after its crash or the
@@ -44,7 +46,12 @@ class EventLog:
                 return None
             rec = {"trace": self.trace, "process": process, "kind": kind,
                    "time": time.time(), "seq": self._seq[process], **fields}
+            notes = self._faults.get(process)
+            if notes and any(k in (None, kind) for k, _ in notes):
+                rec["x_fault"] = [n for k, n in notes if k in (None, kind)]
+                self._faults[process] = [(k, n) for k, n in notes if k not in (None, kind)]
             self._seq[process] += 1
+            self._last[process] = rec
             if kind == "crash":
                 self._crashed.add(process)
             self.records.append(rec)
@@ -53,10 +60,34 @@ class EventLog:
                 self._live.flush()
             return rec
 
+    def fault(self, process: str, note: dict, kind: str | None = None) -> None:
+        """A fault of the schedule struck ``process`` now: the note (with its time) goes
+        into the ``x_fault`` list of the process's next record (of ``kind``, if given:
+        a kill's note goes to the ``crash``), so that the trace holds the schedule in
+        each process's order (the format has no kind for faults)."""
+        with self._lock:
+            if not self._frozen:
+                self._faults[process].append((kind, {**note, "time": time.time()}))
+
+    def annotate(self, process: str, kind: str, note: dict) -> bool:
+        """Add a fault's note to the process's latest record of ``kind`` (a restart's to
+        the ``join`` the restarted server logged); False if it has none."""
+        with self._lock:
+            for rec in reversed(self.records):
+                if rec["process"] == process and rec["kind"] == kind:
+                    rec.setdefault("x_fault", []).append({**note, "time": rec["time"]})
+                    return True
+        return False
+
     def freeze(self) -> None:
-        """The run is over: what the teardown makes the system report is not logged."""
+        """The run is over: what the teardown makes the system report is not logged.
+        Notes of faults that no later record carries go to the process's last record."""
         with self._lock:
             self._frozen = True
+            for process, notes in self._faults.items():
+                if notes and process in self._last:
+                    self._last[process].setdefault("x_fault", []).extend(n for _, n in notes)
+            self._faults.clear()
 
     def count(self, kind: str, process: str | None = None) -> int:
         with self._lock:

@@ -20,7 +20,10 @@ self-inclusion); ``x_left`` and ``x_joined`` carry CPG's lists with their reason
 
 Run ``kill-member``: when half the messages are sent, node 3's Corosync is SIGKILLed;
 its client loses the connection and stops, and the recorder logs its ``crash`` after the
-client's last line. Run ``leave-member``: at the same point node 3's client leaves the
+client's last line. Runs ``pause-follower`` (node 3's Corosync stopped 3 s, beyond the
+1 s token timeout), ``partition-follower`` and ``partition-leader`` (node 3's, or node
+1's, veth taken down on the hub's bridge for 3 s) follow the common fault schedule
+(:mod:`tomkit.record.faults`). Run ``leave-member``: at the same point node 3's client leaves the
 group (``cpg_leave``), logging ``leave`` first; its Corosync stays in the ring.
 
 At the end the recorder waits until the survivors' deliveries stop
@@ -38,14 +41,16 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import EventReader, drain, until
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent
 
-__all__ = ["RUNS", "PROFILE", "CpgRun", "record", "available"]
+__all__ = ["RUNS", "PROFILE", "CpgRun", "record", "available", "ACTIONS"]
 
 PROFILE = "totem-evs"
 HERE = Path(__file__).parent
@@ -60,13 +65,24 @@ class CpgRun:
     nodes: int = 3
     messages: int = 40        # per node
     pause: float = 0.01       # between a node's sends, seconds
-    kill: str | None = None   # the node whose Corosync is killed halfway
     leave: str | None = None  # the node whose client leaves the group halfway
+    faults: tuple[Fault, ...] = ()  # the fault schedule (tomkit/record/faults.py); Totem
+    # has no leader: the "leader" is the ring's representative (the lowest node id)
+
+
+#: the faults this recorder can inflict (a restarted Corosync is not recorded)
+ACTIONS = ("kill", "pause", "partition")
 
 
 RUNS = {
     "clean": CpgRun("clean"),
-    "kill-member": CpgRun("kill-member", kill="n3"),
+    "kill-member": CpgRun("kill-member", faults=SCHEDULES["kill-follower"]),
+    "pause-follower": CpgRun("pause-follower", faults=SCHEDULES["pause-follower"]),
+    # slower and longer, so that the nodes still send while cut off (8 s)
+    "partition-follower": CpgRun("partition-follower", messages=300, pause=0.03,
+                                 faults=SCHEDULES["partition-follower"]),
+    "partition-leader": CpgRun("partition-leader", messages=300, pause=0.03,
+                               faults=SCHEDULES["partition-leader"]),
     "leave-member": CpgRun("leave-member", leave="n3"),
 }
 
@@ -216,6 +232,79 @@ class _Client(EventReader):
         return rec
 
 
+def _audience(log: EventLog, process: str) -> set[str]:
+    """The messages some process delivered in a view that includes ``process``: what
+    extended virtual synchrony owes it (a message sent before a partition and delivered
+    in the smaller configuration is not owed to the node cut off)."""
+    members: dict[str, list[str]] = {}
+    owed = set()
+    for r in list(log.records):
+        if r["kind"] == "view":
+            members[r["process"]] = r["members"]
+        elif r["kind"] == "deliver" and process in members.get(r["process"], ()):
+            owed.add(r["msg"])
+    return owed
+
+
+class _Ring:
+    """The nodes seen by the fault schedule (:class:`tomkit.record.faults.Cluster`).
+    Totem has no leader; the ring's representative is its lowest node id, so a
+    ``leader`` fault strikes the lowest running node. A partition takes the node's veth
+    down on the hub's bridge."""
+
+    def __init__(self, net: _Network, daemons: list[subprocess.Popen],
+                 clients: list[_Client], log: EventLog, deadline: float):
+        self.net, self.daemons, self.log, self.deadline = net, daemons, log, deadline
+        self.clients = {c.process: c for c in clients}
+        self.names = [c.process for c in clients]
+        self.dead: set[str] = set()
+        self.off: set[str] = set()  # paused or partitioned
+
+    def process(self, server: str) -> str:
+        return server
+
+    def leader(self) -> str | None:
+        running = self.running()
+        return running[0] if running else None
+
+    def running(self) -> list[str]:
+        return [n for n in self.names if n not in self.dead and n not in self.off]
+
+    def kill(self, server: str) -> None:
+        d = self.daemons[self.names.index(server)]
+        d.send_signal(signal.SIGKILL)
+        d.wait()
+        self.dead.add(server)
+        c = self.clients[server]
+        c.join(max(1.0, self.deadline - time.monotonic()))
+        self.log.add(server, "crash")
+
+    def pause(self, server: str) -> None:
+        self.daemons[self.names.index(server)].send_signal(signal.SIGSTOP)
+        self.off.add(server)
+
+    def resume(self, server: str) -> None:
+        self.daemons[self.names.index(server)].send_signal(signal.SIGCONT)
+        self.off.discard(server)
+
+    def _link(self, server: str, state: str) -> None:
+        i = self.names.index(server) + 1
+        r = _run("ip", "-n", self.net.hub, "link", "set", f"v{i}", state)
+        if r.returncode != 0:
+            raise RuntimeError(f"ip link set v{i} {state}: {r.stderr.strip()}")
+
+    def isolate(self, server: str) -> None:
+        self._link(server, "down")
+        self.off.add(server)
+
+    def heal(self, server: str) -> None:
+        self._link(server, "up")
+        self.off.discard(server)
+
+    def restart(self, server: str) -> None:
+        raise Unsupported("a restarted Corosync node is not recorded")
+
+
 def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
            workdir: str | Path | None = None, say=print) -> EventLog:
     """Record one run into ``out``; the log, for the caller's summary. ``seed`` names the
@@ -230,6 +319,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
     net = _Network(run.nodes)
     daemons: list[subprocess.Popen] = []
     clients: list[_Client] = []
+    stop = threading.Event()
     files = []
     try:
         exe = compile_client(tmp)
@@ -260,39 +350,45 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
         for c in clients:
             c.command(f"go {run.messages} {int(run.pause * 1e6)}")
         killed = None
-        if run.kill is not None or run.leave is not None:
+        if run.leave is not None:
             total = run.nodes * run.messages
             until(lambda: sum(len(c.sent_msgs) for c in clients) >= total // 2, deadline,
                   "corosync: sending stalled", tmp)
-            k = everyone.index(run.kill or run.leave)
-            killed = clients[k]
-            if run.kill is not None:
-                say(f"  killing Corosync of {run.kill} (pid {daemons[k].pid}) after "
-                    f"{sum(len(c.sent_msgs) for c in clients)} sends")
-                daemons[k].send_signal(signal.SIGKILL)
-                daemons[k].wait()
-            else:
-                say(f"  {run.leave} leaves the group after "
-                    f"{sum(len(c.sent_msgs) for c in clients)} sends")
-                killed.command("quit")
+            killed = clients[everyone.index(run.leave)]
+            say(f"  {run.leave} leaves the group after "
+                f"{sum(len(c.sent_msgs) for c in clients)} sends")
+            killed.command("quit")
             killed.join(max(1.0, deadline - time.monotonic()))
-            if run.kill is not None:
-                log.add(killed.process, "crash")
-        alive = [c for c in clients if c is not killed]
+        ring = _Ring(net, daemons, clients, log, deadline)
+        if run.faults:
+            total = run.nodes * run.messages
+            faults = FaultRunner(run.faults, ring, log, progress=lambda: sum(
+                len(c.sent_msgs) for c in clients) / total, deadline=deadline, say=say,
+                stop=stop)
+            faults.start()
+            faults.done.wait(max(0.0, deadline - time.monotonic()))
+            if faults.error is not None:
+                raise RuntimeError(f"corosync: fault schedule: {faults.error}")
+        gone = [c for c in clients if c is killed or c.process in ring.dead]
+        alive = [c for c in clients if c not in gone]
         until(lambda: all(len(c.sent_msgs) == run.messages for c in alive), deadline,
                "corosync: the survivors did not finish sending", tmp)
-        if killed is not None:
-            until(lambda: all(killed.process not in c.members for c in alive), deadline,
+        for k in gone:
+            until(lambda k=k: all(k.process not in c.members for c in alive), deadline,
                   "corosync: the survivors did not install a view without the node", tmp)
-        drain(alive, deadline, say)
+        # a message is owed to the members of a view it was delivered in
+        drain(alive, deadline, say, owed=lambda reader, sent: sent & _audience(log,
+                                                                           reader.process))
     finally:
         log.freeze()
+        stop.set()
         for c in clients:
             if c.proc.poll() is None:
                 c.proc.kill()
             c.proc.wait()
         for d in daemons:
             if d.poll() is None:
+                d.send_signal(signal.SIGCONT)  # a paused daemon, to be killed
                 d.kill()
             d.wait()
         for f in files:

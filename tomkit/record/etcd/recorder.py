@@ -54,9 +54,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent, free_ports
 
-__all__ = ["RUNS", "PROFILE", "EtcdRun", "record", "available"]
+__all__ = ["RUNS", "PROFILE", "EtcdRun", "record", "available", "ACTIONS"]
 
 PREFIX = "tomkit/"
 #: the profile of what etcd documents (checker/profiles)
@@ -86,15 +87,17 @@ class EtcdRun:
     members: int = 3
     writers: int = 2          # client threads per member
     messages: int = 20        # puts per writer
-    kill_leader: bool = False
     think: float = 0.005      # mean pause between a writer's puts, seconds (exponential)
+    faults: tuple[Fault, ...] = ()  # the fault schedule (tomkit/record/faults.py)
 
+
+#: the faults this recorder can inflict (members on 127.0.0.1: no partition)
+ACTIONS = ("kill", "pause", "restart")
 
 #: the standard runs of ``python -m tomkit.record etcd``
-RUNS = {
-    "clean": EtcdRun("clean"),
-    "kill-leader": EtcdRun("kill-leader", kill_leader=True),
-}
+RUNS = {"clean": EtcdRun("clean")} | {
+    name: EtcdRun(name, faults=faults) for name, faults in SCHEDULES.items()
+    if all(f.action in ACTIONS for f in faults)}
 
 
 class _Member:
@@ -140,11 +143,14 @@ class _Member:
 
 
 class _Watcher(threading.Thread):
-    """One member's watch stream, logged as deliveries."""
+    """One member's watch stream, logged as deliveries of ``process``."""
 
-    def __init__(self, member: _Member, log: EventLog):
+    def __init__(self, member: _Member, log: EventLog, process: str | None = None,
+                 connect_for: float = 0.0):
         super().__init__(daemon=True, name=f"watch-{member.name}")
         self.member = member
+        self.process = process or member.name
+        self.connect_for = connect_for  # seconds to retry connecting (a restarted member)
         self.log = log
         self.last_rev = 0
         self.created = threading.Event()
@@ -155,11 +161,19 @@ class _Watcher(threading.Thread):
         body = {"create_request": {"key": _b64(PREFIX), "range_end": _b64(PREFIX[:-1] + "0"),
                                    "start_revision": "1"}}
         try:
-            self._conn = http.client.HTTPConnection("127.0.0.1", self.member.client_port,
-                                                    timeout=120)
-            self._conn.request("POST", "/v3/watch", body=json.dumps(body),
-                               headers={"Content-Type": "application/json"})
-            resp = self._conn.getresponse()
+            end = time.monotonic() + self.connect_for
+            while True:
+                try:
+                    self._conn = http.client.HTTPConnection(
+                        "127.0.0.1", self.member.client_port, timeout=120)
+                    self._conn.request("POST", "/v3/watch", body=json.dumps(body),
+                                       headers={"Content-Type": "application/json"})
+                    resp = self._conn.getresponse()
+                    break
+                except OSError:
+                    if time.monotonic() > end:
+                        raise
+                    time.sleep(0.2)
             while True:
                 line = resp.readline()
                 if not line:
@@ -172,7 +186,7 @@ class _Watcher(threading.Thread):
                     if ev.get("type", "PUT") != "PUT":
                         continue
                     rev = int(ev["kv"]["mod_revision"])
-                    self.log.add(self.member.name, "deliver", msg=_unb64(ev["kv"]["key"])
+                    self.log.add(self.process, "deliver", msg=_unb64(ev["kv"]["key"])
                                  [len(PREFIX):], x_rev=rev)
                     self.last_rev = max(self.last_rev, rev)
         except (OSError, http.client.HTTPException, ValueError) as e:
@@ -187,6 +201,69 @@ class _Watcher(threading.Thread):
                 conn.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+class _Cluster:
+    """The members seen by the fault schedule (:class:`tomkit.record.faults.Cluster`).
+    A restarted member recovers from its data folder and rejoins; its new process
+    (``e2r1``) watches from revision 1 and does not write."""
+
+    def __init__(self, members: list[_Member], watchers: list[_Watcher],
+                 dead: dict[str, threading.Event], log: EventLog):
+        self.members = {m.name: m for m in members}
+        self.watchers = {w.member.name: w for w in watchers}
+        self.stopped = dead  # the member's writers stop
+        self.log = log
+        self.incarnation = dict.fromkeys(self.members, 0)
+        self.dead: set[str] = set()
+        self.paused: set[str] = set()
+        self.start_args: tuple = ()  # initial cluster, token
+        self.files: list = []
+
+    def process(self, server: str) -> str:
+        k = self.incarnation[server]
+        return server if k == 0 else f"{server}r{k}"
+
+    def leader(self) -> str | None:
+        m = _leader([m for n, m in self.members.items() if n not in self.paused])
+        return m.name if m is not None else None
+
+    def running(self) -> list[str]:
+        return [n for n, m in self.members.items() if n not in self.dead
+                and n not in self.paused and m.proc is not None and m.proc.poll() is None]
+
+    def kill(self, server: str) -> None:
+        self.members[server].kill()
+        self.dead.add(server)
+        self.stopped[server].set()
+        self.watchers[server].join(5)
+        self.log.add(self.process(server), "crash")
+
+    def pause(self, server: str) -> None:
+        self.members[server].proc.send_signal(signal.SIGSTOP)
+        self.paused.add(server)
+
+    def resume(self, server: str) -> None:
+        self.members[server].proc.send_signal(signal.SIGCONT)
+        self.paused.discard(server)
+
+    def isolate(self, server: str) -> None:
+        raise Unsupported("etcd runs on 127.0.0.1: no partition")
+
+    heal = isolate
+
+    def restart(self, server: str) -> None:
+        m = self.members[server]
+        self.incarnation[server] += 1
+        out = open(m.data.parent / f"{m.name}.log", "ab")
+        self.files.append(out)
+        m.start(*self.start_args, out)
+        self.dead.discard(server)
+        proc = self.process(server)
+        self.log.add(proc, "join")
+        w = _Watcher(m, self.log, proc, connect_for=60)
+        self.watchers[server] = w
+        w.start()
 
 
 class _Writer(threading.Thread):
@@ -263,9 +340,12 @@ def record(run: EtcdRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
     initial = ",".join(f"{m.name}={m.peer_url}" for m in members)
     logs = [open(tmp / f"{m.name}.log", "wb") for m in members]
     watchers: list[_Watcher] = []
+    cluster: _Cluster | None = None
+    stop = threading.Event()
     try:
+        token = f"tomkit-{os.getpid()}-{seed}"
         for m, f in zip(members, logs):
-            m.start(initial, f"tomkit-{os.getpid()}-{seed}", f)
+            m.start(initial, token, f)
         listing = _wait_ready(members, deadline)
         ids = {x["name"]: x["ID"] for x in listing["members"]}
         for m in members:
@@ -296,29 +376,28 @@ def record(run: EtcdRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
                    for m in members for i in range(run.writers)]
         for w in writers:
             w.start()
-        killed: _Member | None = None
-        if run.kill_leader:
-            half.wait(max(0.0, deadline - time.monotonic()))
-            killed = _leader(members)
-            if killed is None:
-                raise RuntimeError("kill-leader: no member reports a leader")
-            say(f"  killing the leader {killed.name} (pid {killed.proc.pid}) after "
-                f"{sent[0]} puts")
-            killed.kill()
-            dead[killed.name].set()
+        cluster = _Cluster(members, watchers, dead, log)
+        cluster.start_args = (initial, token)
+        faults = None
+        if run.faults:
+            faults = FaultRunner(run.faults, cluster, log, progress=lambda: sent[0] / total,
+                                 deadline=deadline, say=say, stop=stop)
+            faults.start()
         for w in writers:
             w.join(max(0.0, deadline - time.monotonic()))
-        if killed is not None:
-            watchers[members.index(killed)].join(5)
-            log.add(killed.name, "crash")
-        _drain(members, watchers, killed, deadline, say)
+        if faults is not None:
+            faults.done.wait(max(0.0, deadline - time.monotonic()))
+            if faults.error is not None:
+                raise RuntimeError(f"etcd: fault schedule: {faults.error}")
+        _drain(members, cluster.watchers, cluster.dead, deadline, say)
     finally:
         log.freeze()
-        for w in watchers:
+        stop.set()
+        for w in [*watchers, *(cluster.watchers.values() if cluster else ())]:
             w.stop()
         for m in members:
             m.kill()
-        for f in logs:
+        for f in [*logs, *(cluster.files if cluster else ())]:
             f.close()
         if not os.environ.get("TOMKIT_KEEP_RECORD"):
             shutil.rmtree(tmp, ignore_errors=True)
@@ -344,9 +423,9 @@ def _wait_ready(members: list[_Member], deadline: float) -> dict:
     raise RuntimeError(f"etcd cluster not ready before the deadline ({last})")
 
 
-def _drain(members, watchers, killed, deadline, say) -> None:
-    """Wait until every surviving watcher has seen the last revision."""
-    alive = [(m, w) for m, w in zip(members, watchers) if m is not killed]
+def _drain(members, watchers: dict, dead: set, deadline, say) -> None:
+    """Wait until every running member's watcher has seen the last revision."""
+    alive = [(m, watchers[m.name]) for m in members if m.name not in dead]
     final = None
     while time.monotonic() < deadline and final is None:
         for m, _ in alive:

@@ -20,6 +20,9 @@ the member's clock.
   half the messages are sent; the recorder logs its ``crash`` after its last line;
 * ``sequencer-flush-kill-member``: the same with the last member killed instead of the
   sequencer;
+* ``sequencer-flush-pause-leader``, ``sequencer-flush-pause-follower``: the sequencer,
+  or the last member, is stopped (SIGSTOP) for 3 s when half the messages are sent,
+  longer than failure detection (FD: 2 x 1 s), then continued;
 * ``sequencer-flush-late-join``: one more member joins when half the messages are sent,
   and sends its own; it owes nothing for the views before its first (Chockler, Keidar
   and Vitenberg 2001, section 4), so agreement, validity and liveness judge it from there.
@@ -44,15 +47,17 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import EventReader, drain, until
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent, free_ports
 
 __all__ = ["RUNS", "PROFILE", "JgroupsRun", "record", "available", "stack_xml",
-           "profile_file"]
+           "profile_file", "ACTIONS"]
 
 HERE = Path(__file__).parent
 JAR = Path("/usr/share/java/jgroups.jar")
@@ -70,9 +75,14 @@ class JgroupsRun:
     members: int = 3
     messages: int = 30       # per member
     pause_ms: int = 5        # between a member's sends
-    kill_sequencer: bool = False
-    kill_member: bool = False  # the last member (not the coordinator) is killed halfway
     late_joiner: bool = False  # one more member joins when half the messages are sent
+    faults: tuple[Fault, ...] = ()  # the fault schedule (tomkit/record/faults.py); the
+    # leader is the sequencer (the coordinator), a follower the last other member
+
+
+#: the faults this recorder can inflict (members on 127.0.0.1: no partition; a
+#: restarted JVM is a new member, which the late-join run covers)
+ACTIONS = ("kill", "pause")
 
 
 RUNS = {
@@ -80,11 +90,16 @@ RUNS = {
     "sequencer-flush": JgroupsRun("sequencer-flush", flush=True),
     "no-sequencer": JgroupsRun("no-sequencer", sequencer=False),
     "no-sequencer-flush": JgroupsRun("no-sequencer-flush", sequencer=False, flush=True),
-    "sequencer-kill": JgroupsRun("sequencer-kill", kill_sequencer=True),
+    "sequencer-kill": JgroupsRun("sequencer-kill", faults=SCHEDULES["kill-leader"]),
     "sequencer-flush-kill": JgroupsRun("sequencer-flush-kill", flush=True,
-                                       kill_sequencer=True),
+                                       faults=SCHEDULES["kill-leader"]),
     "sequencer-flush-kill-member": JgroupsRun("sequencer-flush-kill-member", flush=True,
-                                              kill_member=True),
+                                              faults=SCHEDULES["kill-follower"]),
+    "sequencer-flush-pause-leader": JgroupsRun("sequencer-flush-pause-leader", flush=True,
+                                               faults=SCHEDULES["pause-leader"]),
+    "sequencer-flush-pause-follower": JgroupsRun("sequencer-flush-pause-follower",
+                                                 flush=True,
+                                                 faults=SCHEDULES["pause-follower"]),
     # slower senders, so that the joiner's JVM is up while they still send
     "sequencer-flush-late-join": JgroupsRun("sequencer-flush-late-join", flush=True,
                                             late_joiner=True, pause_ms=60),
@@ -163,6 +178,7 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
     tmp = Path(tempfile.mkdtemp(prefix="tomkit-jgroups-", dir=workdir))
     members: list[EventReader] = []
     files = []
+    stop = threading.Event()
     try:
         classes = compile_member(tmp)
         names = [f"j{i + 1}" for i in range(run.members)]
@@ -185,28 +201,31 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             members.append(reader)
             return reader
 
-        for name, port in zip(names, ports):
+        for k, (name, port) in enumerate(zip(names, ports)):
             reader = start(name, port)
-            if name == "j1":  # the first is the coordinator (the sequencer)
-                until(lambda r=reader: r.events.get("ready"), deadline,
-                      "jgroups: j1 did not start", tmp)
+            # one member at a time, each joining the group the first (the coordinator,
+            # the sequencer) formed: started together on a loaded machine, members have
+            # timed out in discovery and formed groups of their own, merged only by
+            # MERGE2 many seconds later
+            until(lambda r=reader, want=names[:k + 1]: r.events.get("ready")
+                  and set(want) <= set(r.members), deadline,
+                  f"jgroups: {name} did not join {', '.join(names[:k])}".rstrip(", ")
+                  if k else "jgroups: j1 did not start", tmp)
         until(lambda: all(m.members == names for m in members), deadline,
               "jgroups: the group did not form", tmp)
         for m in members:
             m.command(f"go {run.messages} {run.pause_ms}")
-        killed = None
-        if run.kill_sequencer or run.kill_member:
+        group = _Group(members, log)
+        if run.faults:
             total = run.members * run.messages
-            until(lambda: sum(len(m.sent_msgs) for m in members) >= total // 2, deadline,
-                  "jgroups: sending stalled", tmp)
-            killed = members[0] if run.kill_sequencer else members[-1]
-            role = "the sequencer" if run.kill_sequencer else "the member"
-            say(f"  killing {role} {killed.process} (pid {killed.proc.pid}) after "
-                f"{sum(len(m.sent_msgs) for m in members)} sends")
-            killed.proc.send_signal(signal.SIGKILL)
-            killed.proc.wait()
-            killed.join(5)
-            log.add(killed.process, "crash")
+            faults = FaultRunner(run.faults, group, log, progress=lambda: sum(
+                len(m.sent_msgs) for m in members) / total, deadline=deadline, say=say,
+                stop=stop)
+            faults.start()
+            faults.done.wait(max(0.0, deadline - time.monotonic()))
+            if faults.error is not None:
+                raise RuntimeError(f"jgroups: fault schedule: {faults.error}")
+        killed = [m for m in members if m.process in group.dead]
         late = None
         if run.late_joiner:
             total = run.members * run.messages
@@ -217,20 +236,21 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             until(lambda: late.members == every, deadline,
                   f"jgroups: {every[-1]} did not join", tmp)
             late.command(f"go {run.messages} {run.pause_ms}")
-        alive = [m for m in members if m is not killed]
+        alive = [m for m in members if m not in killed]
         until(lambda: all(m.events.get("done") for m in alive), deadline,
               "jgroups: the survivors did not finish sending", tmp)
-        if killed is not None:
-            until(lambda: all(killed.process not in m.members for m in alive), deadline,
-                  f"jgroups: the survivors did not install a view without {killed.process}",
-                  tmp)
+        for k in killed:
+            until(lambda k=k: all(k.process not in m.members for m in alive), deadline,
+                  f"jgroups: the survivors did not install a view without {k.process}", tmp)
         drain(alive, deadline, say, owed=None if late is None else
               lambda reader, sent: sent if reader is not late
               else sent & _sent_in_views_with(log, late.process))
     finally:
         log.freeze()
+        stop.set()
         for m in members:
             if m.proc.poll() is None:
+                m.proc.send_signal(signal.SIGCONT)  # a paused JVM, to be killed
                 m.proc.kill()
             m.proc.wait()
         for f in files:
@@ -239,6 +259,54 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             shutil.rmtree(tmp, ignore_errors=True)
     log.write(out)
     return log
+
+
+class _Group:
+    """The members seen by the fault schedule (:class:`tomkit.record.faults.Cluster`):
+    the leader is the coordinator of the newest view a running member installed (with
+    SEQUENCER, the sequencer)."""
+
+    def __init__(self, members: list[EventReader], log: EventLog):
+        self.members = {m.process: m for m in members}
+        self.log = log
+        self.dead: set[str] = set()
+        self.paused: set[str] = set()
+
+    def process(self, server: str) -> str:
+        return server
+
+    def leader(self) -> str | None:
+        views = [r for r in list(self.log.records) if r["kind"] == "view"
+                 and r["process"] in self.running()]
+        return views[-1]["view"].split("|")[0] if views else None
+
+    def running(self) -> list[str]:
+        return [n for n, m in self.members.items() if n not in self.dead
+                and n not in self.paused and m.proc.poll() is None]
+
+    def kill(self, server: str) -> None:
+        m = self.members[server]
+        m.proc.send_signal(signal.SIGKILL)
+        m.proc.wait()
+        m.join(5)
+        self.dead.add(server)
+        self.log.add(server, "crash")
+
+    def pause(self, server: str) -> None:
+        self.members[server].proc.send_signal(signal.SIGSTOP)
+        self.paused.add(server)
+
+    def resume(self, server: str) -> None:
+        self.members[server].proc.send_signal(signal.SIGCONT)
+        self.paused.discard(server)
+
+    def isolate(self, server: str) -> None:
+        raise Unsupported("JGroups runs on 127.0.0.1: no partition")
+
+    heal = isolate
+
+    def restart(self, server: str) -> None:
+        raise Unsupported("a restarted JGroups member is a new member: see the late-join run")
 
 
 def _sent_in_views_with(log: EventLog, joiner: str) -> set[str]:

@@ -1,0 +1,1 @@
+"""NATS JetStream recorded as a delivery trace: see recorder.py."""

@@ -1,0 +1,1 @@
+"""RabbitMQ streams recorded as a delivery trace: see recorder.py."""

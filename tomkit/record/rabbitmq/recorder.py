@@ -1,0 +1,591 @@
+"""Record RabbitMQ streams (Debian's rabbitmq-server, 3.10) as a delivery trace: a stream
+with three replicas, each replica's messages in offset order as that node's deliveries.
+
+Three nodes ``r1``-``r3`` (``r<i>@localhost``, one Erlang VM each, one scheduler) run
+on 127.0.0.1 with free ports (AMQP, stream protocol, Erlang distribution) and an epmd
+of the recorder's own on a free port; their data, logs and Erlang cookie are in a
+temporary folder. They form one cluster by classic peer discovery, with the stream
+plugin on. The recorder creates the stream ``tomkit`` with three replicas
+(``x-initial-cluster-size``).
+
+*Sends.* One publisher per node (rstream, a named producer, which the stream protocol
+sends to the stream's leader) publishes its messages one at a time and waits for each
+confirmation (``x_put: ok``, ``x_pid``: the publishing id). A publish that fails or
+times out is sent again with the same publishing id: the stream de-duplicates a named
+producer's publishing ids, so no message is stored twice.
+
+*Deliveries.* One consumer per node, connected to that node only, reads the stream
+from its first offset: the stream plugin serves a consumer from the replica on the
+node it is connected to (RabbitMQ's "Streams" guide: consumers can read from replicas),
+so the messages in offset order (``x_offset``) are that replica's log.
+
+*Views.* One ``view`` per node, the stream's replica set (``stream-tomkit``).
+
+*Faults* (:mod:`tomkit.record.faults`): the leader is the stream's leader (the stream
+protocol's metadata); kill, pause and restart act on the node's Erlang VM. A restarted
+node rejoins the cluster and its replica catches up; its new process (``r2r1``) reads
+the stream from the start.
+
+What RabbitMQ documents ("Streams", rabbitmq.com/streams.html, "Data Safety" and
+"Replication"; "Reliability Guide", publisher confirms): a stream is a replicated,
+append-only log; a message confirmed to the publisher is replicated to a quorum of
+replicas; consumers read it in the order written, from any replica; de-duplication by
+producer name and publishing id. The profile is ``rabbitmq.toml`` beside this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tomkit.record.child import until
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
+from tomkit.record.log import EventLog, free_ports
+from tomkit.record.server import Server
+
+__all__ = ["RUNS", "RabbitRun", "record", "available", "profile_file", "ACTIONS"]
+
+HERE = Path(__file__).parent
+STREAM = "tomkit"
+USER = PASSWORD = "guest"
+#: the faults this recorder can inflict (nodes on 127.0.0.1: no partition)
+ACTIONS = ("kill", "pause", "restart")
+# rstream logs every lost connection; the recorder reports what matters itself
+logging.getLogger("rstream").setLevel(logging.CRITICAL)
+
+
+def _sbin() -> Path | None:
+    """The folder of RabbitMQ's own scripts (Debian's /usr/sbin wrappers switch user)."""
+    found = sorted(Path("/usr/lib/rabbitmq/lib").glob("rabbitmq_server-*/sbin"))
+    return found[-1] if found else None
+
+
+def profile_file(run: RabbitRun | None = None) -> Path:
+    return HERE / "rabbitmq.toml"
+
+
+def available() -> str | None:
+    """None if RabbitMQ can run here; else why not."""
+    if _sbin() is None or shutil.which("epmd") is None:
+        return "rabbitmq-server is not installed (Debian: apt-get install rabbitmq-server)"
+    try:
+        import rstream  # noqa: F401
+    except ImportError:
+        return "the rstream client is not installed (pip install rstream)"
+    return None
+
+
+@dataclass(frozen=True)
+class RabbitRun:
+    """One recorded run's shape."""
+
+    name: str
+    nodes: int = 3
+    messages: int = 40        # per publisher (one per node)
+    think: float = 0.01       # mean pause between a publisher's messages, seconds
+    faults: tuple[Fault, ...] = ()
+    period: float | None = None    # repeat the faults every period seconds (long runs)
+    send_for: float | None = None  # publishers stop after this many seconds (long runs)
+
+
+RUNS = {"clean": RabbitRun("clean")} | {
+    name: RabbitRun(name, faults=faults) for name, faults in SCHEDULES.items()
+    if not any(f.action == "partition" for f in faults)}
+
+
+class _Node:
+    """One RabbitMQ node: its ports, folders and Erlang VM."""
+
+    def __init__(self, i: int, ports: tuple[int, int, int], n: int, epmd: int, tmp: Path):
+        self.name = f"r{i}"
+        self.node = f"r{i}@localhost"
+        self.amqp, self.stream_port, self.dist = ports
+        base = tmp / self.name
+        base.mkdir()
+        (base / "enabled_plugins").write_text("[rabbitmq_stream].\n")
+        peers = "\n".join(f"cluster_formation.classic_config.nodes.{k} = r{k}@localhost"
+                          for k in range(1, n + 1))
+        (base / "rabbitmq.conf").write_text(f"""listeners.tcp.default = 127.0.0.1:{self.amqp}
+stream.listeners.tcp.1 = 127.0.0.1:{self.stream_port}
+stream.advertised_host = 127.0.0.1
+stream.advertised_port = {self.stream_port}
+distribution.listener.interface = 127.0.0.1
+distribution.listener.port_range.min = {self.dist}
+distribution.listener.port_range.max = {self.dist}
+loopback_users = none
+vm_memory_high_watermark.absolute = 256MB
+disk_free_limit.absolute = 50MB
+cluster_formation.peer_discovery_backend = classic_config
+{peers}
+""")
+        self.env = _erl_env(tmp, epmd) | {
+            "RABBITMQ_NODENAME": self.node,
+            "RABBITMQ_CONFIG_FILE": str(base / "rabbitmq.conf"),
+            "RABBITMQ_MNESIA_BASE": str(base / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(base / "log"),
+            "RABBITMQ_LOGS": "-",
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(base / "enabled_plugins"),
+            "RABBITMQ_PID_FILE": str(base / "pid"),
+            # the script execs the VM (no shell in between): the recorder's signals
+            # reach the VM, and the VM dies with the recorder (PR_SET_PDEATHSIG)
+            "RABBITMQ_ALLOW_INPUT": "1",
+            "RABBITMQ_SERVER_ERL_ARGS": "+S 1:1 +A 4 +sbwt none",
+        }
+        self.server = Server(self.name, [str(_sbin() / "rabbitmq-server")],
+                             tmp / f"{self.name}.log", env=self.env, hold_stdin=True)
+
+
+def _erl_env(tmp: Path, epmd: int) -> dict:
+    return dict(os.environ, HOME=str(tmp), ERL_EPMD_PORT=str(epmd),
+                ERL_EPMD_ADDRESS="127.0.0.1")
+
+
+def _ctl(env: dict, node: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([str(_sbin() / "rabbitmqctl"), "-n", node, *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _consumer_on(host: str, port: int):
+    """An rstream consumer that reads from the node at ``host:port`` (rstream picks a
+    replica at random; the recorder needs each node's own)."""
+    from rstream import Consumer
+    from rstream.client import Addr
+
+    class NodeConsumer(Consumer):
+        async def _get_or_create_client(self, stream: str):
+            if stream not in self._clients:
+                self._clients[stream] = await self._pool.get(
+                    addr=Addr(host, port), connection_closed_handler=self._on_connection_closed,
+                    connection_name=self._connection_name, stream=stream,
+                    max_clients_by_connections=self._max_subscribers_by_connection,
+                    locator_request=False)
+            return self._clients[stream]
+
+    return NodeConsumer(host, port, username=USER, password=PASSWORD)
+
+
+class _Reader:
+    """One node's replica, read from its first offset by a consumer on that node."""
+
+    def __init__(self, node: _Node, process: str, log: EventLog, behind=lambda r: False):
+        self.node, self.process, self.log = node, process, log
+        self.behind = behind  # behind(reader): another running replica's reader is ahead
+        self.resubscribed = 0
+        self.delivered_msgs: set[str] = set()
+        self.next_offset = 0
+        self.stopped = threading.Event()
+        self.ready = threading.Event()
+        self.idle = threading.Event()
+        self.error: str | None = None
+
+    async def run(self, deadline: float) -> None:
+        from rstream import ConsumerOffsetSpecification, OffsetType
+
+        consumer = None
+
+        async def on_message(msg, ctx) -> None:
+            if self.stopped.is_set():
+                return
+            if ctx.offset < self.next_offset:  # a redelivery after a resubscription
+                return
+            if ctx.offset != self.next_offset and self.error is None:
+                self.error = (f"{self.process}: offset {ctx.offset} follows "
+                              f"{self.next_offset - 1}")
+            body = bytes(msg.body if hasattr(msg, "body") else msg).decode(errors="replace")
+            self.log.add(self.process, "deliver", msg=body, x_offset=ctx.offset)
+            self.delivered_msgs.add(body)
+            self.next_offset = ctx.offset + 1
+
+        async def subscribe():
+            nonlocal consumer
+            while not self.stopped.is_set() and time.monotonic() < deadline:
+                try:
+                    consumer = _consumer_on("127.0.0.1", self.node.stream_port)
+                    await asyncio.wait_for(consumer.start(), 20)
+                    await asyncio.wait_for(consumer.subscribe(
+                        STREAM, on_message, offset_specification=ConsumerOffsetSpecification(
+                            OffsetType.OFFSET, self.next_offset)), 20)
+                    self.error = None
+                    return
+                except Exception as e:
+                    self.error = f"{self.process} reader: {type(e).__name__}: {e}"
+                    await _close(consumer)
+                    consumer = None
+                    await asyncio.sleep(0.5)
+
+        try:
+            await subscribe()
+            self.ready.set()
+            progress, since = self.next_offset, time.monotonic()
+            while not self.stopped.is_set():
+                await asyncio.sleep(0.5)
+                if self.next_offset != progress or not self.behind(self):
+                    progress, since = self.next_offset, time.monotonic()
+                elif time.monotonic() - since > 5:
+                    # another replica's reader is ahead and this one has not moved for
+                    # 5 s: rstream's consumer stopped after the stream's leader changed
+                    # (seen in a 10-minute run); subscribe again from the next offset
+                    self.resubscribed += 1
+                    await _close(consumer)
+                    consumer = None
+                    await subscribe()
+                    progress, since = self.next_offset, time.monotonic()
+        finally:
+            self.ready.set()
+            self.idle.set()
+            await _close(consumer)
+
+
+async def _close(client) -> None:
+    if client is not None:
+        try:
+            await asyncio.wait_for(client.close(), 5)
+        except Exception:
+            pass
+
+
+class _Publisher:
+    """A node's publisher: one message at a time, each confirmed or sent again."""
+
+    def __init__(self, node: _Node, process: str, run: RabbitRun, log: EventLog,
+                 rng: random.Random, count):
+        self.node, self.process, self.run_, self.log = node, process, run, log
+        self.rng, self.count = rng, count
+        self.stopped = threading.Event()
+        self.sent_msgs: set[str] = set()
+        self.done = threading.Event()
+
+    async def run(self, deadline: float, retry_until: float | None = None) -> None:
+        """Send until ``deadline``; a message sent is retried until ``retry_until`` (a
+        message logged as sent is not given up because the sending time is over)."""
+        retry_until = deadline if retry_until is None else retry_until
+        from rstream import Producer, RawMessage
+
+        producer = None
+        try:
+            for k in range(self.run_.messages):
+                if self.stopped.is_set() or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(self.rng.expovariate(1 / self.run_.think))
+                msg = f"{self.process}.{k}"
+                rec = self.log.add(self.process, "send", msg=msg)
+                if rec is None:
+                    break
+                self.sent_msgs.add(msg)
+                self.count()
+                last = ""
+                while True:
+                    if self.stopped.is_set():
+                        rec["x_put"] = f"failed: node killed ({last})"
+                        break
+                    if time.monotonic() > retry_until:
+                        rec["x_put"] = f"failed: deadline ({last})"
+                        break
+                    try:
+                        if producer is None:
+                            producer = Producer("127.0.0.1", self.node.stream_port,
+                                                username=USER, password=PASSWORD)
+                            await asyncio.wait_for(producer.start(), 20)
+                        await asyncio.wait_for(producer.send_wait(
+                            STREAM, RawMessage(msg.encode(), publishing_id=k + 1),
+                            publisher_name=self.process, timeout=5), 10)
+                    except Exception as e:
+                        last = f"{type(e).__name__}: {e}"[:200]
+                        rec["x_retries"] = rec.get("x_retries", 0) + 1
+                        await _close(producer)
+                        producer = None
+                        await asyncio.sleep(0.3)
+                        continue
+                    rec["x_put"] = "ok"
+                    rec["x_pid"] = k + 1
+                    break
+                if rec["x_put"].startswith("failed"):
+                    break
+        finally:
+            self.done.set()
+            await _close(producer)
+
+
+class _Cluster:
+    """The nodes seen by the fault schedule (:class:`tomkit.record.faults.Cluster`);
+    the clients are tasks of one asyncio loop in a thread of its own."""
+
+    def __init__(self, nodes: list[_Node], run: RabbitRun, log: EventLog,
+                 rng: random.Random, deadline: float):
+        self.nodes = {n.name: n for n in nodes}
+        self.run, self.log, self.rng, self.deadline = run, log, rng, deadline
+        self.members = [n.name for n in nodes]
+        self.incarnation = dict.fromkeys(self.members, 0)
+        self.readers: dict[str, _Reader] = {}
+        self.publishers: dict[str, _Publisher] = {}
+        self.old: list[_Reader] = []
+        self.dead: set[str] = set()
+        self.sent = 0
+        self._lock = threading.Lock()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                       name="rabbitmq-clients")
+        self.thread.start()
+        self.send_until = deadline if run.send_for is None else min(
+            deadline, time.monotonic() + run.send_for)
+        # a message sent before send_until is retried up to 60 s more, within the run
+        self.retry_until = min(deadline, self.send_until + 60)
+
+    def call(self, coro, timeout: float = 30):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def spawn(self, coro) -> None:
+        asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def close(self) -> None:
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if tasks:
+                await asyncio.wait(tasks, timeout=5)
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            self.call(shutdown(), timeout=15)
+        except Exception:
+            pass
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+
+    def process(self, server: str) -> str:
+        k = self.incarnation[server]
+        return server if k == 0 else f"{server}r{k}"
+
+    def count(self) -> None:
+        with self._lock:
+            self.sent += 1
+
+    def progress(self) -> float:
+        return self.sent / (self.run.messages * len(self.members))
+
+    def attach(self, server: str, send: bool = True) -> None:
+        proc = self.process(server)
+        node = self.nodes[server]
+        if send:
+            self.log.add(proc, "view", view=f"stream-{STREAM}", members=self.members)
+            self.publishers[server] = _Publisher(node, proc, self.run, self.log,
+                                                 random.Random(self.rng.random()), self.count)
+        reader = _Reader(node, proc, self.log, behind=self._behind)
+        self.readers[server] = reader
+        self.spawn(reader.run(self.deadline))
+
+    def _behind(self, reader: _Reader) -> bool:
+        return any(r.next_offset > reader.next_offset for n, r in self.readers.items()
+                   if n in self.running() and r is not reader)
+
+    async def _leader(self) -> str | None:
+        from rstream import Producer
+
+        for name in self.running():
+            producer = Producer("127.0.0.1", self.nodes[name].stream_port, username=USER,
+                                password=PASSWORD)
+            try:
+                await asyncio.wait_for(producer.start(), 5)
+                client = await producer.default_client
+                leader, _ = await asyncio.wait_for(client.query_leader_and_replicas(STREAM), 5)
+            except Exception:
+                continue
+            finally:
+                await _close(producer)
+            for n in self.nodes.values():
+                if n.stream_port == leader.port:
+                    return n.name
+        return None
+
+    # -- the Cluster protocol
+    def leader(self) -> str | None:
+        return self.call(self._leader())
+
+    def running(self) -> list[str]:
+        return [n for n, s in self.nodes.items() if n not in self.dead
+                and s.server.alive() and not s.server.paused]
+
+    def kill(self, server: str) -> None:
+        self.nodes[server].server.kill()
+        self.dead.add(server)
+        if server in self.publishers:
+            self.publishers[server].stopped.set()
+        r = self.readers[server]
+        r.stopped.set()
+        r.idle.wait(15)
+        self.log.add(self.process(server), "crash")
+
+    def pause(self, server: str) -> None:
+        self.nodes[server].server.pause()
+
+    def resume(self, server: str) -> None:
+        self.nodes[server].server.resume()
+
+    def isolate(self, server: str) -> None:
+        raise Unsupported("RabbitMQ runs on 127.0.0.1: no partition")
+
+    heal = isolate
+
+    def restart(self, server: str) -> None:
+        self.old.append(self.readers[server])
+        self.incarnation[server] += 1
+        self.dead.discard(server)
+        self.nodes[server].server.start()
+        self.log.add(self.process(server), "join")
+        self.attach(server)  # its new process reads (once the node is up) and publishes
+        self.spawn(self.publishers[server].run(self.send_until, self.retry_until))
+
+
+async def _create_stream(port: int, replicas: int, deadline: float) -> None:
+    from rstream import Producer
+
+    last = None
+    while time.monotonic() < deadline:
+        producer = Producer("127.0.0.1", port, username=USER, password=PASSWORD)
+        try:
+            await asyncio.wait_for(producer.start(), 20)
+            await producer.create_stream(STREAM, arguments={
+                "x-initial-cluster-size": replicas}, exists_ok=True)
+            return
+        except Exception as e:
+            last = e
+            await asyncio.sleep(1)
+        finally:
+            await _close(producer)
+    raise RuntimeError(f"rabbitmq: could not create the stream: {last}")
+
+
+def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
+           workdir: str | Path | None = None, say=print) -> EventLog:
+    """Record one run into ``out``; the log. ``seed`` seeds the publishers' pauses and
+    names the run (RabbitMQ's schedule is not seeded)."""
+    why = available()
+    if why:
+        raise RuntimeError(why)
+    rng = random.Random(seed)
+    deadline = time.monotonic() + timeout
+    log = EventLog(f"rabbitmq-{run.name}-s{seed}")
+    tmp = Path(tempfile.mkdtemp(prefix="tomkit-rabbitmq-", dir=workdir))
+    cookie = tmp / ".erlang.cookie"
+    cookie.write_text(f"TOMKIT{random.Random().getrandbits(64):016X}")
+    cookie.chmod(0o600)
+    ports = free_ports(1 + 3 * run.nodes)
+    epmd = Server("epmd", ["epmd", "-address", "127.0.0.1", "-port", str(ports[0])],
+                  tmp / "epmd.log")
+    nodes = [_Node(i + 1, tuple(ports[1 + 3 * i:4 + 3 * i]), run.nodes, ports[0], tmp)
+             for i in range(run.nodes)]
+    cluster = _Cluster(nodes, run, log, rng, deadline)
+    faults: FaultRunner | None = None
+    try:
+        epmd.start()
+        for n in nodes:
+            n.server.start()
+        for n in nodes:
+            _await_startup(n, deadline, tmp)
+        cluster.call(_create_stream(nodes[0].stream_port, run.nodes, deadline),
+                     timeout=max(1.0, deadline - time.monotonic()))
+        until(lambda: cluster.leader() is not None, deadline,
+              "rabbitmq: the stream has no leader", tmp)
+        for n in nodes:
+            cluster.attach(n.name)
+        for r in cluster.readers.values():
+            until(r.ready.is_set, deadline, f"rabbitmq: {r.process}'s consumer did not "
+                  "subscribe", tmp)
+            if r.error:
+                raise RuntimeError(f"rabbitmq: {r.error}")
+        for p in cluster.publishers.values():
+            cluster.spawn(p.run(cluster.send_until, cluster.retry_until))
+        if run.faults:
+            faults = FaultRunner(run.faults, cluster, log, progress=cluster.progress,
+                                 deadline=deadline, say=say, period=run.period)
+            faults.start()
+        if faults is not None:
+            if run.period is not None:
+                faults.halt.wait(max(0.0, cluster.send_until - time.monotonic()))
+                faults.halt.set()
+            faults.done.wait(max(0.0, deadline - time.monotonic()))
+            if faults.error is not None:
+                raise RuntimeError(f"rabbitmq: fault schedule: {faults.error}")
+        for p in list(cluster.publishers.values()):
+            p.done.wait(max(0.0, deadline - time.monotonic()))
+        _drain(cluster, deadline, say)
+    finally:
+        log.freeze()
+        if faults is not None:
+            faults.stop_event.set()
+        for r in [*cluster.readers.values(), *cluster.old]:
+            r.stopped.set()
+        for p in cluster.publishers.values():
+            p.stopped.set()
+        cluster.close()
+        for n in nodes:
+            n.server.stop()
+        epmd.stop()
+        if not os.environ.get("TOMKIT_KEEP_RECORD"):
+            shutil.rmtree(tmp, ignore_errors=True)
+    for r in [*cluster.readers.values(), *cluster.old]:
+        if r.error:
+            say(f"  warning: {r.error}")
+        if r.resubscribed:
+            say(f"  {r.process}'s consumer stalled and subscribed again {r.resubscribed} "
+                "time(s)")
+    lost = sorted(_acked(log) - {r["msg"] for r in log.records if r["kind"] == "deliver"})
+    if lost:
+        say(f"  confirmed but read from no replica: {len(lost)} ({', '.join(lost[:5])})")
+    log.write(out)
+    return log
+
+
+def _await_startup(n: _Node, deadline: float, tmp: Path) -> None:
+    """Until the node's ``rabbitmqctl await_startup`` succeeds (it fails at once while the
+    node has not yet registered with epmd)."""
+    last = ""
+    while time.monotonic() < deadline:
+        gone = n.server.exited()
+        if gone:
+            raise RuntimeError(f"rabbitmq: {gone}")
+        left = deadline - time.monotonic()
+        try:
+            r = _ctl(n.env, n.node, "await_startup", "--timeout", str(int(max(1, left))),
+                     timeout=max(1.0, left))
+        except subprocess.TimeoutExpired:
+            break
+        if r.returncode == 0:
+            return
+        last = (r.stderr or r.stdout).strip().splitlines()[:1]
+        time.sleep(1)
+    raise RuntimeError(f"rabbitmq: {n.name} did not start before the deadline ({last}; "
+                       f"logs in {tmp})")
+
+
+def _acked(log: EventLog) -> set[str]:
+    return {r["msg"] for r in list(log.records) if r["kind"] == "send"
+            and r.get("x_put") == "ok"}
+
+
+def _drain(cluster: _Cluster, deadline: float, say) -> None:
+    """Until every running node's replica holds every confirmed message and every message
+    another running replica holds, and deliveries settled."""
+    alive = [cluster.readers[s] for s in cluster.members if s not in cluster.dead]
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        known = set().union(_acked(cluster.log), *(r.delivered_msgs for r in alive))
+        now = tuple(len(r.delivered_msgs) for r in alive)
+        if now != last or not all(known <= r.delivered_msgs for r in alive):
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since > 1.0:
+            return
+        time.sleep(0.1)
+    say("  warning: not drained by the deadline: a running replica misses a confirmed or "
+        "stored message, or deliveries were still changing")

@@ -1,0 +1,1 @@
+"""ZooKeeper (ZAB) recorded as a delivery trace: see recorder.py."""
