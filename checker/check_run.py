@@ -45,6 +45,9 @@ OPTION_FLAGS: tuple[tuple[str, type, str, str], ...] = (
     ("rate_avg", int, "N", "check at most N packet records per process in any "
      "--rate-window consecutive slots (rate)"),
     ("rate_window", int, "K", "window of --rate-avg, slots"),
+    ("liveness_reading", str, "READING",
+     "member-liveness: a joiner is owed the messages sent after its join by 'real-time' "
+     "(003 Definition 2.1, the default) or by 'slot' (its join slot <= the send's)"),
 )
 
 
@@ -69,11 +72,12 @@ def property_options(*, latency_bound: float | None = None,
                      realtime_bound: float | None = None, slot: float | None = None,
                      rate_max: int | None = None, rate_avg: int | None = None,
                      rate_window: int | None = None, scope: str = "uniform",
-                     cli: bool = False) -> Options:
+                     liveness_reading: str | None = None, cli: bool = False) -> Options:
     """The checker's :class:`~tomkit.checker.properties.Options`, after the checks every
     caller shares: an average rate needs its window; the slot, the window and the
     real-time bound are positive. UsageError names the setting (as a flag when ``cli``)."""
     from tomkit.checker.properties import Options
+    from tomkit.checker.properties.member_liveness import READINGS
 
     if rate_avg is not None and rate_window is None:
         raise UsageError(f"{_name('rate_avg', cli)} needs {_name('rate_window', cli)} K "
@@ -82,8 +86,14 @@ def property_options(*, latency_bound: float | None = None,
                        ("realtime_bound", realtime_bound)):
         if value is not None and not value > 0:
             raise UsageError(f"{_name(key, cli)} must be positive")
+    if liveness_reading is None:
+        liveness_reading = READINGS[0]
+    elif liveness_reading not in READINGS:
+        raise UsageError(f"{_name('liveness_reading', cli)} must be one of "
+                         f"{', '.join(READINGS)}, got {liveness_reading!r}")
     return Options(latency_bound=latency_bound, scope=scope, realtime_bound=realtime_bound,
-                   slot=slot, rate_max=rate_max, rate_avg=rate_avg, rate_window=rate_window)
+                   slot=slot, rate_max=rate_max, rate_avg=rate_avg, rate_window=rate_window,
+                   liveness_reading=liveness_reading)
 
 
 def options_from_args(args: argparse.Namespace) -> Options:

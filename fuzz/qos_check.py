@@ -6,15 +6,10 @@ Source: 003 (Bar-Joseph, Keidar, Anker and Lynch) Definition 2.1 and section 3.3
 checker's own ``liveness`` asks every correct process for every message of a correct
 sender; 003's asks less: a process is correct from its latest join on (join_OK, then no
 leave or failure), and only messages sent while both sender and receiver are correct
-are owed. Read at the end of a drained finite run (the simulator and the fuzzer drain):
-
-    p and q correct at the end, q sends m in slot s >= max(s_j(p), s_j(q))
-    ==> p delivers m,
-
-where s_j is the join slot of the process's latest join (``x_slot`` of its ``join``
-record) and 0 for a process up from time 0 that never joined. The checker helper's
-branch adds trace properties of this kind; this module is the model's own oracle for
-its tests and its fuzzer.
+are owed. Read at the end of a drained finite run (the simulator and the fuzzer drain),
+in real time: m, sent after the join_OK of both (their ``join`` records' ``real_time``),
+is delivered by both if both are correct at the end. That is the checker's
+``member-liveness``; this module hands runs to it.
 """
 
 from __future__ import annotations
@@ -60,43 +55,16 @@ def safety(records: Sequence[Mapping], props: Sequence[str] = SAFETY) -> list[Vi
 
 
 def liveness(records: Sequence[Mapping]) -> list[Violation]:
-    """003's liveness at the end of a drained run (module docstring)."""
-    since: dict[str, int | None] = {}
-    sends: dict[str, list[tuple[str, int]]] = {}
-    delivered: dict[str, set[str]] = {}
-    for r in records:
-        p, kind = r["process"], r["kind"]
-        if p not in since:
-            since[p] = None if kind == "join" else 0  # up from time 0 unless it joins
-        if kind == "join":
-            since[p] = r["x_slot"]
-        elif kind in ("crash", "leave"):
-            since[p] = None
-        elif kind == "send":
-            if since[p] is None:
-                raise ValueError(f"{p} sends {r['msg']} while not a member")
-            sends.setdefault(p, []).append((r["msg"], r["x_slot"]))
-        elif kind == "deliver":
-            delivered.setdefault(p, set()).add(r["msg"])
-    # sends of q since its latest join only: a send before a later join belongs to an
-    # earlier membership, and q was not correct through it
-    latest: dict[str, list[tuple[str, int]]] = {}
-    for q, lst in sends.items():
-        s_q = since[q]
-        if s_q is not None:
-            latest[q] = [(m, s) for m, s in lst if s >= s_q]
-    out = []
-    correct = sorted(p for p, s in since.items() if s is not None)
-    for q in correct:
-        for m, s in latest.get(q, []):
-            for p in correct:
-                s_p = since[p]
-                if s >= max(s_p, since[q]) and m not in delivered.get(p, ()):  # type: ignore[type-var]
-                    out.append(Violation("qos-liveness", (
-                        f"{p} never delivers {m} (slot {s}), although {p} and {q} are "
-                        f"correct since slots {s_p} and {since[q]} (003 Definition 2.1)")))
-                    return out
-    return out
+    """003's liveness at the end of a drained run: the checker's ``member-liveness`` in
+    its default, real-time reading of Definition 2.1 (a process is correct from its
+    join_OK, the ``join`` record)."""
+    recs = _checkable(records)
+    if not recs:
+        return []
+    res = properties()["member-liveness"].check(Trace.from_records(recs), Options())
+    if res.verdict == Verdict.VIOLATED:
+        return [Violation("member-liveness", res.explanation)]
+    return []
 
 
 def latencies(records: Sequence[Mapping]) -> list[float]:

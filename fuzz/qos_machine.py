@@ -250,9 +250,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                         q.clear()
             self.up[p] = True
             proc = self.procs[p]
-            out = proc.on_recover(self.local(p))
-            self.rec.event(p, "join", self.local(p), out.fields)
-            out.fields = None
+            out = proc.on_recover(self.local(p))  # the join record comes at join_OK
             self.last_input = self.now
             self.handle(p, out)
 

@@ -401,7 +401,7 @@ class _Sim:
         """Log what process i did, arm its timer, then send its packets (a packet to
         itself is received at once, before the next one is sent)."""
         t = self.now
-        if out.received or out.delivered:
+        if out.received or out.delivered or out.joined is not None:
             if self.rec.logged(i, out, t + self.off[i]):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:

@@ -31,6 +31,9 @@ class Options:
     rate_max: int | None = None
     rate_avg: int | None = None
     rate_window: int | None = None
+    #: member-liveness: when a joiner is owed a message, by "real-time" (the paper's
+    #: Definition 2.1, the default) or by "slot" (member_liveness.py)
+    liveness_reading: str = "real-time"
 
 
 @dataclass(frozen=True)

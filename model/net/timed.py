@@ -236,7 +236,8 @@ class TimedNet:
                 raise ValueError(f"{sim.names[i]} joins at {sim.now} while a member")
             sim.alive[i] = True
             out = proc.on_recover(local) if kind == "recover" else proc.on_join(local)
-        self.sim.rec.event(i, "leave" if kind == "leave" else "join", local, out.fields)
+        if kind == "leave":  # a joiner's join record comes at its join_OK (Output.joined)
+            self.sim.rec.event(i, "leave", local, out.fields)
         out.fields = None
         sim.handle(i, out)
 

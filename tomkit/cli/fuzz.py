@@ -80,7 +80,7 @@ def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
     write_records(run_path, found.records)
     # end-of-run failures are judged by flag or by name: 003's liveness (the qos fuzzer's
     # oracle, fuzz/qos_check.py) is the checker's member-liveness
-    flag = {"liveness": " --liveness", "qos-liveness": " -p member-liveness"}.get(
+    flag = {"liveness": " --liveness", "member-liveness": " -p member-liveness"}.get(
         found.kind, "")
     print(f"the {'shrunk ' if shrunk else ''}run, as a trace: {run_path} "
           f"(tomkit check{flag} rejects it)")
