@@ -1,7 +1,7 @@
 """One run of the checker from its settings, as ``tomkit check`` and ``tomkit.check()``
-take them; and the options of the properties that take options (``latency``,
-``realtime-latency`` and ``rate``: docs/qos-checking.md), which ``tomkit scan`` and its
-spark-submit job take too.
+take them; and the options of the properties, as each property declares them
+(``Property.options``: ``latency``, ``realtime-latency`` and ``rate`` today;
+docs/properties.md), which ``tomkit scan`` and its spark-submit job take too.
 
 One definition for every way in, so that the command line, the scan and the Python API
 accept the same settings and refuse the same bad ones, each naming the setting as its
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,33 +23,13 @@ if TYPE_CHECKING:
     from tomkit.checker.profiles import Profile
     from tomkit.checker.properties import Options, Property
 
-__all__ = ["MAX_PICTURES", "OPTION_FLAGS", "Plan", "UsageError", "add_option_arguments",
+__all__ = ["MAX_PICTURES", "Plan", "UsageError", "add_option_arguments",
            "no_real_time", "options_from_args", "plan", "property_options", "run",
            "write_outputs"]
 
 #: witness pictures drawn per run at most (a data set with thousands of violations would
 #: otherwise write thousands of files)
 MAX_PICTURES = 100
-
-#: the options of the options-taking properties: name (the flag with dashes, the keyword
-#: of tomkit.check()), type, metavar, help
-OPTION_FLAGS: tuple[tuple[str, type, str, str], ...] = (
-    ("latency_bound", float, "SECONDS",
-     "check every send-to-delivery latency against this bound"),
-    # the QoS-preserving multicast of Bar-Joseph, Keidar, Anker and Lynch
-    ("realtime_bound", float, "SECONDS",
-     "check every send-to-delivery time in real time (the real_time field) against this "
-     "bound (realtime-latency)"),
-    ("slot", float, "SECONDS", "slot length, to place packet records without x_slot (rate)"),
-    ("rate_max", int, "N", "check at most N packet records per process and slot (rate)"),
-    ("rate_avg", int, "N", "check at most N packet records per process in any "
-     "--rate-window consecutive slots (rate)"),
-    ("rate_window", int, "K", "window of --rate-avg, slots"),
-    ("liveness_reading", str, "READING",
-     "member-liveness: a joiner is owed the messages sent after its join by 'real-time' "
-     "(003 Definition 2.1, the default) or by 'slot' (its join slot <= the send's)"),
-)
-
 
 class UsageError(ValueError):
     """Settings that do not fit together, or a value out of range (``tomkit check``: exit
@@ -61,46 +41,66 @@ def _name(key: str, cli: bool) -> str:
 
 
 def add_option_arguments(ap: argparse.ArgumentParser,
-                         help: Mapping[str, str] | None = None) -> None:
-    """The flags of :data:`OPTION_FLAGS` (``help`` overrides a flag's help text)."""
-    for name, typ, metavar, text in OPTION_FLAGS:
-        ap.add_argument(_name(name, True), type=typ, metavar=metavar,
-                        help=(help or {}).get(name, text))
+                         names: Iterable[str] | None = None) -> None:
+    """A flag for every option the registered properties declare (``names``: only these),
+    each saying which properties read it."""
+    from tomkit.checker.properties import declared_options
+
+    g = ap.add_argument_group("property options (each property declares its own; "
+                              "docs/properties.md)")
+    for name, (o, readers) in declared_options().items():
+        if names is None or name in names:
+            g.add_argument(o.flag, type=o.type, metavar=o.metavar, default=None,
+                           help=f"{o.help} [{', '.join(readers)}]")
 
 
-def property_options(*, latency_bound: float | None = None,
-                     realtime_bound: float | None = None, slot: float | None = None,
-                     rate_max: int | None = None, rate_avg: int | None = None,
-                     rate_window: int | None = None, scope: str = "uniform",
-                     liveness_reading: str | None = None, cli: bool = False) -> Options:
-    """The checker's :class:`~tomkit.checker.properties.Options`, after the checks every
-    caller shares: an average rate needs its window; the slot, the window and the
-    real-time bound are positive. UsageError names the setting (as a flag when ``cli``)."""
-    from tomkit.checker.properties import Options
-    from tomkit.checker.properties.member_liveness import READINGS
+def property_options(*, scope: str = "uniform", cli: bool = False,
+                     **values: Any) -> Options:
+    """The checker's :class:`~tomkit.checker.properties.Options` from the options given
+    (None: not given), after the checks their declarations ask for
+    (``checker/properties/base.py``'s ``Option``: ``validate``, ``needs``). UsageError
+    names the setting (as a flag when ``cli``); TypeError an option no property
+    declares."""
+    from tomkit.checker.properties import Options, declared_options
 
-    if rate_avg is not None and rate_window is None:
-        raise UsageError(f"{_name('rate_avg', cli)} needs {_name('rate_window', cli)} K "
-                         "(slots)")
-    for key, value in (("slot", slot), ("rate_window", rate_window),
-                       ("realtime_bound", realtime_bound)):
-        if value is not None and not value > 0:
-            raise UsageError(f"{_name(key, cli)} must be positive")
-    if liveness_reading is None:
-        liveness_reading = READINGS[0]
-    elif liveness_reading not in READINGS:
-        raise UsageError(f"{_name('liveness_reading', cli)} must be one of "
-                         f"{', '.join(READINGS)}, got {liveness_reading!r}")
-    return Options(latency_bound=latency_bound, scope=scope, realtime_bound=realtime_bound,
-                   slot=slot, rate_max=rate_max, rate_avg=rate_avg, rate_window=rate_window,
-                   liveness_reading=liveness_reading)
+    declared = {n: o for n, (o, _) in declared_options().items()}
+    unknown = sorted(set(values) - set(declared))
+    if unknown:
+        raise TypeError(f"unknown option {', '.join(unknown)}; the properties take "
+                        f"{', '.join(declared)}")
+    given = {n: v for n, v in values.items() if v is not None}
+    for name, value in given.items():
+        o = declared[name]
+        if not of_type(value, o.type):
+            kind = f"a number of {o.unit or 'units'}" if o.type is float else \
+                f"an {o.type.__name__}" if o.type is int else f"a {o.type.__name__}"
+            raise TypeError(f"{_name(name, cli)} must be {kind}, got "
+                            f"{type(value).__name__} {value!r}")
+        for other in o.needs:
+            if other not in given:
+                need = declared[other]
+                raise UsageError(f"{_name(name, cli)} needs {_name(other, cli)} "
+                                 f"{need.metavar} ({need.unit})")
+        problem = o.validate(value) if o.validate is not None else None
+        if problem:
+            raise UsageError(f"{_name(name, cli)} {problem}")
+    return Options(scope, **given)
+
+
+def of_type(value: Any, kind: type) -> bool:
+    """Whether ``value`` is a ``kind`` (an int does for a float, a bool for neither)."""
+    if isinstance(value, bool):
+        return kind is bool
+    return isinstance(value, kind) or (kind is float and isinstance(value, int))
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
     """:func:`property_options` of parsed command-line arguments (a flag not declared
     there counts as not given)."""
+    from tomkit.checker.properties import declared_options
+
     return property_options(cli=True, **{name: getattr(args, name, None)
-                                         for name, *_ in OPTION_FLAGS})
+                                         for name in declared_options()})
 
 
 @dataclass
@@ -132,6 +132,9 @@ def plan(options: Options, *, properties: Sequence[str] | None = None,
 
     profiles = builtin()
     names = [n for item in properties or [] for n in item.split(",") if n]
+    if properties and not names:
+        raise UsageError(f"{'--property' if cli else 'properties'} "
+                         f"{', '.join(map(repr, properties))} names no property")
     chosen = None
     if guarantee is not None and guarantee_file is not None:
         raise UsageError(f"give {_name('guarantee', cli)} or {_name('guarantee_file', cli)}, "
@@ -162,9 +165,12 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         pictures: list[tuple[str, str, str]] | None = None) -> CheckReport:
     """Check ``paths`` as ``p`` says and judge its profile; with a ``pictures`` list, each
     violated property's witness is drawn into it as (trace, property, SVG), the first
-    :data:`MAX_PICTURES`. Raises TraceFormatError on bad input unless ``keep_going``."""
+    :data:`MAX_PICTURES`. A directory stands for the trace files below it
+    (:func:`~tomkit.traces.reader.trace_files`). Raises TraceFormatError on bad input
+    unless ``keep_going``."""
     from tomkit.checker.engine import check_paths
     from tomkit.checker.profiles import judge
+    from tomkit.traces.reader import trace_files
 
     draw: Callable[[Any, Any], None] | None = None
     if pictures is not None:
@@ -173,9 +179,29 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         def draw(trace, result) -> None:
             if len(pictures) < MAX_PICTURES:
                 pictures.append((trace.id, result.property, witness_svg(trace, result)))
-    report = check_paths(list(paths), p.properties, p.options, keep_going=keep_going,
+    report = check_paths(trace_files(paths), p.properties, p.options, keep_going=keep_going,
                          merge=merge, progress=progress, on_violation=draw)
     return judge(report, p.chosen, p.profiles.values())
+
+
+def prepare_outputs(*, draw: str | os.PathLike | None = None,
+                    html: str | os.PathLike | None = None,
+                    plot_latency: str | os.PathLike | None = None,
+                    cli: bool = False) -> None:
+    """Make the folders the outputs go to before the traces are checked, so that one that
+    cannot be made is a UsageError now rather than a traceback after the check."""
+    folders = [(_name("draw", cli), draw, os.fspath(draw) if draw else None)]
+    for key, path in (("html", html), ("plot_latency", plot_latency)):
+        if path:
+            folders.append((_name(key, cli), path, os.path.dirname(os.path.abspath(path))))
+    for name, given, folder in folders:
+        if not folder:
+            continue
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"{name} {os.fspath(given)}: cannot make the folder {folder}: "
+                             f"{e.strerror}") from None
 
 
 def write_outputs(report: CheckReport, pictures: list[tuple[str, str, str]], *,

@@ -328,18 +328,18 @@ class Chunk:
         else:
             self.curview = self.nextview = np.full(n, -1, np.int32)
         self.trace_has = {
-            k: self._per_trace_any(self.kind == KIND[k]) for k in ("send", "deliver", "view")
+            k: self.per_trace_any(self.kind == KIND[k]) for k in ("send", "deliver", "view")
         }
-        self.trace_has["time"] = self._per_trace_any(~np.isnan(self.time))
-        self.trace_has["real_time"] = self._per_trace_any(~np.isnan(self.real_time))
-        self.trace_has["packet"] = self._per_trace_any(self.kind == PACKET)
-        self.trace_has["deps"] = self._per_trace_any((self.kind == SEND) & (self.dep_len >= 0))
+        self.trace_has["time"] = self.per_trace_any(~np.isnan(self.time))
+        self.trace_has["real_time"] = self.per_trace_any(~np.isnan(self.real_time))
+        self.trace_has["packet"] = self.per_trace_any(self.kind == PACKET)
+        self.trace_has["deps"] = self.per_trace_any((self.kind == SEND) & (self.dep_len >= 0))
         self._deliveries()
         return self
 
     # ---- helpers ------------------------------------------------------------------------
 
-    def _per_trace_any(self, mask: np.ndarray) -> np.ndarray:
+    def per_trace_any(self, mask: np.ndarray) -> np.ndarray:
         """Per trace: does any of its rows have ``mask`` set (rows are sorted by trace)."""
         if self.ntr == 0:
             return np.zeros(0, bool)

@@ -9,7 +9,20 @@ from __future__ import annotations
 
 import inspect
 
-from tomkit.checker.properties import properties
+from tomkit.checker.properties import Option, Property, declared_options, properties
+
+OPTIONS_HEADER = """
+## Options
+
+Each option is declared once, with the property that reads it
+(`checker/properties/base.py`'s `Option`): the flag of `tomkit check` (and of
+`tomkit scan` when the scan decides a property that reads it), the keyword of
+`tomkit.check()` (the name), the key of the JSON report's `options`. Giving an option
+checks the properties it selects (the table above says which).
+
+| flag | keyword | value | read by | meaning |
+|---|---|---|---|---|
+"""
 
 HEADER = """# The properties `tomkit check` decides
 
@@ -50,22 +63,38 @@ Conventions shared by all properties:
 """
 
 
+def _when(p: Property) -> str:
+    """When ``tomkit check`` decides ``p``: the default column of the table."""
+    flags = [o.flag for o in p.options if o.selects]
+    when = ("yes" if p.default
+            else "with `--liveness`" if p.liveness
+            else "with " + " or ".join(f"`{f}`" for f in flags) if flags
+            else "by name or guarantee")
+    return when + ("; scoped" if p.scoped else "")
+
+
+def _option_line(o: Option, readers: list[str]) -> str:
+    unit = f" ({o.unit})" if o.unit else ""
+    default = "" if o.default is None else f"; default {o.default}"
+    needs = "".join(f"; needs `--{n.replace('_', '-')}`" for n in o.needs)
+    return (f"| `{o.flag} {o.metavar}` | `{o.name}` | {o.type.__name__}{unit}{default}"
+            f"{needs} | {', '.join(readers)} | {o.help} |\n")
+
+
 def render() -> str:
     out = [HEADER]
     props = properties()
     for p in props.values():
-        default = ("yes" if p.default
-                   else "with `--liveness`" if p.name in ("liveness", "agreement", "validity")
-                   else "with `--latency-bound`" if p.name == "latency"
-                   else "with `--realtime-bound`" if p.name == "realtime-latency"
-                   else "with `--rate-max` or `--rate-avg`" if p.name == "rate"
-                   else "by name or guarantee")
-        if p.scoped:
-            default += "; scoped"
-        out.append(f"| [`{p.name}`](#{p.name}) | {default} | {p.summary} |\n")
+        out.append(f"| [`{p.name}`](#{p.name}) | {_when(p)} | {p.summary} |\n")
+    out.append(OPTIONS_HEADER)
+    for o, readers in declared_options().values():
+        out.append(_option_line(o, readers))
     for p in props.values():
         out.append(f"\n## {p.name}\n\n")
         out.append(inspect.cleandoc(p.doc).strip() + "\n")
+        if p.option_names():
+            out.append("\nOptions: " + ", ".join(f"`--{n.replace('_', '-')}`"
+                                                 for n in p.option_names()) + ".\n")
     return "".join(out)
 
 

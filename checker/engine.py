@@ -120,24 +120,23 @@ class CheckReport:
 def select(names: Iterable[str] | None, options: Options, liveness: bool = False,
            latency: bool = False, scope: str | None = None) -> list[Property]:
     """The properties to check: the named ones (``NAME@correct`` for a scope), else the
-    defaults, plus liveness, agreement and validity (``liveness``) and latency (asked for
-    by flag or bound; realtime-latency and rate when their options are given). ``scope``
-    judges every property that has one in that scope."""
+    defaults, plus those checked with ``liveness`` (agreement, validity, liveness), latency
+    when a plot asks for it (``latency``), and every property one of whose selecting
+    options is given (``--latency-bound``, ``--rate-max`` ...: the options' declarations,
+    ``checker/properties/base.py``). ``scope`` judges every property that has one in that
+    scope."""
     props = properties()
     if names:
         chosen = [resolve(n) for n in dict.fromkeys(names)]
     else:
         chosen = [p for p in props.values() if p.default]
     have = {p.name for p in chosen}
-    if liveness:
-        chosen += [props[n] for n in ("agreement", "validity", "liveness") if n not in have]
-    if (options.latency_bound is not None or latency) and "latency" not in have:
-        chosen.append(props["latency"])
-    have = {p.name for p in chosen}
-    if options.realtime_bound is not None and "realtime-latency" not in have:
-        chosen.append(props["realtime-latency"])
-    if (options.rate_max is not None or options.rate_avg is not None) and "rate" not in have:
-        chosen.append(props["rate"])
+    given = options.given()
+    for p in props.values():
+        if p.name not in have and ((liveness and p.liveness)
+                                   or (latency and p.name == "latency")
+                                   or any(o.selects and o.name in given for o in p.options)):
+            chosen.append(p)
     if scope is not None:
         chosen = [with_scope(p, scope) if p.scoped and "@" not in p.name else p
                   for p in chosen]

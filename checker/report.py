@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
@@ -160,7 +159,7 @@ def to_dict(report: CheckReport) -> dict[str, Any]:
         "format_version": FORMAT_VERSION,
         "properties": report.properties,
         # every setting the verdicts depend on, so a stored report says what it judged
-        "options": dataclasses.asdict(report.options),
+        "options": report.options.as_dict(),
         "guarantee": report.guarantee,
         "judged": report.judged if report.judged is not None else report.properties,
         "profiles": [r.to_dict() for r in report.profiles],

@@ -10,7 +10,9 @@ Lines, gzip'd JSON Lines and Parquet. Each input is one seed with a few mutation
   one (thousands of digits, thousands of nested brackets, invalid UTF-8, NaN, a huge
   or negative number, a wrong type, a duplicate key);
 * gzip: damage the compressed stream, or append a second member (good or damaged);
-* Parquet: damage the footer or the column pages.
+* Parquet: damage the footer or the column pages, or give columns (core or ``x_``)
+  another Arrow type, of every kind Arrow has, nested and dictionary-encoded
+  (:mod:`.parquet_schemas`).
 
 Each input is checked by ``tomkit check``'s engine in a worker process (a segmentation
 fault kills the worker, not the fuzzer), once stopping at the first bad record and once
@@ -44,11 +46,13 @@ import traceback
 import zlib
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, TimeoutError
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import TimeoutError
 from dataclasses import dataclass
 
 import numpy as np
+from pebble import ProcessExpired, ProcessPool
+
+from .parquet_schemas import retype_parquet
 
 __all__ = ["FAILURES", "Outcome", "fuzz", "mutate", "run_one", "seeds"]
 
@@ -144,7 +148,7 @@ def _lines(rng: np.random.Generator, data: bytes) -> bytes:
 def mutate(rng: np.random.Generator, suffix: str, data: bytes) -> bytes:
     """One input: ``data`` (a file of format ``suffix``) with one to three mutations."""
     for _ in range(int(rng.integers(1, 4))):
-        kind = rng.integers(3)
+        kind = rng.integers(4 if suffix == ".parquet" else 3)
         if suffix == ".jsonl.gz":
             if kind == 0:
                 plain = gzip.decompress(data) if _inflates(data) else data
@@ -161,6 +165,8 @@ def mutate(rng: np.random.Generator, suffix: str, data: bytes) -> bytes:
                 data = bytes(b)
         elif suffix == ".jsonl" and kind < 2:
             data = _lines(rng, data)
+        elif suffix == ".parquet" and kind == 3:
+            data = retype_parquet(rng, data)
         else:
             b = bytearray(data)
             if suffix == ".parquet" and kind == 0 and len(b) > 16:
@@ -245,12 +251,14 @@ def run_one(path: str, suffix: str) -> list[Outcome]:
     return out
 
 
-def _task(data: bytes, suffix: str) -> list[Outcome]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "input" + suffix)
-        with open(path, "wb") as f:
-            f.write(data)
+def _task(data: bytes, suffix: str, workdir: str) -> list[Outcome]:
+    path = os.path.join(workdir, f"input-{os.getpid()}{suffix}")
+    with open(path, "wb") as f:
+        f.write(data)
+    try:
         return run_one(path, suffix)
+    finally:
+        os.unlink(path)
 
 
 def inputs(seed: int) -> Iterator[tuple[str, bytes]]:
@@ -289,37 +297,42 @@ def fuzz(n: int, seed: int = 0, *, seconds: float | None = None, timeout: float 
             bar.update(1)
 
     done = 0
+    # memory-backed where there is one: a folder made and removed per input cost as
+    # much as checking a small input
+    shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    scratch = tempfile.TemporaryDirectory(prefix="tomkit-fuzz-", dir=shm)
+    workdir = scratch.name
     if in_process:
         for k in range(n):
             if seconds is not None and time.monotonic() - start > seconds:
                 break
             suffix, data = next(gen)
-            record(k, suffix, data, _task(data, suffix))
+            record(k, suffix, data, _task(data, suffix, workdir))
             done += 1
     else:
-        pool = ProcessPoolExecutor(workers)
-        try:
+        # pebble's pool kills the worker of an input that overruns its timeout, and a
+        # worker's death fails that input's future only (concurrent.futures' pool breaks
+        # as a whole, and leaves a hung worker running)
+        with ProcessPool(max_workers=workers) as pool:
             k = 0
             while k < n and (seconds is None or time.monotonic() - start < seconds):
                 batch = []
-                for _ in range(min(workers * 4, n - k)):
+                for _ in range(min(workers * 8, n - k)):
                     suffix, data = next(gen)
-                    batch.append((k, suffix, data, pool.submit(_task, data, suffix)))
+                    fut = pool.schedule(_task, (data, suffix, workdir), timeout=timeout)
+                    batch.append((k, suffix, data, fut))
                     k += 1
                 for j, suffix, data, fut in batch:
                     try:
-                        outcomes = fut.result(timeout=timeout)
+                        outcomes = fut.result()
                     except TimeoutError:
                         outcomes = [Outcome("hang", f"no answer in {timeout} s")]
-                        pool.shutdown(wait=False, cancel_futures=True)
-                        pool = ProcessPoolExecutor(workers)
-                    except BrokenProcessPool:
-                        outcomes = [Outcome("crash", "the worker process died")]
-                        pool = ProcessPoolExecutor(workers)
+                    except ProcessExpired as e:
+                        outcomes = [Outcome("crash", f"the worker process died: {e}")]
                     record(j, suffix, data, outcomes)
                     done += 1
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.stop()
+    scratch.cleanup()
     if bar is not None:
         bar.close()
     counts["inputs"] = done

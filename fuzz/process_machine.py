@@ -19,13 +19,15 @@ and the membership against them, within what the protocol says it assumes
 * ``notify``: the membership's Crash(q) at a live process, once no packet of q is still
   on its way there (000 section 5.1).
 
-A protocol whose processes carry a membership service (``model/toto/membership.py``,
-``toto-dynamic``) gets it instead of ``notify``: ``crash`` goes to the service, and
-``join`` (a crashed process restarts, or one of ``spares`` processes outside the first view
-joins), ``partition`` (the network splits in two), ``heal`` and ``agree`` (the service's
-Agree and Flush stages, once no packet of a crashed process that leaves is in flight) are
-rules. Its runs are judged in the correct scope: 000 Figure 2 promises the order among
-connected machines only, and a machine cut off from the primary component may have
+A protocol that declares a membership service (``Protocol.service``;
+``model/toto/membership.py``, ``toto-dynamic``) gets it instead of ``notify``: ``crash``
+goes to the service, and ``join`` (one of ``spares`` processes outside the first view
+joins; a crashed process's comeback is logged as the step ``recover``), ``partition``
+(the network splits in two), ``heal`` and ``agree`` (the service's Agree and Flush stages,
+once no packet of a crashed process that leaves is in flight) are rules. The events are
+``model/events.py``'s, and a protocol refuses those it does not honour
+(``Protocol.refuse``). Its runs are judged in the correct scope: 000 Figure 2 promises
+the order among connected machines only, and a machine cut off from the primary component may have
 delivered what the primary never does (docs/toto-membership.md).
 
 Every step is logged as v1 trace records by the simulator's recorder
@@ -45,6 +47,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from tomkit.checker.oracle import promised
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
@@ -74,7 +77,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     promised safety properties alone, so that a search for a safety violation is not
     stopped by a liveness failure found first."""
     proto = get_protocol(protocol)
-    if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
+    if proto.timing is not None:  # 003's timed network (qos)
         return timed_machine(protocol, n, options, max_messages=max_messages,
                              max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)
@@ -82,14 +85,14 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     label = label or protocol
     if max_crashes is None:
         max_crashes = (n - 1) // 2 if proto.crashes else 0
-    if max_crashes and not proto.crashes:
-        raise ValueError(f"{protocol} has no failure handling: no crashes to fuzz")
+    if max_crashes:
+        proto.refuse(["crash"])
     props = properties()
-    safety = proto.promises
+    safety = promised(proto.profile)
     judge_liveness = proto.live if liveness is None else liveness
-    dynamic = hasattr(proto.make(names, opts, 1.0)[0], "membership")
-    if spares and not dynamic:
-        raise ValueError(f"{protocol} has no membership service: no joins to fuzz")
+    dynamic = proto.service is not None
+    if spares:
+        proto.refuse(["join"])  # spares join
     if scope is None:  # (module docstring)
         scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
@@ -123,10 +126,12 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.played: list[tuple] = []
             self.slow: frozenset[tuple[int, int]] = frozenset()
             # the membership service (module docstring), with this machine as its driver
-            self.members = getattr(self.procs[0], "membership", None)
+            self.members = proto.service(self.procs) if dynamic else None  # type: ignore
             self.up = [True] * n
             self.partitioned = False
             self.partitions = self.joins = self.n_crashes = 0
+            #: processes that crashed (a comeback of one is its recover)
+            self.went_down: set[int] = set()
             if self.members is not None:
                 self.up = [False] * n
                 self.members.start(self, self.procs, range(n - spares))
@@ -170,7 +175,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         def senders(self) -> list[int]:
             """Live processes that may send: with a membership, members of a view."""
             return [p for p in self.alive()
-                    if self.members is None or self.procs[p].view is not None]
+                    if self.members is None or self.members.installed(p)]
 
         def tick(self) -> float:
             self.now += 1.0
@@ -286,6 +291,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
 
         def do_crash(self, q: int) -> None:
             self.n_crashes += 1
+            self.went_down.add(q)
             if self.members is not None:
                 self.rec.crash(q, self.tick())
                 self.members.crash(q)
@@ -430,13 +436,13 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         runs a seed makes."""
 
         @precondition(lambda self: self.members is not None and self.joins < 3 and any(
-            not self.up[j] and j not in self.members.excluded for j in range(n)))
+            self.members.may_join(j) for j in range(n)))
         @rule(data=st.data())
         def join(self, data: st.DataObject) -> None:
-            """A crashed process restarts, or a spare one joins (a new incarnation)."""
-            self.step("join", data.draw(st.sampled_from(
-                [j for j in range(n) if not self.up[j] and j not in self.members.excluded]),
-                label="join"))
+            """A spare process joins, or a crashed one recovers (a new incarnation)."""
+            j = data.draw(st.sampled_from([j for j in range(n) if self.members.may_join(j)]),
+                          label="join")
+            self.step("recover" if j in self.went_down else "join", j)
 
         @precondition(lambda self: partitions and self.members is not None
                       and not self.partitioned and self.partitions < 2)
@@ -459,12 +465,20 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.step("agree")
 
         def can_join(self, j: int) -> bool:
-            return self.joins < 3 and not self.up[j] and j not in self.members.excluded
+            return self.joins < 3 and j not in self.went_down and self.members.may_join(j)
 
         def do_join(self, j: int) -> None:
             self.joins += 1
             self.tick()
             self.members.join(j)
+
+        def can_recover(self, j: int) -> bool:
+            return self.joins < 3 and j in self.went_down and self.members.may_join(j)
+
+        def do_recover(self, j: int) -> None:
+            self.joins += 1
+            self.tick()
+            self.members.recover(j)
 
         def can_partition(self, group: tuple[int, ...]) -> bool:
             return partitions and not self.partitioned and self.partitions < 2
@@ -481,7 +495,7 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         def do_heal(self) -> None:
             self.partitioned = False
             self.tick()
-            self.members.partition([])
+            self.members.heal()
 
         def can_agree(self) -> bool:
             return self.agreeable()

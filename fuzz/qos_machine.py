@@ -27,9 +27,11 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
   together, as a group forms), ``leave`` of a member. A joiner may have missed what was
   in flight to it: it arrived just before it woke (reading aid B5).
 
-The teardown drains (time runs until every slot is delivered), then checks integrity,
-total-order-weak and global-order with the checker's own properties, and 003's liveness
-(``fuzz/qos_check.py``). A failure is shrunk and reported as the process machine's
+The teardown drains (time runs until every slot is delivered), then checks, with the
+checker's own properties (``checker/oracle.py``), what the model promises (its profile,
+``model-qos``: integrity, total-order-weak, global-order) and 003's liveness under joins,
+leaves, crashes and recoveries (Definition 2.1: the checker's ``member-liveness``). A
+failure is shrunk and reported as the process machine's
 :class:`~tomkit.fuzz.failure.ProcessFailure`.
 """
 
@@ -42,10 +44,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from tomkit.fuzz import qos_check
+from tomkit.checker.oracle import promised, violations
 from tomkit.fuzz.failure import ProcessFailure, RuleFailure
 from tomkit.model.net.timed import RealTimeRecorder
-from tomkit.model.process import Output
+from tomkit.model.process import Member, Output
 from tomkit.model.protocols import protocol as get_protocol
 from tomkit.model.qos.fec import within_burst_bound
 
@@ -54,6 +56,9 @@ __all__ = ["FEATURES", "timed_machine"]
 #: the adversary's optional moves; each run picks a subset (swarm testing)
 FEATURES = ("lose", "crash", "leave")
 
+#: 003's liveness (Definition 2.1: among processes correct from their latest join on)
+LIVENESS = "member-liveness"
+
 
 def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                   max_messages: int = 8, max_crashes: int | None = None,
@@ -61,7 +66,13 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
     """A RuleBasedStateMachine class over the n processes of a timed ``protocol``
     (module docstring)."""
     proto = get_protocol(protocol)
+    # the adversary's moves are model/events.py's: a protocol refuses what it cannot honour
+    proto.refuse(("crash", "join", "leave", "recover"))
+    if proto.timing is None:
+        raise ValueError(f"{protocol} runs on no timed network")
     opts = proto.resolve(options)
+    # at the end of a drained run: the promised safety, then 003's liveness
+    judged = (*promised(proto.profile), LIVENESS)
     timing = proto.timing(opts)  # type: ignore[attr-defined]
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
@@ -155,8 +166,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                     self.handle(i, self.procs[i].on_timer(x))
 
         def members(self) -> list[int]:
-            return [i for i in range(n) if self.up[i]
-                    and getattr(self.procs[i], "accepting", True)]
+            return [i for i in range(n) if self.up[i] and self.procs[i].accepting]
 
         def in_flight(self) -> list[tuple[int, int]]:
             return [k for k, q in self.links.items() if q]
@@ -178,7 +188,7 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             for i in range(n):
                 if down[i]:
                     self.up[i] = False
-                    self.procs[i]._reset(None)
+                    self.procs[i].start_outside()
                 else:
                     self.handle(i, self.procs[i].on_timer(self.local(i)))
 
@@ -237,8 +247,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
         @precondition(lambda self: not all(self.up))
         @rule(data=st.data(), missed=st.booleans())
         def join(self, data: st.DataObject, missed: bool) -> None:
-            """A down process joins (or recovers); with ``missed``, what was in flight to
-            it arrived just before it woke, and is lost to it."""
+            """A down process joins (down from time 0) or recovers (crashed); with
+            ``missed``, what was in flight to it arrived just before it woke, and is lost
+            to it."""
             p = data.draw(st.sampled_from([i for i in range(n) if not self.up[i]]),
                           label="joiner")
             self.do_join(p, missed)
@@ -249,8 +260,10 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                     if b == p:
                         q.clear()
             self.up[p] = True
-            proc = self.procs[p]
-            out = proc.on_recover(self.local(p))  # the join record comes at join_OK
+            proc: Member = self.procs[p]
+            # the join record comes at join_OK (Output.joined)
+            out = (proc.on_recover(self.local(p)) if p in self.crashed
+                   else proc.on_join(self.local(p)))
             self.last_input = self.now
             self.handle(p, out)
 
@@ -292,10 +305,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             self.move_to(max(self.now, self.last_input + drain) + slot)
             while self.in_flight():
                 self.arrive(self.in_flight()[0])
-            for v in qos_check.safety(self.rec.records):
-                self.fail(v.kind, v.explanation)
-            for v in qos_check.liveness(self.rec.records):
-                self.fail(v.kind, v.explanation)
+            for res in violations(self.rec.records, judged):
+                self.fail(res.property, res.explanation)
 
     TimedMachine.__name__ = TimedMachine.__qualname__ = \
         f"TimedMachine_{label.replace('-', '_').replace(':', '_')}_n{n}"

@@ -3,7 +3,10 @@
 The kernel, at this folder's top:
 
 * ``process``: what every protocol's process implements (the process interface) and a
-  protocol's description, with what it needs from its environment;
+  protocol's description, with what it needs from its environment (its capabilities:
+  the membership events it honours, a membership service, a timed network);
+* ``events``: the membership vocabulary, join, leave, crash, recover, partition, heal,
+  one meaning each, and the checked schedule of a run;
 * ``protocols``: every protocol by name (the registry);
 * ``sim``: the one discrete-event simulator; ``recorder``: outputs as v1 trace records;
 * ``conform``: the one replayer of recorded traces;
@@ -22,7 +25,10 @@ The rooms, one folder each:
   ``hybrid/wire.py``, ``hybrid/switch.py``, ``hybrid/process.py``,
   ``hybrid/protocol.py``, ``hybrid/latency.py``;
 * ``qos/``: the QoS-preserving multicast (003): ``qos/fec.py``, ``qos/slots.py``,
-  ``qos/process.py``, ``qos/protocol.py``.
+  ``qos/process.py``, ``qos/protocol.py``;
+* ``sequencer/``: the classic fixed-sequencer total-order broadcast (Défago, Schiper and
+  Urbán 2004, section 4.1), with a view change on the sequencer's crash:
+  ``sequencer/process.py``, ``sequencer/protocol.py``.
 
 ``model`` imports nothing of tomkit but ``traces`` (tests/test_layers.py); this map names
 every module (tests/test_layers.py keeps it true). Experiment runners that use the models

@@ -25,6 +25,11 @@ its index (its rank in the ToTo family, its host id in ABCAST and TOMP). Inputs 
 refuses (a message sent twice, an acknowledgement nobody waits for) make the trace
 unreplayable: :class:`~tomkit.model.process.ReplayError`, naming the process and record.
 
+Membership events: a trace's ``crash``, ``join`` and ``leave`` records are events of
+``model/events.py`` (a ``join`` after the process's own crash is its recover); a protocol
+replays only the events it honours (``Protocol.events``) and refuses a trace with any
+other, naming the protocol, the event and the record.
+
 Views: the protocol's replay says what a logged ``view`` is. The fixed-group ToTo family
 reads a view that leaves q out as Crash(q) (and cannot replay a join: q stays Defunc);
 ``toto-dynamic`` (``model/toto/membership.py``) reads it as the configuration change of 000
@@ -40,10 +45,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tomkit.model.process import ReplayError, feed
-from tomkit.model.protocols import protocol as get_protocol
+from .process import Protocol, ReplayError, feed
+from .protocols import protocol as get_protocol
 
-__all__ = ["Difference", "ProcessReport", "ReplayError", "natural_order", "replay"]
+__all__ = ["ConformReport", "Difference", "ProcessReport", "ReplayError", "conform_traces",
+           "natural_order", "replay"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,64 @@ class ProcessReport:
     model: list[str] = field(default_factory=list)
     later_than_model: int = 0
     differences: list[Difference] = field(default_factory=list)
+
+
+@dataclass
+class ConformReport:
+    """What ``tomkit conform`` reports, and the API returns: per trace, per process, the
+    comparison with the model; ``to_dict()`` is ``--format json``, as for the reports of
+    ``check`` and ``prove``."""
+
+    protocol: str
+    options: dict[str, Any]
+    traces: dict[str, dict[str, ProcessReport]] = field(default_factory=dict)
+
+    @property
+    def conforms(self) -> bool:
+        """Every process of every trace delivers as the model would (or later)."""
+        return not any(r.differences for reps in self.traces.values() for r in reps.values())
+
+    def exit_code(self) -> int:
+        """The command's: 0 conforms, 1 some delivery differs."""
+        return 0 if self.conforms else 1
+
+    def processes(self, trace: str | None = None) -> dict[str, ProcessReport]:
+        """The reports of one trace's processes (``trace`` may be left out when there is
+        only one)."""
+        if trace is None:
+            if len(self.traces) != 1:
+                raise ValueError(f"the report has {len(self.traces)} traces "
+                                 f"({', '.join(self.traces)}): name one")
+            trace = next(iter(self.traces))
+        return self.traces[trace]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "options": dict(self.options),
+                "conforms": self.conforms,
+                "traces": {tid: {p: {"implementation": r.implementation, "model": r.model,
+                                     "later_than_model": r.later_than_model,
+                                     "differences": [
+                                         {"kind": d.kind, "msg": d.msg, "index": d.index,
+                                          "event": d.event, "explanation": d.explanation}
+                                         for d in r.differences]}
+                                 for p, r in reps.items()}
+                           for tid, reps in self.traces.items()}}
+
+
+def conform_traces(records: Iterable[Mapping], protocol: str,
+                   options: Mapping[str, Any] | None = None) -> ConformReport:
+    """Replay each trace among ``records`` (split by their ``trace`` field, in order of
+    first appearance) through the model; ReplayError names the trace it stops on."""
+    traces: dict[str, list[Mapping]] = {}
+    for r in records:
+        traces.setdefault(r["trace"], []).append(r)
+    report = ConformReport(protocol, dict(options or {}))
+    for tid, recs in traces.items():
+        try:
+            report.traces[tid] = replay(recs, protocol, options)
+        except ReplayError as e:
+            raise ReplayError(f"trace {tid}: {e}") from None
+    return report
 
 
 def natural_order(names: Iterable[str]) -> list[str]:
@@ -90,6 +154,8 @@ def replay(records: Iterable[Mapping], protocol: str,
         if r["kind"] == "view":
             members.update(r["members"])
     names = natural_order(set(events) | members)
+    for name, evs in events.items():
+        _refuse_events(p, name, evs)
     inputs = p.replay(records, names, opts)
     try:
         procs = p.make(names, opts, 1.0)
@@ -97,6 +163,28 @@ def replay(records: Iterable[Mapping], protocol: str,
         raise ReplayError(str(e)) from None
     return {name: _replay_process(name, procs[i], events[name], inputs[name])
             for i, name in enumerate(names) if name in events}
+
+
+def _refuse_events(p: Protocol, name: str, evs: list[Mapping]) -> None:
+    """ReplayError for the first membership event of ``name``'s records that ``p`` does
+    not honour."""
+    crashed = False
+    for i, r in enumerate(evs):
+        kind = r["kind"]
+        if kind == "crash":
+            event, crashed = "crash", True
+        elif kind == "join":
+            event, crashed = ("recover" if crashed else "join"), False
+        elif kind == "leave":
+            event = "leave"
+        else:
+            continue
+        where = f" at record {i} of {name}" + (", a join after its crash"
+                                                if event == "recover" else "")
+        try:
+            p.refuse([event], where)
+        except ValueError as e:
+            raise ReplayError(str(e)) from None
 
 
 def _replay_process(name: str, proc: Any, evs: list[Mapping], inputs: list) -> ProcessReport:

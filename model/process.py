@@ -20,23 +20,44 @@ for it), the causal deps of an application send, and a timer request. No I/O, no
 of its own, no randomness: everything a process knows comes through its inputs, so a run
 is a function of its inputs and a trace can be replayed.
 
+A protocol whose processes join, leave and recover by themselves (003: no agreed
+membership) implements :class:`Member` besides (``on_join``, ``on_leave``,
+``on_recover``, ``start_outside``, ``accepting``, ``outside``); one whose processes share
+a membership service (000 section 5) gives the drivers that service, a
+:class:`MembershipService`, which they drive as its :class:`Driver`.
+
+What a protocol needs from its environment, its capabilities (the membership events it
+honours, a membership service, a timed network), is declared on its :class:`Protocol`,
+never probed: the simulator (``model/sim.py``), the Hypothesis machines
+(``fuzz/process_machine.py``, ``fuzz/qos_machine.py``) and the replayer
+(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service` and
+:attr:`Protocol.timing` and call the hooks these name; an event a protocol does not
+honour is refused before anything runs (:meth:`Protocol.refuse`, one line naming the
+protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
+
 Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1`` ... in
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
 one protocol: how to make its processes, the options it takes (declared here, so that the
 command line and the simulator have no per-protocol branches), the network it assumes
-(FIFO links or not, whether it tolerates losses, crashes), the trace properties it
-promises, and how a recorded trace is turned back into its processes' inputs.
+(FIFO links or not, whether it tolerates losses, crashes), the guarantee profile it
+promises (by name), and how a recorded trace is turned back into its processes' inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, runtime_checkable
 from typing import Protocol as Interface
 
-__all__ = ["Crash", "Input", "Logged", "Option", "Output", "Process", "Protocol", "Receive",
-           "ReplayError", "Replayed", "Send", "Timer", "Transmit", "View", "ViewChange", "feed"]
+from .events import EVENTS
+
+if TYPE_CHECKING:  # the timed network's description, for the type hint only
+    from .net.timed import Timing
+
+__all__ = ["Crash", "Driver", "Input", "Logged", "Member", "MembershipService", "Option",
+           "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed", "Send",
+           "Timer", "Transmit", "View", "ViewChange", "feed"]
 
 
 class Transmit(NamedTuple):
@@ -113,6 +134,105 @@ class Process(Interface):
     def on_crash(self, q: int, now: float) -> Output: ...
 
     def on_view(self, view: View, now: float) -> Output: ...
+
+
+@runtime_checkable
+class Member(Process, Interface):
+    """A process that joins, leaves and recovers by itself, with no membership service
+    (003, Bar-Joseph, Keidar, Anker and Lynch, sections 2 and 3.3): the processes of a
+    protocol that honours ``join``, ``leave`` or ``recover`` and has no
+    :attr:`Protocol.service`. The drivers call these hooks at the schedule's events and
+    log a ``leave`` record with the output's ``fields``; the ``join`` record is the
+    process's own (``Output.joined``), at the moment it becomes a member (003's join_OK,
+    which comes slots after the request)."""
+
+    #: the application may multicast now (a member, not leaving): sources wait otherwise
+    accepting: bool
+    #: not in the group (down from time 0, or gone after its leave): it sends nothing
+    #: until it joins
+    outside: bool
+
+    def start_outside(self) -> None:
+        """The process is outside the group from time 0 (its first event is a join)."""
+
+    def on_join(self, now: float) -> Output:
+        """``join``: the process, outside the group, becomes a member."""
+
+    def on_leave(self, now: float) -> Output:
+        """``leave``: the member leaves the group on purpose."""
+
+    def on_recover(self, now: float) -> Output:
+        """``recover``: the process, crashed, restarts with no state and rejoins."""
+
+
+class Driver(Interface):
+    """What a membership service needs of whoever runs the processes (the simulator, the
+    fuzzer)."""
+
+    def handle(self, i: int, out: Output) -> None:
+        """Log what process i did and send its packets."""
+
+    def record(self, i: int, kind: str, view: View | None = None) -> None:
+        """Log a ``view``, ``crash`` or ``join`` record of process i."""
+
+    def set_up(self, i: int, up: bool) -> None:
+        """Process i runs (True: it has joined) or stops (False: it crashed or was
+        excluded); a process that installs a view starts its application source."""
+
+    def in_flight_until(self, q: int) -> float:
+        """When the last packet process q sent arrives (0 when none is in flight)."""
+
+    def changed(self, at: float) -> None:
+        """Run :meth:`MembershipService.agree` at time ``at`` or later."""
+
+    @property
+    def now(self) -> float: ...
+
+
+class MembershipService(Interface):
+    """A membership service shared by a run's processes (000 section 5's, in
+    ``model/toto/membership.py``): the drivers give it the schedule's events and run its
+    configuration changes; it calls the processes' ``on_crash``, ``on_receive`` and
+    ``on_view`` and tells the driver what to log."""
+
+    #: each process's current name (a process that recovers is a new incarnation, which
+    #: may be named anew)
+    names: list[str]
+
+    def start(self, driver: Driver, procs: Sequence[Process], initial: Sequence[int]
+              ) -> None:
+        """The first configuration: ``initial`` are members; the others join later."""
+
+    def crash(self, q: int) -> None: ...
+
+    def join(self, j: int) -> None: ...
+
+    def recover(self, j: int) -> None: ...
+
+    def partition(self, components: Sequence[Sequence[int]]) -> None:
+        """The network splits into ``components`` (the processes not listed form one
+        more)."""
+
+    def heal(self) -> None: ...
+
+    def admits(self, j: int, packet: Any) -> bool:
+        """Whether ``packet`` may arrive at j now (no partition between); one that may
+        not is the service's to hold back."""
+
+    def may_join(self, j: int) -> bool:
+        """Whether j, down, may join (or recover) now."""
+
+    def installed(self, i: int) -> bool:
+        """Whether process i has installed a view (it may send)."""
+
+    def pending(self) -> bool:
+        """Whether a configuration change is due."""
+
+    def waits_for(self) -> float:
+        """When the next change may run (no packet that it depends on in flight)."""
+
+    def agree(self) -> None:
+        """Run the configuration changes due."""
 
 
 # ---------------------------------------------------------------------------- inputs as data
@@ -225,8 +345,10 @@ class Protocol:
     lossy: bool = False
     #: the protocol handles crashes (Crash(q) notices); if not, runs have none
     crashes: bool = False
-    #: the trace properties (checker names) every run must satisfy
-    promises: tuple[str, ...] = ()
+    #: what every run must satisfy: the name of a guarantee profile of
+    #: ``checker/profiles/`` (``model-*.toml``), whose file is the one list of the trace
+    #: properties (model/ does not read the checker; the fuzzer and the tests do)
+    profile: str = ""
     #: every application message is eventually delivered by every correct process once
     #: the network drains (liveness after draining)
     live: bool = True
@@ -236,6 +358,42 @@ class Protocol:
     describe: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]] | None = None
     #: named broken variants (values of the ``variant`` option), each with what it breaks
     variants: Mapping[str, str] = field(default_factory=dict)
+    # ---- capabilities: what it needs from its environment (module docstring)
+    #: the membership events (``model/events.py``) its runs may have; the drivers refuse
+    #: the others. ``crashes=True`` is the older way to say ``"crash"`` (each fills in
+    #: the other). Without a :attr:`service`, join, leave and recover go to the
+    #: processes, which are then :class:`Member` s; crash stops a process and tells the
+    #: others Crash(q) (000 section 5)
+    events: frozenset[str] = frozenset()
+    #: the membership service of a run, from its processes (000 section 5): crash, join,
+    #: recover, partition and heal go to it, and the Crash(q) notices and views come
+    #: from it
+    service: Callable[[Sequence[Process]], MembershipService] | None = None
+    #: the timed network it runs on (003: clocks within eps, delays within delta, burst
+    #: losses; ``model/net/timed.py``), from its resolved options
+    timing: Callable[[Mapping[str, Any]], Timing] | None = None
+
+    def __post_init__(self) -> None:
+        unknown = set(self.events) - set(EVENTS)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown membership events {sorted(unknown)} "
+                             f"(known: {', '.join(EVENTS)})")
+        events = frozenset(self.events) | ({"crash"} if self.crashes else set())
+        object.__setattr__(self, "events", events)
+        object.__setattr__(self, "crashes", "crash" in events)
+
+    def honours(self, event: str) -> bool:
+        """Whether its runs may have membership event ``event``."""
+        return event in self.events
+
+    def refuse(self, events: Iterable[str], where: str = "") -> None:
+        """ValueError, one line naming the protocol and the first event of ``events`` it
+        does not honour (``where``: e.g. the record that asks for it)."""
+        for e in events:
+            if e not in self.events:
+                honours = ", ".join(k for k in EVENTS if k in self.events) or "none"
+                raise ValueError(f"{self.name} cannot honour {e}{where} (the membership "
+                                 f"events it honours: {honours})")
 
     def option(self, name: str) -> Option | None:
         for o in self.options:
@@ -245,11 +403,18 @@ class Protocol:
 
     def resolve(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The options with defaults filled in; ValueError naming an option the protocol
-        does not take or a value it does not allow."""
+        does not take or a value it does not allow, TypeError one of the wrong type."""
         given = dict(given or {})
         out = {}
         for o in self.options:
             v = given.pop(o.name, o.default)
+            if v is not None and o.type in (int, float, bool) and not (
+                    isinstance(v, o.type) and not (o.type is int and isinstance(v, bool))
+                    or o.type is float and isinstance(v, int) and not isinstance(v, bool)):
+                # given from Python (the command line converts with o.type); a str option
+                # may take other values from Python (a rule function for --rule)
+                raise TypeError(f"{self.name}: {o.name} must be {o.type.__name__}, got "
+                                f"{type(v).__name__} {v!r}")
             if v is not None and o.choices is not None and v not in o.choices:
                 raise ValueError(f"{self.name}: {o.flag} must be one of "
                                  f"{', '.join(map(str, o.choices))}, not {v!r}")

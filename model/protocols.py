@@ -7,6 +7,7 @@ from tomkit.model.abcast import abcast, tomp
 from tomkit.model.hybrid import protocol as hybrid_protocol
 from tomkit.model.process import Protocol
 from tomkit.model.qos import protocol as qos_protocol
+from tomkit.model.sequencer import protocol as sequencer_protocol
 from tomkit.model.toto import membership
 from tomkit.model.toto import process as toto
 
@@ -16,7 +17,7 @@ __all__ = ["PROTOCOLS", "protocol"]
 PROTOCOLS: dict[str, Protocol] = {
     p.name: p for p in [*toto.protocols(), abcast.protocol(), tomp.protocol(),
                        membership.protocol(), *hybrid_protocol.protocols(),
-                       qos_protocol.protocol()]}
+                       qos_protocol.protocol(), sequencer_protocol.protocol()]}
 
 
 def protocol(name: str) -> Protocol:

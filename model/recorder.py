@@ -9,9 +9,9 @@ order of the calls: each process's records are in its local order, as the format
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from tomkit.model.process import Output
+from .process import Output
 
 __all__ = ["Recorder"]
 
@@ -67,3 +67,11 @@ class Recorder:
     def crash(self, i: int, t: float) -> None:
         self.records.append({"trace": self.trace_id, "process": self.names[i],
                              "kind": "crash", "time": t})
+
+    def event(self, i: int, kind: str, t: float, fields: Mapping | None = None) -> None:
+        """A ``join``, ``leave`` or ``packet`` record of process i, with its extension
+        fields."""
+        rec = {"trace": self.trace_id, "process": self.names[i], "kind": kind, "time": t}
+        if fields:
+            rec.update(fields)
+        self.records.append(rec)

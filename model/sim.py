@@ -31,19 +31,28 @@ The model
   sources stop at the schedule's end).
 * Timers: a process asks for a timer (``Output.timer``); the simulator calls its
   ``on_timer`` then.
+* The membership schedule (``model/events.py``: crash, recover, join, leave, partition,
+  heal, one meaning each): a protocol declares the events it honours
+  (``Protocol.events``) and the simulator refuses the others before running.
 * Crashes (000 section 5), for protocols that handle them: at its crash time a process
   stops (a ``crash`` record). Its packets already sent still reach every process (the
   membership's Agree stage fixes one set of q's messages for everybody: virtual
   synchrony). Every surviving process p gets Crash(q) ``detection_delay`` later, but never
   before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth").
-* Membership (000 section 5, ``model/toto/membership.py``), for protocols whose processes
-  carry a membership service (``toto-dynamic``): crashes, ``joins`` and ``partitions``
-  go through it instead. Each is noticed ``detection_delay`` later (Initiate), when the
-  service agrees on the next configuration and its members flush and install it (``view``
-  records; ``join`` records for joiners; ``crash`` records for crashes and for members
-  cut off from the primary component). A process listed in ``joins`` with no crash
-  before is outside the first view; a packet whose link a partition cuts waits for the
-  heal (links are reliable), and is dropped if its view has been closed by then.
+* A membership service (000 section 5, ``model/toto/membership.py``), for protocols that
+  declare one (``Protocol.service``; ``toto-dynamic``): crashes, recoveries, joins,
+  partitions and heals go through it instead. Each is noticed ``detection_delay`` later
+  (Initiate), when the service agrees on the next configuration and its members flush
+  and install it (``view`` records; ``join`` records for joiners; ``crash`` records for
+  crashes and for members cut off from the primary component). A process that joins is
+  outside the first view; a packet whose link a partition cuts waits for the heal (links
+  are reliable), and is dropped if its view has been closed by then.
+* Joins, leaves and recoveries without a service (003: the processes are ``Member`` s of
+  ``model/process.py``): at its time the process's ``on_join``, ``on_leave`` or
+  ``on_recover`` runs and a ``join`` or ``leave`` record is written with the output's
+  fields. A process whose first event is a join is down from time 0 (no record);
+  sources skip a process that does not accept sends (before join_OK, after leave),
+  without spending the message budget.
 * Determinism and paired comparisons: three independent streams from
   ``numpy.random.SeedSequence(seed).spawn(3)``: sources, application-message delays,
   control-packet delays (``Transmit.control``: acknowledgements, timestamps, ACK-only
@@ -68,13 +77,14 @@ from typing import Any
 
 import numpy as np
 
-from tomkit.model.net.links import SOURCES, Delay, DelayDraws, first_send, source_gap
-from tomkit.model.net.load import LoadSchedule, phase_start
-from tomkit.model.net.timed import RealTimeRecorder, TimedNet
-from tomkit.model.net.topology import Topology
-from tomkit.model.process import Output, Protocol, Transmit
-from tomkit.model.protocols import protocol
-from tomkit.model.recorder import Recorder
+from .events import PLURAL, PROCESS_EVENTS, Event, at_pairs, deprecated, schedule
+from .net.links import SOURCES, Delay, DelayDraws, first_send, source_gap
+from .net.load import LoadSchedule, phase_start
+from .net.timed import RealTimeRecorder, TimedNet
+from .net.topology import Topology
+from .process import Member, MembershipService, Output, Protocol, Transmit
+from .protocols import protocol
+from .recorder import Recorder
 
 __all__ = ["Runaway", "SimConfig", "SimResult", "simulate"]
 
@@ -99,7 +109,11 @@ class SimConfig:
     delay: Delay = Delay()
     #: per-link overrides, keyed (sender, recipient)
     link_delays: Mapping[tuple[int | str, int | str], Delay] = field(default_factory=dict)
-    #: (process, time) pairs
+    # ---- the membership schedule (model/events.py: one meaning per event; a protocol
+    # refuses the events it does not honour). Processes by index or name, times in
+    # seconds (real time on a timed network); a process list may also be given as the
+    # command line's text, "P@T,P@T"
+    #: (process, time): the process stops for good
     crashes: Sequence[tuple[int | str, float]] = ()
     detection_delay: float = 0.05
     seed: int = 1
@@ -118,17 +132,24 @@ class SimConfig:
     #: ``messages`` is spent) and start each rate at a random phase; ``rate`` is then only
     #: what the protocol is told
     load: LoadSchedule | None = None
-    # ---- membership (module docstring; only protocols with a membership service)
-    #: (process, time): a new process joins, or a crashed one restarts and rejoins
+    #: (process, time): a crashed process restarts with no state and rejoins
+    recovers: Sequence[tuple[int | str, float]] = ()
+    #: (process, time): a process outside the group (from time 0 if this is its first
+    #: event, or after its leave) joins; a join of a crashed process is the deprecated
+    #: spelling of its recover
     joins: Sequence[tuple[int | str, float]] = ()
+    #: (process, time): a member leaves the group on purpose
+    leaves: Sequence[tuple[int | str, float]] = ()
     #: (time, components): the network splits into these groups of processes (the ones
-    #: not listed form one more); ``(time, ())`` heals it
+    #: not listed form one more); ``(time, ())`` is the deprecated spelling of a heal
     partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
+    #: times at which every partition heals
+    heals: Sequence[float] = ()
+    #: deprecated: (kind, process, time) with kind join, leave or recover (the lists above)
+    membership: Sequence[tuple[str, int | str, float]] = ()
     # ---- timed networks (003; model/net/timed.py), for protocols that declare a timing
     #: per-process clock offsets, each within eps/2 (None: drawn from the seed)
     clock_offsets: Sequence[float] | None = None
-    #: (kind, process, real time) with kind join, leave or recover
-    membership: Sequence[tuple[str, int | str, float]] = ()
     #: application sends at given real times (process, time), besides the sources
     scripted: Sequence[tuple[int | str, float]] = ()
     #: one ``packet`` record per network message a process sends
@@ -143,6 +164,28 @@ class SimConfig:
         if not 0 <= i < self.n:
             raise ValueError(f"unknown process {p!r} (processes are p0 .. p{self.n - 1})")
         return i
+
+    def events(self, options: Mapping[str, Any] | None = None) -> list[Event]:
+        """The membership schedule (``model/events.py``), checked; ``options``: the
+        protocol's options, whose ``joins``, ``leaves`` and ``recovers`` (text, the old
+        qos spelling) are read into it when the protocol takes no such option."""
+        lists: dict[str, list[tuple[int | str, float]]] = {
+            kind: at_pairs(PLURAL[kind], getattr(self, PLURAL[kind])) for kind in PROCESS_EVENTS}
+        for kind, p, t in self.membership:
+            if kind not in ("join", "leave", "recover"):
+                raise ValueError(f"membership event {kind!r}: must be join, leave or "
+                                 "recover")
+            lists[kind].append((p, t))
+        if self.membership:
+            deprecated("SimConfig.membership", "use joins, leaves and recovers")
+        for kind in ("join", "leave", "recover"):
+            text = (options or {}).get(kind + "s")
+            if text:
+                deprecated(f"the option {kind}s", f"use the schedule's {kind}s")
+                lists[kind] += at_pairs(f"--{kind}s", text)
+        return schedule(self.index, crashes=lists["crash"], recovers=lists["recover"],
+                        joins=lists["join"], leaves=lists["leave"],
+                        partitions=self.partitions, heals=self.heals)
 
 
 class Runaway(RuntimeError):
@@ -194,13 +237,22 @@ class _Sim:
             raise ValueError(f"rate must be positive, got {cfg.rate}")
         if cfg.messages < 0:
             raise ValueError("messages must be >= 0")
-        if cfg.crashes and not self.protocol.crashes:
-            raise ValueError(f"{cfg.protocol} has no failure handling, so its runs have no "
-                             "crashes")
+        # a negative spread or notice delay would run the clock backwards
+        if not (cfg.jitter >= 0 and math.isfinite(cfg.jitter)):
+            raise ValueError(f"jitter must be finite and >= 0, got {cfg.jitter}")
+        if not (cfg.detection_delay >= 0 and math.isfinite(cfg.detection_delay)):
+            raise ValueError(f"detection delay must be finite and >= 0, got "
+                             f"{cfg.detection_delay}")
         self.cfg = cfg
         self.n = n = cfg.n
         self.names = cfg.names()
-        self.options = self.protocol.resolve(cfg.options)
+        # the old spelling of the schedule as options (module docstring of model/events.py)
+        given = {k: v for k, v in cfg.options.items()
+                 if not (k in ("joins", "leaves", "recovers") and
+                         self.protocol.option(k) is None)}
+        self.events = cfg.events({k: v for k, v in cfg.options.items() if k not in given})
+        self.protocol.refuse(e.kind for e in self.events)
+        self.options = self.protocol.resolve(given)
         self.procs = self.protocol.make(self.names, self.options, cfg.rate)
         src, app, ctl = np.random.SeedSequence(cfg.seed).spawn(3)
         self.rng = np.random.default_rng(src)
@@ -234,11 +286,9 @@ class _Sim:
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
         self.ctl_delays = DelayDraws(cfg.delay, self.ctl_rng, 16 * (n - 1))
         self.crash_at: dict[int, float] = {}
-        for p, t in cfg.crashes:
-            i = cfg.index(p)
-            if not (t >= 0 and math.isfinite(t)):
-                raise ValueError(f"crash time of {p} must be finite and >= 0, got {t}")
-            self.crash_at[i] = min(t, self.crash_at.get(i, math.inf))
+        for e in self.events:
+            if e.kind == "crash":
+                self.crash_at[e.process] = min(e.time, self.crash_at.get(e.process, math.inf))
         self.heap: list[tuple[float, int, int, int, object]] = []
         self.counter = 0
         self.now = 0.0
@@ -251,31 +301,35 @@ class _Sim:
         self.rec = Recorder(cfg.trace_id, self.names)
         self.sum_latency = 0.0
         self.reported = 0
-        # the membership service, when the protocol's processes carry one
-        self.members = getattr(self.procs[0], "membership", None)
+        # the membership service, when the protocol declares one
+        self.members: MembershipService | None = (
+            None if self.protocol.service is None else self.protocol.service(self.procs))
         self.source_gen: list[int | None] = [None] * n
         self.admits = None
-        if (cfg.joins or cfg.partitions) and self.members is None:
-            raise ValueError(f"{cfg.protocol} has no membership service, so its runs have no "
-                             "joins or partitions")
-        if self.members is not None and cfg.partitions:
+        if self.members is not None and any(e.kind == "partition" for e in self.events):
             self.admits = self.members.admits
         if self.members is not None and cfg.load is not None:
             raise ValueError("a load schedule (001) and a membership service (000 section 5) "
                              "do not run together: the service starts and stops sources")
+        #: joins, leaves and recoveries go to the processes themselves (Member s; module
+        #: docstring), whose sources wait while they do not accept sends
+        self.by_itself = self.members is None and any(
+            self.protocol.honours(k) for k in ("join", "leave", "recover"))
+        #: scheduled hooks not yet run, and the time of the last input (send or event)
+        self.pending = 0
+        self.last_input = 0.0
         #: local clock offsets; a timed protocol's network (model/net/timed.py)
         self.off = [0.0] * n
         self.timed: TimedNet | None = None
-        timing = getattr(self.protocol, "timing", None)
-        if timing is not None:
+        if self.protocol.timing is not None:
             self.rec = RealTimeRecorder(cfg.trace_id, self.names, lambda: self.now)
-            self.timed = TimedNet(self, timing(self.options), cfg.clock_offsets,
-                                  cfg.membership, cfg.scripted, cfg.packet_records,
-                                  cfg.seed)
+            self.timed = TimedNet(n, self.protocol.timing(self.options), cfg.clock_offsets,
+                                  cfg.packet_records, cfg.seed, self.rec)
             self.off = list(self.timed.clocks.offsets)
-        elif cfg.clock_offsets or cfg.membership or cfg.scripted or cfg.packet_records:
-            raise ValueError(f"{cfg.protocol} runs on no timed network: no clocks, "
-                             "membership schedule, scripted sends or packet records")
+        elif cfg.clock_offsets or cfg.scripted or cfg.packet_records:
+            raise ValueError(f"{cfg.protocol} runs on no timed network: no clock offsets, "
+                             "scripted sends or packet records")
+        self.scripted = sorted((t, cfg.index(p)) for p, t in cfg.scripted)
         if self.timed is not None and (self.members is not None or cfg.load is not None):
             raise ValueError("a timed network (003) runs neither a load schedule (001) nor "
                              "a membership service (000 section 5)")
@@ -301,9 +355,9 @@ class _Sim:
                 self.push(t, _LOAD, 0, moved)
         for i, t in sorted(self.crash_at.items()):
             self.push(t, _CRASH, i)
+        if self.by_itself or self.timed is not None:
+            self.start_members()
         timed = self.timed
-        if timed is not None:
-            timed.start()
         dropped = set() if timed is None else timed.dropped
         heap, pop, arrive = self.heap, heapq.heappop, _ARRIVE
         alive, procs, handle, admits = self.alive, self.procs, self.handle, self.admits
@@ -316,7 +370,7 @@ class _Sim:
                               f"(simulated time {self.now:.3f} s)")
             left -= 1
             t, c, kind, i, data = pop(heap)
-            if timed is not None and timed.over(t):
+            if timed is not None and timed.over(t, self.last_input, self.more_input()):
                 break
             self.now = t
             if kind == arrive:
@@ -329,10 +383,10 @@ class _Sim:
                         self.send(i)
                         self.load_next(i, t + source_gap(cfg.source, self.periods[i],
                                                          cfg.jitter, self.rng))
-                elif timed is not None:
-                    # a timed network's process may be down or not accept sends for a while
+                elif timed is not None or self.by_itself:
+                    # a process may be down or not accept sends for a while
                     if self.budget > 0:
-                        if alive[i] and timed.accepts(i):
+                        if alive[i] and (not self.by_itself or procs[i].accepting):
                             self.budget -= 1
                             self.send(i)
                         if self.budget > 0:
@@ -386,8 +440,7 @@ class _Sim:
         t = self.now
         self.sent_at[mid] = t
         local = t + self.off[i]
-        if self.timed is not None:
-            self.timed.app_sent()
+        self.last_input = t
         out = self.procs[i].on_send(mid, local)
         self.rec.sent(i, mid, out, local)
         if self.progress is not None:
@@ -465,7 +518,7 @@ class _Sim:
             self.members.crash(q)
             return
         if self.timed is not None:
-            self.timed.crashed(q)
+            self.timed.crashed(q, self.now)
         for j in range(self.n):
             if j != q and self.alive[j]:
                 t = max(self.now + self.cfg.detection_delay, self.last_arrival[q][j])
@@ -474,30 +527,98 @@ class _Sim:
     # ------------------------------------------- the membership service's driver
 
     def start_membership(self) -> None:
-        """View 1 for every process not joining later for the first time; the joins and
-        partitions as events (model/toto/membership.py's Driver is this simulator)."""
-        cfg, first_join = self.cfg, {}
-        for p, t in sorted(cfg.joins, key=lambda x: x[1]):
-            i = cfg.index(p)
-            if not (t >= 0 and math.isfinite(t)):
-                raise ValueError(f"joins: the join time of {p} must be finite and >= 0, got {t}")
-            if i in first_join:
-                raise ValueError(f"joins: {p} joins twice (a process crashes at most once)")
-            first_join[i] = t
-        for t, _ in cfg.partitions:
-            if not (t >= 0 and math.isfinite(t)):
-                raise ValueError(f"partitions: times must be finite and >= 0, got {t}")
-        initial = [i for i in range(self.n)
-                   if not (i in first_join and first_join[i] <= self.crash_at.get(i, math.inf))]
+        """View 1 for every process that does not join later; the joins, recoveries,
+        partitions and heals as events (the membership service's Driver is this
+        simulator)."""
+        members = self.members
+        assert members is not None
+        moves = [e for e in self.events if e.kind in ("join", "recover")]
+        seen: set[int] = set()
+        for e in moves:
+            if e.process in seen:  # (one crash per process, so one comeback)
+                raise ValueError(f"{e.kind}s: {self.names[e.process]} {e.kind}s twice (a "
+                                 "process crashes at most once)")
+            seen.add(e.process)
+        outside = {e.process for e in moves if e.kind == "join"}
+        initial = [i for i in range(self.n) if i not in outside]
         if len(initial) < 2:
             raise ValueError("the first view needs at least 2 processes (joins name the rest)")
         self.alive = [False] * self.n
-        self.members.start(self, self.procs, initial)
-        for p, t in cfg.joins:
-            self.push(t, _CALL, 0, lambda j=cfg.index(p): self.members.join(j))
-        for t, comps in cfg.partitions:
-            groups = [[cfg.index(p) for p in c] for c in comps]
-            self.push(t, _CALL, 0, lambda g=groups: self.members.partition(g))
+        members.start(self, self.procs, initial)
+        for e in sorted(moves, key=lambda e: e.time):
+            go = members.join if e.kind == "join" else members.recover
+            self.push(e.time, _CALL, 0, lambda go=go, j=e.process: go(j))
+        for e in sorted((e for e in self.events if e.kind in ("partition", "heal")),
+                        key=lambda e: e.time):
+            if e.kind == "heal":
+                self.push(e.time, _CALL, 0, members.heal)
+            else:
+                groups = [list(g) for g in e.groups]
+                self.push(e.time, _CALL, 0, lambda g=groups: members.partition(g))
+
+    # ------------------------------------------- processes that join by themselves
+
+    def start_members(self) -> None:
+        """A process whose first event is a join is down from time 0; on a timed network
+        the others start their slots (a wake-up); the joins, leaves and recoveries, and the
+        scripted sends, as events."""
+        moves = sorted((e.time, e.kind, e.process) for e in self.events
+                       if e.kind in ("join", "leave", "recover"))
+        first: dict[int, str] = {}
+        for _, kind, i in moves:
+            first.setdefault(i, kind)
+        for i, kind in first.items():
+            if kind == "join":
+                self.alive[i] = False
+                member: Member = self.procs[i]  # type: ignore[assignment]
+                member.start_outside()
+        if self.timed is not None:
+            for i in range(self.n):
+                if self.alive[i]:
+                    self.push(0.0, _TIMER, i, self.timed.clocks.offsets[i])
+        for t, kind, i in moves:
+            self.push(t, _HOOK, i, (self.member_event, kind))
+        for t, i in self.scripted:
+            self.push(t, _HOOK, i, (self.scripted_send, None))
+        self.pending = len(moves) + len(self.scripted)
+
+    def member_event(self, i: int, kind: str) -> None:
+        """Process i joins, leaves or recovers now (module docstring)."""
+        self.pending -= 1
+        self.last_input = self.now
+        proc: Member = self.procs[i]  # type: ignore[assignment]
+        local = self.now + self.off[i]
+        if kind == "leave":
+            if not self.alive[i]:
+                return
+            out = proc.on_leave(local)
+        else:
+            if kind == "recover" and self.alive[i]:
+                raise ValueError(f"{self.names[i]} recovers at {self.now} without a crash")
+            if kind == "join" and self.alive[i] and not proc.outside:
+                raise ValueError(f"{self.names[i]} joins at {self.now} while a member")
+            self.alive[i] = True
+            out = proc.on_recover(local) if kind == "recover" else proc.on_join(local)
+        if kind == "leave":  # a join's record is the process's own, at join_OK
+            self.rec.event(i, "leave", local, out.fields)
+        out.fields = None
+        self.handle(i, out)
+
+    def scripted_send(self, i: int, _: None) -> None:
+        self.pending -= 1
+        if self.alive[i] and (not self.by_itself or self.procs[i].accepting):
+            self.send(i)
+
+    def more_input(self) -> bool:
+        """Whether an input may still come: a scheduled hook, or a source with budget
+        and a process up (and in the group) to spend it."""
+        if self.pending:
+            return True
+        if self.budget <= 0:
+            return False
+        if self.by_itself:
+            return any(self.alive[i] and not self.procs[i].outside for i in range(self.n))
+        return any(self.alive)
 
     def record(self, i: int, kind: str, view: Any = None) -> None:
         """A ``view``, ``crash`` or ``join`` record; a process that installs a view with
@@ -543,7 +664,7 @@ class _Sim:
             "sim_time": self.now,
             "wall_time": wall,
         }
-        if self.timed is not None:  # packets the adversary and crashes lost (qos_net.py)
+        if self.timed is not None:  # packets the adversary and crashes lost (net/timed.py)
             stats["lost_packets"] = self.timed.lost
         if self.protocol.summary is not None:
             stats = self.protocol.summary(self.procs, self.rec.records, stats)

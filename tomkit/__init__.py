@@ -7,8 +7,9 @@ command prints; each has ``to_dict()`` for plain data:
   :class:`~tomkit.checker.engine.CheckReport`;
 * :func:`simulate` runs a protocol model in the network simulator (``tomkit simulate``):
   a :class:`~tomkit.model.sim.SimResult` with the trace's records;
-* :func:`conform` replays a recorded trace through a protocol's reference model
-  (``tomkit conform``): a :class:`~tomkit.model.conform.ProcessReport` per process;
+* :func:`conform` replays recorded traces through a protocol's reference model
+  (``tomkit conform``): a :class:`~tomkit.model.conform.ConformReport`, per trace a
+  :class:`~tomkit.model.conform.ProcessReport` per process;
 * :func:`prove` proves a ToTo-family delivery rule with Z3 for one (n, delta), or
   refutes it (``tomkit prove``): an :class:`~tomkit.fuzz.prove.delivery.prove.Outcome`.
 
@@ -24,7 +25,7 @@ command prints; each has ``to_dict()`` for plain data:
 >>> report = tomkit.check(path, liveness=True)
 >>> report.to_dict()["verdict"], report.exit_code()
 ('holds', 0)
->>> all(not r.differences for r in tomkit.conform(run.records, "tomp").values())
+>>> tomkit.conform(run.records, "tomp").conforms
 True
 >>> bad = tomkit.simulate("tomp", n=4, messages=200, rate=500, seed=1, variant="raise-all")
 >>> tomkit.write(os.path.join(folder, "bad.jsonl"), bad.records)
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tomkit.checker.engine import CheckReport
     from tomkit.fuzz.prove.delivery.prove import Outcome
-    from tomkit.model.conform import ProcessReport
+    from tomkit.model.conform import ConformReport
     from tomkit.model.sim import SimResult
 
 #: from the installed distribution, so that pyproject.toml is its one source
@@ -59,15 +60,12 @@ __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
 
 
 def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
-          liveness: bool = False, latency_bound: float | None = None,
-          realtime_bound: float | None = None, slot: float | None = None,
-          rate_max: int | None = None, rate_avg: int | None = None,
-          rate_window: int | None = None,
+          liveness: bool = False,
           keep_going: bool = False, merge: bool = False,
           progress: bool = False, scope: str | None = None,
           guarantee: str | None = None, guarantee_file: str | os.PathLike | None = None,
           draw: str | os.PathLike | None = None, html: str | os.PathLike | None = None,
-          plot_latency: str | os.PathLike | None = None) -> CheckReport:
+          plot_latency: str | os.PathLike | None = None, **options: Any) -> CheckReport:
     """Check the traces in ``paths`` (JSON Lines, plain or gzip, or Parquet) as ``tomkit
     check`` does, every option of the command under its name with underscores:
 
@@ -78,11 +76,13 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
       --list-guarantees``, or :func:`tomkit.checker.profiles.builtin`) or your own
       (``guarantee_file``, a TOML file: docs/profiles.md); the report then carries the
       table of every profile, ``report.profiles``;
-    * the properties that take options, each added when its option is given:
+    * ``options``: every option a property declares, by its name (docs/properties.md
+      lists them; a property is added when one of its options is given): today
       ``latency_bound`` (``latency``, on the local clocks ``time``); ``realtime_bound``
       (``realtime-latency``, on ``real_time``: 003's bound); ``rate_max``, ``rate_avg``
       with ``rate_window`` (slots) and ``slot`` (seconds) for ``rate`` (003's
-      reservation, on ``packet`` records): docs/qos-checking.md;
+      reservation, on ``packet`` records): docs/qos-checking.md. A name no property
+      declares is a TypeError;
     * outputs: ``draw`` (a folder: each violated property's witness as an SVG),
       ``html`` (the report as one page), ``plot_latency`` (the latency distribution as
       a PNG; checks latency too). ``report.to_dict()`` is ``--format json``;
@@ -90,12 +90,16 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     * input: ``keep_going`` (count bad records and check the rest), ``merge`` (all
       files one input), ``progress`` (a progress bar).
 
+    ``paths`` are files or folders (a folder stands for the trace files below it, as for
+    ``tomkit scan``), given one by one or as one list.
+
     Raises :class:`~tomkit.traces.errors.TraceFormatError` on bad input (unless
     ``keep_going``), KeyError for an unknown property or profile, ValueError for
-    settings that do not fit (``rate_avg`` without ``rate_window``, a slot, window or
-    real-time bound that is not positive, ``properties`` with a ``guarantee``, a bad
-    profile file, a ``realtime_bound`` on traces that log no ``real_time``): the
-    command's exit code 2.
+    settings that do not fit (no path, ``rate_avg`` without ``rate_window``, a slot,
+    window or bound that is not positive, a negative rate, ``properties`` with a
+    ``guarantee``, a bad profile file, an output folder that cannot be made, a
+    ``realtime_bound`` on traces that log no ``real_time``): the command's exit code 2;
+    TypeError for a setting of the wrong type.
 
     >>> import os, tempfile, tomkit
     >>> path = os.path.join(tempfile.mkdtemp(), "qos.jsonl")
@@ -119,17 +123,23 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
         UsageError,
         no_real_time,
         plan,
+        prepare_outputs,
         property_options,
         write_outputs,
     )
     from tomkit.checker.check_run import run as run_check
 
-    options = property_options(latency_bound=latency_bound, realtime_bound=realtime_bound,
-                               slot=slot, rate_max=rate_max, rate_avg=rate_avg,
-                               rate_window=rate_window)
-    todo = plan(options, properties=properties, liveness=liveness,
+    paths = _paths(paths)
+    if isinstance(properties, str):  # one name, or names separated by commas, as -p takes
+        properties = [properties]
+    for name in properties or []:
+        if not isinstance(name, str):
+            raise TypeError(f"properties must be names (str), got {type(name).__name__} "
+                            f"{name!r}")
+    todo = plan(property_options(**options), properties=properties, liveness=liveness,
                 latency=plot_latency is not None, scope=scope, guarantee=guarantee,
                 guarantee_file=guarantee_file)
+    prepare_outputs(draw=draw, html=html, plot_latency=plot_latency)
     pictures: list[tuple[str, str, str]] = []
     report = run_check(paths, todo, keep_going=keep_going, merge=merge, progress=progress,
                        pictures=pictures if draw or html else None)
@@ -140,48 +150,150 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     return report
 
 
+def _typed(name: str, value: Any, kind: type) -> None:
+    """TypeError unless ``value`` is a ``kind`` (an int does for a float, a bool for
+    neither)."""
+    ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
+    if isinstance(value, bool) and kind is not bool:
+        ok = False
+    if not ok:
+        hint = (" (e.g. Delay('gamma', 0.001), from tomkit.model.net.links)"
+                if kind.__name__ == "Delay" else "")
+        raise TypeError(f"{name} must be {'a number' if kind is float else kind.__name__}"
+                        f"{hint}, got {type(value).__name__} {value!r}")
+
+
+def _paths(given: Sequence[Any]) -> list[str | os.PathLike]:
+    """check()'s paths: file or folder names, given one by one or as one list."""
+    if len(given) == 1 and isinstance(given[0], (list, tuple)):
+        given = tuple(given[0])
+    if not given:
+        raise ValueError("give at least one trace file or folder")
+    for p in given:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"paths must be file or folder names (str or os.PathLike), got "
+                            f"{type(p).__name__} {p!r}")
+    return list(given)
+
+
 def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     """Simulate ``protocol`` with ``n`` processes. ``settings`` are the fields of
-    :class:`~tomkit.model.sim.SimConfig` (messages, rate, source, delay, crashes, seed,
-    ...) and the protocol's own options (``delta`` and ``rule`` of the ToTo family,
-    ``variant`` of ABCAST and TOMP: ``tomkit simulate --help`` lists them)."""
+    :class:`~tomkit.model.sim.SimConfig` (messages, rate, source, delay, seed, ...), the
+    membership schedule (``crashes``, ``recovers``, ``joins``, ``leaves``: (process,
+    time) pairs or the text ``"P@T,P@T"``; ``partitions``: (time, groups); ``heals``:
+    times; docs/membership.md) and the protocol's own options (``delta`` and ``rule`` of
+    the ToTo family, ``variant`` of ABCAST and TOMP: ``tomkit simulate --help`` lists
+    them). A protocol refuses an event it cannot honour (ValueError, one line)."""
     from dataclasses import fields
 
+    from tomkit.model.net.links import Delay
     from tomkit.model.sim import SimConfig
     from tomkit.model.sim import simulate as run
 
     known = {f.name for f in fields(SimConfig)}
     config = {k: v for k, v in settings.items() if k in known}
+    _typed("protocol", protocol, str)
+    _typed("n", n, int)
+    for key, kind in (("messages", int), ("seed", int), ("rate", float), ("jitter", float),
+                      ("detection_delay", float), ("source", str), ("trace_id", str),
+                      ("delay", Delay)):
+        if key in config:
+            _typed(key, config[key], kind)
+    for item in config.get("crashes", ()):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise TypeError(f"crashes must be (process, time) pairs, such as "
+                            f"[('p1', 0.5)], got {item!r}")
     options = dict(config.pop("options", {}))
     options.update({k: v for k, v in settings.items() if k not in known})
     return run(SimConfig(protocol=protocol, n=n, options=options, **config))
 
 
 def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
-            **options: Any) -> dict[str, ProcessReport]:
-    """Replay one trace (its records, or a file holding one trace) through the reference
-    model of ``protocol`` with its ``options``; a report per process."""
-    from tomkit.model.conform import replay
+            **options: Any) -> ConformReport:
+    """Replay the traces in ``records`` (records, or a trace file) through the reference
+    model of ``protocol`` with its ``options``, as ``tomkit conform`` does: a report per
+    trace and process, with ``to_dict()`` (``--format json``) and ``exit_code()``.
 
+    Raises :class:`~tomkit.traces.errors.TraceFormatError` on a bad file or record
+    (naming its row), :class:`~tomkit.model.process.ReplayError` on a trace the model
+    cannot replay, ValueError for no records, an unknown protocol or an option it does
+    not take, TypeError for records that are not records (exit code 2)."""
+    from tomkit.model.conform import conform_traces
+    from tomkit.model.protocols import protocol as get_protocol
+    from tomkit.traces.errors import Location, TraceFormatError
+    from tomkit.traces.validate import record_problem
+
+    get_protocol(protocol)  # ValueError naming the known ones, even with no records
     if isinstance(records, (str, os.PathLike)):
         from tomkit.traces.reader import read_records
 
         records = read_records(records)
-    return replay(records, protocol, options)
+    elif isinstance(records, Mapping) or not isinstance(records, Iterable):
+        raise TypeError(f"records must be trace records (dicts) or a file name, got "
+                        f"{type(records).__name__}"
+                        + (": one record? put it in a list" if isinstance(records, Mapping)
+                           else ""))
+    else:
+        records = list(records)
+        for i, r in enumerate(records):  # as a file's records are checked on reading
+            problem = record_problem({k: v for k, v in r.items() if v is not None}
+                                     if isinstance(r, Mapping) else r)
+            if problem is not None:
+                raise TraceFormatError(Location("records", row=i), problem[1], problem[0])
+    if not records:
+        raise ValueError("no records to replay")
+    return conform_traces(records, protocol, options)
 
 
 def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outcome:
     """Prove a ToTo-family delivery rule (a name, a mutant or ``module:function``) for
     ``n`` processors and ``delta``, as ``tomkit prove`` does; ``settings`` are those of
-    :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method, timeout)."""
-    from tomkit.fuzz.prove.delivery.prove import prove_rule
+    :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method,
+    timeout).
+    ValueError for an unknown rule, n < 2, or a delta the rule does not accept (or none
+    given to a rule that needs one); TypeError for a setting of the wrong type."""
+    import inspect
+
+    from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
     from tomkit.model.toto.mutants import resolve_rule
 
-    return prove_rule(rule, resolve_rule(rule), n, delta, **settings)
+    _typed("rule", rule, str)
+    _typed("n", n, int)
+    if delta is not None:
+        _typed("delta", delta, int)
+    takes = [p for p in inspect.signature(prove_rule).parameters
+             if p not in ("name", "rule", "n", "delta")]
+    unknown = sorted(set(settings) - set(takes))
+    if unknown:
+        raise TypeError(f"prove() takes no setting {', '.join(unknown)} (it takes "
+                        f"{', '.join(takes)})")
+    if n < 2:
+        raise ValueError(f"n must be at least 2 processors, got {n}")
+    fn = resolve_rule(rule)
+    deltas = allowed_deltas(fn, n)
+    if delta is None and None not in deltas:
+        raise ValueError(f"{rule} needs a delta: for n = {n} one of "
+                         f"{', '.join(map(str, deltas)) or 'none'}")
+    if delta is not None and delta not in deltas and deltas != [None]:
+        raise ValueError(f"{rule} does not accept delta = {delta} with n = {n} (it accepts "
+                         f"{', '.join(map(str, deltas)) or 'none'})")
+    return prove_rule(rule, fn, n, delta, **settings)
 
 
 def write(path: str | os.PathLike, records: Iterable[Mapping]) -> None:
-    """Write trace records to ``path`` (.jsonl, .jsonl.gz or .parquet, by its suffix)."""
+    """Write trace records to ``path`` (.jsonl, .jsonl.gz or .parquet, by its suffix).
+    TraceFormatError names the first bad record by row and field; ValueError for no
+    records or a suffix that names no format; TypeError when ``records`` is not an
+    iterable of dicts (one dict, say)."""
     from tomkit.traces.writer import write_records
 
-    write_records(path, list(records), grouped=True)
+    if isinstance(records, (Mapping, str, bytes)) or not isinstance(records, Iterable):
+        raise TypeError(f"records must be an iterable of records (dicts), got "
+                        f"{type(records).__name__}"
+                        + (": one record? put it in a list" if isinstance(records, Mapping)
+                           else ""))
+    records = list(records)
+    if not records:
+        raise ValueError(f"{os.fspath(path)}: no records to write (a trace file holds at "
+                         "least one; the readers refuse an empty one)")
+    write_records(path, records, grouped=True)

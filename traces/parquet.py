@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tomkit.traces.errors import ColumnError, Location, TraceFormatError
@@ -44,7 +43,6 @@ from tomkit.traces.schema import (
     parquet_metadata,
 )
 from tomkit.traces.validate import (
-    INT64_MAX,
     _dumps_x,
     decode_dictionaries,
     fast_table_ok,
@@ -53,6 +51,8 @@ from tomkit.traces.validate import (
     record_problem,
     unify_tables,
 )
+
+from .columns import carried, expected, is_string_kind, readable, to_format
 
 PARQUET_MAGIC = b"PAR1"
 ROW_GROUP_ROWS = 1 << 20
@@ -68,45 +68,10 @@ _CORE = {f.name: f for f in ARROW_SCHEMA}
 
 
 def _stringish(t: pa.DataType) -> bool:
+    """A string kind, or a dictionary of one: what a reader may keep dictionary-encoded."""
     if pa.types.is_dictionary(t):
         return _stringish(t.value_type)
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_string_view(t)
-        or pa.types.is_null(t)
-    )
-
-
-def _compatible(t: pa.DataType, target: pa.DataType) -> bool:
-    if pa.types.is_null(t):
-        return True
-    if pa.types.is_string(target):
-        return _stringish(t)
-    if pa.types.is_list(target):
-        listish = (
-            pa.types.is_list(t)
-            or pa.types.is_large_list(t)
-            or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t)
-        )
-        return listish and _stringish(t.value_type)
-    if pa.types.is_floating(target):
-        return pa.types.is_floating(t) or pa.types.is_integer(t)
-    if pa.types.is_integer(target):
-        return pa.types.is_integer(t)
-    return t == target
-
-
-def _expected(target: pa.DataType) -> str:
-    if pa.types.is_string(target):
-        return "a string column"
-    if pa.types.is_list(target):
-        return "a list-of-strings column"
-    if pa.types.is_floating(target):
-        return "a numeric column"
-    return "an integer column"
+    return is_string_kind(t) or pa.types.is_null(t)
 
 
 def check_columns(schema: pa.Schema, source: str) -> None:
@@ -121,9 +86,9 @@ def check_columns(schema: pa.Schema, source: str) -> None:
         if name in _CORE:
             t = field.type
             target = _CORE[name].type
-            if not _compatible(t, target):
+            if not readable(t, target):
                 raise ColumnError(
-                    loc, f"column has type {t}; expected {_expected(target)}", name
+                    loc, f"column has type {t}; expected {expected(target)}", name
                 )
         elif not name.startswith(EXTENSION_PREFIX):
             raise ColumnError(
@@ -147,8 +112,8 @@ def conform(table: pa.Table, *, keep_dictionary: bool = False,
     With ``keep_dictionary``, the DICTIONARY_FIELDS stay dictionary<int32, string> when
     they were read so (Parquet stores them dictionary-encoded; decoding millions of
     strings only for a checker to encode them again is the costliest step of a scan).
-    Returns the table and row problems the cast itself finds (uint64 ``seq``
-    values too large for int64), by row index.
+    Returns the table and the row problems the conversion itself finds (a ``seq``
+    past int64, a binary string that is not UTF-8; see :mod:`.columns`), by row index.
     """
     problems: dict[int, tuple[str, str]] = {}
     arrays = []
@@ -162,25 +127,17 @@ def conform(table: pa.Table, *, keep_dictionary: bool = False,
             arrays.append(col)
             continue
         if keep_dictionary and field.name in DICTIONARY_FIELDS and \
-                pa.types.is_dictionary(col.type) and _stringish(col.type.value_type):
+                pa.types.is_dictionary(col.type) and is_string_kind(col.type.value_type):
             arrays.append(col.cast(DICT_STRING))
             continue
-        if field.name == "seq" and pa.types.is_uint64(col.type):
-            big = pc.fill_null(pc.greater(col, pa.scalar(INT64_MAX, pa.uint64())), False)
-            for i in np.flatnonzero(big.to_numpy(zero_copy_only=False)):
-                value = col[int(i)].as_py()
-                problems[int(i)] = ("seq", f"{value} is too large (the maximum is {INT64_MAX})")
-            col = pc.if_else(big, pa.scalar(None, pa.uint64()), col)
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(col.type.value_type)
-        if pa.types.is_list(field.type) and pa.types.is_dictionary(col.type.value_type):
-            col = col.cast(pa.list_(col.type.value_type.value_type))
-        arrays.append(col.cast(field.type, safe=not pa.types.is_floating(field.type)))
+        col, bad = to_format(col, field.name, field.type)
+        problems.update(bad)
+        arrays.append(col)
     fields = list(ARROW_SCHEMA)
     for field in table.schema:
         if field.name not in _CORE:
             fields.append(field)
-            arrays.append(table.column(field.name))
+            arrays.append(carried(table.column(field.name)))
     fields = [pa.field(f.name, a.type, f.nullable, f.metadata) if a.type != f.type else f
               for f, a in zip(fields, arrays)]
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields)), problems

@@ -22,7 +22,7 @@ exactly, is described in :mod:`tomkit.traces.jsonl` and
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +76,27 @@ def detect_format(path: str) -> str:
     except OSError:
         return "jsonl"  # the JSON Lines reader reports the error
     return "parquet" if magic == PARQUET_MAGIC else "jsonl"
+
+
+def trace_files(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """The paths, each directory replaced by the files below it, as ``tomkit scan`` lists
+    a data set: recursively, in path order, skipping names that start with ``_`` or ``.``
+    below it (``_SUCCESS``, ``.crc``, a data set's ``_ground_truth.jsonl``). A directory
+    with no such file is a TraceFormatError naming it."""
+    out: list[str] = []
+    for path in map(os.fspath, paths):
+        if not os.path.isdir(path):
+            out.append(path)
+            continue
+        found = []
+        for top, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+            found += [os.path.join(top, f) for f in files if not f.startswith(("_", "."))]
+        if not found:
+            raise TraceFormatError(Location(path), "a directory with no trace file in it "
+                                   "(names starting with _ or . are skipped)")
+        out += sorted(found)
+    return out
 
 
 class TraceReader:

@@ -171,6 +171,6 @@ def _no_sends(c: Chunk, ti: int, o: Options) -> str:
 
 AGREEMENT = Property(AGREEMENT_NAME, "delivered by one process => delivered by every "
                      "correct process that owes it", False, check_agreement,
-                     detect_agreement, __doc__, scoped=True)
+                     detect_agreement, __doc__, scoped=True, liveness=True)
 VALIDITY = Property(VALIDITY_NAME, "a correct process delivers what it sends", False,
-                    check_validity, detect_validity, __doc__, _no_sends)
+                    check_validity, detect_validity, __doc__, _no_sends, liveness=True)

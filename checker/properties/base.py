@@ -1,11 +1,12 @@
-"""What every property is made of (its options, its record in the registry) and the
-helpers their vectorized ``detect`` functions share; ``properties/__init__.py`` holds the
-registry itself."""
+"""What every property is made of (its record in the registry, the options it declares,
+the values of those options for a run) and the helpers their vectorized ``detect``
+functions share; ``properties/__init__.py`` holds the registry itself."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -17,23 +18,124 @@ from tomkit.checker.trace import Trace
 HOLDS, UNKNOWN, VIOLATED, EXACT = 0, 1, 2, 3
 
 
+def positive(value: Any) -> str | None:
+    """A validation of :class:`Option`: the value must be above zero (NaN is not)."""
+    return None if value > 0 else f"must be positive, got {value}"
+
+
+def not_negative(value: Any) -> str | None:
+    """A validation of :class:`Option`: the value must be zero or more."""
+    return None if value >= 0 else f"must be >= 0, got {value}"
+
+
 @dataclass(frozen=True)
+class Option:
+    """A setting of a property, declared once with the property (``Property.options``);
+    everything else derives from this declaration: the keyword of :class:`Options` and of
+    ``tomkit.check()``, the flag ``--name-with-dashes`` of ``tomkit check`` and ``tomkit
+    scan`` (and of the Spark job), the key of the JSON report's ``options``, and the line
+    of docs/properties.md (``checker/check_run.py`` and ``checker/docs.py`` read it)."""
+
+    name: str
+    type: type
+    help: str
+    #: the value's name on the command line (SECONDS, N, K)
+    metavar: str = "VALUE"
+    #: what the value counts (seconds, packet records, slots), for messages and docs
+    unit: str = ""
+    #: None: not given (the property then says what is missing)
+    default: Any = None
+    #: why a given value is refused ("must be positive"), or None when it is fine
+    validate: Callable[[Any], str | None] | None = None
+    #: options that must be given with this one
+    needs: tuple[str, ...] = ()
+    #: giving the option checks its property too (``tomkit check --rate-max 3`` checks
+    #: rate without ``-p rate``)
+    selects: bool = True
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+#: every option a registered property declares, by name (filled by the registry,
+#: ``properties/__init__.py``: :func:`declare`)
+DECLARED: dict[str, Option] = {}
+
+
+def declare(option: Option, owner: str) -> None:
+    """Make ``option`` known to :class:`Options`; an option declared twice must be the
+    same declaration (one property owns it, others may read it)."""
+    have = DECLARED.get(option.name)
+    if have is not None and have != option:
+        raise ValueError(f"property {owner} declares option {option.name}, already "
+                         "declared differently by another property")
+    DECLARED[option.name] = option
+
+
 class Options:
-    latency_bound: float | None = None
-    #: who is judged by the order and agreement properties: "uniform" (every process,
-    #: the default) or "correct" (no crash record); see properties/scope.py
-    scope: str = "uniform"
-    #: the real-time latency bound (realtime_latency.py; else latency_bound is used)
-    realtime_bound: float | None = None
-    #: the rate check (rate.py): slot length in seconds, packets per slot, packets per
-    #: window of rate_window slots
-    slot: float | None = None
-    rate_max: int | None = None
-    rate_avg: int | None = None
-    rate_window: int | None = None
-    #: member-liveness: when a joiner is owed a message, by "real-time" (the paper's
-    #: Definition 2.1, the default) or by "slot" (member_liveness.py)
-    liveness_reading: str = "real-time"
+    """The values of the properties' options for one run, and the scope of the order and
+    agreement properties ("uniform": every process, the default; "correct": the processes
+    with no crash record; properties/scope.py). An option not given reads as its declared
+    default; a name no registered property declares is refused (TypeError, as a keyword
+    argument would be). Immutable, hashable and picklable (the Spark job ships it)."""
+
+    __slots__ = ("scope", "_values")
+
+    def __init__(self, scope: str = "uniform", **values: Any) -> None:
+        unknown = sorted(set(values) - set(DECLARED))
+        if unknown:
+            raise TypeError(f"unknown option {', '.join(unknown)}; known: "
+                            f"{', '.join(DECLARED) or 'none'}")
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "_values", {k: v for k, v in values.items()
+                                             if v != DECLARED[k].default})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # pickle and copy probe for hooks before __init__
+            raise AttributeError(name)
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        if name in DECLARED:
+            return DECLARED[name].default
+        raise AttributeError(f"unknown option {name}; known: {', '.join(DECLARED)}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Options are immutable: use replace()")
+
+    def given(self) -> dict[str, Any]:
+        """The options given a value other than their default."""
+        return dict(self._values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every declared option with its value, and the scope (the JSON report's
+        ``options``)."""
+        return {**{n: getattr(self, n) for n in DECLARED}, "scope": self.scope}
+
+    def replace(self, **changes: Any) -> Options:
+        scope = changes.pop("scope", self.scope)
+        return Options(scope, **{**self._values, **changes})
+
+    def _key(self) -> tuple:
+        return self.scope, tuple(sorted(self._values.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Options) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self) -> tuple:
+        return _options, (self.scope, self._values)
+
+    def __repr__(self) -> str:
+        given = "".join(f", {k}={v!r}" for k, v in self._values.items())
+        return f"Options(scope={self.scope!r}{given})"
+
+
+def _options(scope: str, values: dict[str, Any]) -> Options:
+    return Options(scope, **values)
 
 
 @dataclass(frozen=True)
@@ -48,6 +150,22 @@ class Property:
     reason: Callable[[Chunk, int, Options], str] | None = None
     #: an order property read through properties/scope.py (uniform or correct)
     scoped: bool = False
+    #: the settings it takes, declared here and nowhere else (:class:`Option`)
+    options: tuple[Option, ...] = ()
+    #: options declared by another property that this one reads too (realtime-latency
+    #: falls back on latency's bound)
+    reads: tuple[str, ...] = ()
+    #: checked with ``--liveness`` (``liveness=True`` of ``tomkit.check()``): judged at
+    #: the end of a trace, which a trace cut before the system drained would fail
+    liveness: bool = False
+    #: decided by ``tomkit scan`` (``checker/spark/``); the Spark SQL engine decides it by
+    #: its DataFrame form or hands every trace to the exact check
+    #: (``checker/spark/properties.py``: ``SQL_FORMS``, ``BY_EXACT_CHECK``)
+    scan: bool = True
+
+    def option_names(self) -> tuple[str, ...]:
+        """The options this property reads: its own, then those it borrows."""
+        return (*(o.name for o in self.options), *self.reads)
 
 
 def with_scope(prop: Property, scope: str) -> Property:
@@ -61,17 +179,16 @@ def with_scope(prop: Property, scope: str) -> Property:
     check, detect = prop.check, prop.detect
 
     def check_in(trace: Trace, options: Options) -> Result:
-        res = check(trace, replace(options, scope=scope))
+        res = check(trace, options.replace(scope=scope))
         res.property = name
         return res
 
     def detect_in(chunk: Chunk, options: Options) -> np.ndarray:
-        return detect(chunk, replace(options, scope=scope))
+        return detect(chunk, options.replace(scope=scope))
 
     base = prop.name.split("@")[0]
     name = base if scope == UNIFORM else f"{base}@{scope}"
-    return Property(name, prop.summary, prop.default, check_in, detect_in, prop.doc,
-                    prop.reason, True)
+    return replace(prop, name=name, check=check_in, detect=detect_in)
 
 
 def scoped(prop: Property) -> Property:
@@ -85,8 +202,7 @@ def scoped(prop: Property) -> Property:
     def detect_scoped(chunk: Chunk, options: Options) -> np.ndarray:
         return rescope(chunk, detect(chunk, options), options.scope, EXACT)
 
-    return Property(prop.name, prop.summary, prop.default, check_scoped, detect_scoped,
-                    prop.doc, prop.reason, True)
+    return replace(prop, check=check_scoped, detect=detect_scoped, scoped=True)
 
 
 def per_trace(chunk: Chunk, rows_t: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
-from tomkit.checker.properties.base import Options, Property, verdicts
+from tomkit.checker.properties.base import Option, Options, Property, positive, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 
@@ -140,6 +140,14 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return over_bound(c, rows, lat, options.latency_bound)
 
 
+#: the bound (seconds, local clocks); realtime-latency reads it too, as its fallback
+BOUND = Option("latency_bound", float,
+               "check every send-to-delivery latency on the local clocks (field time) "
+               "against this bound; realtime-latency's bound when "
+               "--realtime-bound is not given", "SECONDS", "seconds", validate=positive)
+
+# not in tomkit scan, whose report gives each configuration's latency distribution instead
 PROPERTY = Property(NAME, "every send-to-delivery time within the user's bound", False,
                     check, detect, __doc__,
-                    lambda c, ti, o: NO_BOUND if o.latency_bound is None else NO_TIMES)
+                    lambda c, ti, o: NO_BOUND if o.latency_bound is None else NO_TIMES,
+                    options=(BOUND,), scan=False)

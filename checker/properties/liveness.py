@@ -115,5 +115,6 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~views, exact=views)
 
 
+# not in tomkit scan: a data set's traces are judged for agreement and validity there
 PROPERTY = Property(NAME, "sent or delivered by a correct process => delivered by all correct",
-                    False, check, detect, __doc__)
+                    False, check, detect, __doc__, liveness=True, scan=False)

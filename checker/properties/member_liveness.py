@@ -65,7 +65,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import CRASH, JOIN, LEAVE, Chunk
-from tomkit.checker.properties.base import Options, Property, verdicts
+from tomkit.checker.properties.base import Option, Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Ev, Trace
 
@@ -209,6 +209,16 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~member & ~unknown, unknown, member & ~unknown)
 
 
+def _a_reading(value: str) -> str | None:
+    return None if value in READINGS else f"must be one of {', '.join(READINGS)}, got {value!r}"
+
+
+OPTIONS = (
+    Option("liveness_reading", str, "when a joiner is owed a message: 'real-time' (its "
+           "join_OK before the send, 003 Definition 2.1) or 'slot' (its join slot <= the "
+           "send's)", "READING", default=READINGS[0], validate=_a_reading, selects=False),
+)
+
 PROPERTY = Property(NAME, "a message of a sender that stays correct is delivered by every "
                     "process that joined before it was sent and stays correct", False,
-                    check, detect, __doc__, lambda c, ti, o: NO_SENDS)
+                    check, detect, __doc__, lambda c, ti, o: NO_SENDS, options=OPTIONS)

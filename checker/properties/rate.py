@@ -43,7 +43,14 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import PACKET, Chunk
-from tomkit.checker.properties.base import Options, Property, verdicts
+from tomkit.checker.properties.base import (
+    Option,
+    Options,
+    Property,
+    not_negative,
+    positive,
+    verdicts,
+)
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Ev, Trace
 
@@ -64,7 +71,9 @@ def slot_of(e: Ev, slot_length: float | None) -> int | None:
     return math.ceil(e.time / slot_length - EPS) - 1
 
 
-def _problem(options: Options) -> str | None:
+def problem(options: Options) -> str | None:
+    """What keeps the options from judging a rate (no reservation, a bad slot or window),
+    or None."""
     if options.rate_max is None and options.rate_avg is None:
         return NO_RESERVATION
     if options.slot is not None and not options.slot > 0:
@@ -81,9 +90,9 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                for p, evs in trace.events.items()}
     total = sum(len(v) for v in packets.values())
     details: dict = {"packets": total}
-    problem = _problem(options)
-    if problem:
-        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=problem, details=details)
+    why = problem(options)
+    if why:
+        return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=why, details=details)
     if not total:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_PACKETS)
     unplaced = 0
@@ -136,8 +145,8 @@ def _slots(c: Chunk, rows: np.ndarray, options: Options) -> np.ndarray:
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
     counted = (c.kind == PACKET) & ~c.unreserved
-    has = c._per_trace_any(counted)
-    if not has.any() or _problem(options):
+    has = c.per_trace_any(counted)
+    if not has.any() or problem(options):
         return verdicts(c, np.zeros(c.ntr, bool), np.ones(c.ntr, bool))
     rows = np.flatnonzero(counted)
     s = _slots(c, rows, options)
@@ -178,12 +187,25 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 def reason(options: Options) -> str:
     """Why a trace the detection calls UNKNOWN is unknown: the options' problem, else
     no packets (the same for every trace of a run, so every engine words it alike)."""
-    return _problem(options) or NO_PACKETS
+    return problem(options) or NO_PACKETS
 
 
 def _reason(c: Chunk, ti: int, options: Options) -> str:
     return reason(options)
 
 
+# the reservation of 003 section 4: max' per slot, avg' per K slots
+OPTIONS = (
+    Option("slot", float, "slot length, to place packet records without x_slot",
+           "SECONDS", "seconds", validate=positive, selects=False),
+    Option("rate_max", int, "check at most N packet records per process and slot",
+           "N", "packet records", validate=not_negative),
+    Option("rate_avg", int, "check at most N packet records per process in any "
+           "--rate-window consecutive slots", "N", "packet records",
+           validate=not_negative, needs=("rate_window",)),
+    Option("rate_window", int, "the window of --rate-avg", "K", "slots",
+           validate=positive, selects=False),
+)
+
 PROPERTY = Property(NAME, "network messages per slot and per K slots within the reservation",
-                    False, check, detect, __doc__, _reason)
+                    False, check, detect, __doc__, _reason, options=OPTIONS)

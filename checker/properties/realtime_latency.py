@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from tomkit.checker.chunk import Chunk
-from tomkit.checker.properties.base import Options, Property
+from tomkit.checker.properties.base import Option, Options, Property, positive
 from tomkit.checker.properties.latency import judge, latencies, measure, over_bound
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
@@ -64,6 +64,13 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return over_bound(c, rows, lat, bound(options))
 
 
+# 003's bound, Delta + delta + 2 epsilon with failures (Bar-Joseph et al., section 2)
+BOUND = Option("realtime_bound", float,
+               "check every send-to-delivery time in real time (the real_time field) "
+               "against this bound", "SECONDS", "seconds",
+               validate=positive)
+
 PROPERTY = Property(NAME, "every send-to-delivery time, in real time, within the bound",
                     False, check, detect, __doc__,
-                    lambda c, ti, o: NO_BOUND if bound(o) is None else NO_REAL_TIME)
+                    lambda c, ti, o: NO_BOUND if bound(o) is None else NO_REAL_TIME,
+                    options=(BOUND,), reads=("latency_bound",))

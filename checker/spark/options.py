@@ -8,7 +8,7 @@ import os
 
 from tomkit.checker.check_run import add_option_arguments, options_from_args
 
-__all__ = ["ENGINES", "LAUNCHER", "add_arguments", "scan_options"]
+__all__ = ["ENGINES", "LAUNCHER", "add_arguments", "scan_options", "scanned_options"]
 
 ENGINES = ("files", "arrow", "sql")
 #: the script spark-submit runs (``tomkit scan --launcher`` prints its path)
@@ -42,15 +42,20 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--verbose", action="store_true",
                     help="Spark's own logs and console progress bar (default: errors only, "
                          "and tomkit's progress line)")
-    # the options-taking properties, as tomkit check takes them (docs/qos-checking.md;
-    # one definition: checker/check_run.py); scan decides no latency property, so its
-    # bound is realtime-latency's fallback
-    add_option_arguments(ap, help={
-        "latency_bound": "bound of realtime-latency when --realtime-bound is not given",
-        "rate_max": "packets per slot (rate)",
-        "rate_avg": "packets per --rate-window slots (rate)"})
+    # the options of the properties the scan decides, as each property declares them
+    # (checker/properties/base.py's Option; the flags as tomkit check's)
+    add_option_arguments(ap, scanned_options())
     ap.add_argument("--launcher", action=_PrintLauncher, nargs=0,
                     help="print the path of the script to give spark-submit, and exit")
+
+
+def scanned_options() -> list[str]:
+    """The options the properties decided by a scan read (``Property.scan``), in the
+    order of ``tomkit check``'s flags."""
+    from tomkit.checker.properties import declared_options, properties
+
+    read = {n for p in properties().values() if p.scan for n in p.option_names()}
+    return [n for n in declared_options() if n in read]
 
 
 def scan_options(args: argparse.Namespace):

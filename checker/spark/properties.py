@@ -59,6 +59,7 @@ order, and "first delivery" the earliest at a process, as in ``checker/chunk.py`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
@@ -75,6 +76,7 @@ from tomkit.checker.properties import (
     fifo,
     integrity,
     member_liveness,
+    properties,
     rate,
     realtime_latency,
     views,
@@ -82,11 +84,8 @@ from tomkit.checker.properties import (
 )
 from tomkit.checker.spark.read import KEY
 
-#: the properties this engine decides, in report order (the default set of engine.select)
-NAMES = ["integrity", "total-order-weak", "total-order-strong", "prefix-order",
-         "global-order", "causal-order", "fifo-order", "view-agreement", "same-view-delivery",
-         "sending-view-delivery", "virtual-synchrony", "agreement", "validity",
-         "member-liveness", "realtime-latency", "rate"]
+#: the properties a scan decides, in report order: the registry's with ``scan`` set
+NAMES = [n for n, p in properties().items() if p.scan]
 ORDER = ["_o_seq", "src", "pos"]  # a process's local order: seq, else file and position
 
 
@@ -290,51 +289,82 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
         t = t.join(flag, KEY, "left")
     t = t.na.fill(False)
 
-    def code(violated: Column | None = None, unknown: Column | None = None,
-             exact: Column | None = None) -> Column:
-        c: Column = F.lit(HOLDS)
-        if unknown is not None:
-            c = F.when(unknown, F.lit(UNKNOWN)).otherwise(c)
-        if exact is not None:
-            c = F.when(exact, F.lit(EXACT)).otherwise(c)
-        if violated is not None:
-            c = F.when(violated, F.lit(VIOLATED)).otherwise(c)
-        return c
-
-    c = F.col
-    no_send = ~c("has_send")
-    causal_unknown = no_send | ~c("has_deps")
-    codes = t.select(
-        *KEY, "events", "has_send",
-        code(c("dup_delivery") | (c("unsent") & c("has_send")) | c("dup_send"),
-             no_send & c("has_deliver")).alias("integrity"),
-        code(exact=c("inconsistent")).alias("total-order-weak"),
-        code(c("strong_bad")).alias("total-order-strong"),
-        code(c("diverge") & ~c("has_view"), exact=c("has_view")).alias("prefix-order"),
-        code(exact=c("inconsistent")).alias("global-order"),
-        code(c("causal_bad") & ~causal_unknown, causal_unknown).alias("causal-order"),
-        code(c("fifo_bad") & no_send.__invert__(), no_send).alias("fifo-order"),
-        # self inclusion and the order of view ids are the exact check's (view events
-        # are few)
-        code((c("vs_reinstalled") | c("vs_mismatch")) & c("has_view"), ~c("has_view"),
-             c("has_view")).alias("view-agreement"),
-        code(c("two_views") & c("has_view"), ~c("has_view")).alias("same-view-delivery"),
-        code(c("vs_sending_view") & c("has_view"), ~c("has_view"))
-        .alias("sending-view-delivery"),
-        code(c("vs_same_set") & c("has_view") & ~c("vs_reinstalled"), ~c("has_view"),
-             c("vs_reinstalled") & c("has_view")).alias("virtual-synchrony"),
-        code(c("agree_bad") & ~c("has_view") & ~c("has_leave"),
-             exact=c("has_view") | c("has_leave")).alias("agreement"),
-        code(c("valid_bad") & ~c("has_view") & ~c("has_leave") & c("has_send"), no_send,
-             (c("has_view") | c("has_leave")) & c("has_send")).alias("validity"),
-        code(c("member_bad") & ~c("has_member") & c("has_send"), no_send,
-             c("has_member") & c("has_send")).alias("member-liveness"),
-        (code(c("rt_over") & c("rt_measured"), ~c("rt_measured")) if bound is not None
-         else code(unknown=F.lit(True))).alias("realtime-latency"),
-        (code(c("rate_bad") & c("has_packet"), ~c("has_packet"), c("rate_unplaced"))
-         if rate._problem(options) is None else code(unknown=F.lit(True))).alias("rate"),
-    )
+    missing = [n for n in NAMES if n not in SQL_FORMS and n not in BY_EXACT_CHECK]
+    if missing:
+        raise ValueError(f"the scan decides {', '.join(missing)} but the SQL engine has no "
+                         "DataFrame form for it: add one to SQL_FORMS, or name it in "
+                         "BY_EXACT_CHECK (checker/spark/properties.py)")
+    codes = t.select(*KEY, "events", "has_send", *(
+        (SQL_FORMS[n](options) if n in SQL_FORMS else _code(exact=F.lit(True))).alias(n)
+        for n in NAMES))
     return Decided(codes.localCheckpoint(), f, bad_seq, e)
+
+
+def _code(violated: Column | None = None, unknown: Column | None = None,
+          exact: Column | None = None) -> Column:
+    """A detection code column: violated over exact over unknown over holds."""
+    c: Column = F.lit(HOLDS)
+    if unknown is not None:
+        c = F.when(unknown, F.lit(UNKNOWN)).otherwise(c)
+    if exact is not None:
+        c = F.when(exact, F.lit(EXACT)).otherwise(c)
+    if violated is not None:
+        c = F.when(violated, F.lit(VIOLATED)).otherwise(c)
+    return c
+
+
+def _rt_latency(options: Options) -> Column:
+    if realtime_latency.bound(options) is None:
+        return _code(unknown=F.lit(True))
+    return _code(_c("rt_over") & _c("rt_measured"), ~_c("rt_measured"))
+
+
+def _rate(options: Options) -> Column:
+    if rate.problem(options) is not None:  # no reservation, or a bad one
+        return _code(unknown=F.lit(True))
+    return _code(_c("rate_bad") & _c("has_packet"), ~_c("has_packet"), _c("rate_unplaced"))
+
+
+_c = F.col
+
+#: each property's DataFrame form, by the property's name in the registry: its code
+#: column, from the per-trace flags ``decide`` joins (module docstring) and the options
+SQL_FORMS: dict[str, Callable[[Options], Column]] = {
+    "integrity": lambda o: _code(
+        _c("dup_delivery") | (_c("unsent") & _c("has_send")) | _c("dup_send"),
+        ~_c("has_send") & _c("has_deliver")),
+    "total-order-weak": lambda o: _code(exact=_c("inconsistent")),
+    "total-order-strong": lambda o: _code(_c("strong_bad")),
+    "prefix-order": lambda o: _code(_c("diverge") & ~_c("has_view"), exact=_c("has_view")),
+    "global-order": lambda o: _code(exact=_c("inconsistent")),
+    "causal-order": lambda o: _code(
+        _c("causal_bad") & _c("has_send") & _c("has_deps"), ~_c("has_send") | ~_c("has_deps")),
+    "fifo-order": lambda o: _code(_c("fifo_bad") & _c("has_send"), ~_c("has_send")),
+    # self inclusion and the order of view ids are the exact check's (view events are few)
+    "view-agreement": lambda o: _code(
+        (_c("vs_reinstalled") | _c("vs_mismatch")) & _c("has_view"), ~_c("has_view"),
+        _c("has_view")),
+    "same-view-delivery": lambda o: _code(_c("two_views") & _c("has_view"), ~_c("has_view")),
+    "sending-view-delivery": lambda o: _code(_c("vs_sending_view") & _c("has_view"),
+                                             ~_c("has_view")),
+    "virtual-synchrony": lambda o: _code(
+        _c("vs_same_set") & _c("has_view") & ~_c("vs_reinstalled"), ~_c("has_view"),
+        _c("vs_reinstalled") & _c("has_view")),
+    "agreement": lambda o: _code(_c("agree_bad") & ~_c("has_view") & ~_c("has_leave"),
+                                 exact=_c("has_view") | _c("has_leave")),
+    "validity": lambda o: _code(
+        _c("valid_bad") & ~_c("has_view") & ~_c("has_leave") & _c("has_send"), ~_c("has_send"),
+        (_c("has_view") | _c("has_leave")) & _c("has_send")),
+    "member-liveness": lambda o: _code(
+        _c("member_bad") & ~_c("has_member") & _c("has_send"), ~_c("has_send"),
+        _c("has_member") & _c("has_send")),
+    "realtime-latency": _rt_latency,
+    "rate": _rate,
+}
+
+#: properties the scan decides without a DataFrame form: the SQL engine hands every
+#: trace to the exact check (``exact.py``) for them (none today)
+BY_EXACT_CHECK: frozenset[str] = frozenset()
 
 
 def unknown_reason(name: str, has_send: bool, options: Options = Options()) -> str:

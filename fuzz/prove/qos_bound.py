@@ -47,12 +47,16 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import z3
 
-__all__ = ["BoundOutcome", "bound_terms", "prove_bound", "refute_bound", "prove_qos"]
+from tomkit.fuzz.prove.base import Prover, ProveUsageError, n_range
+from tomkit.model.process import Option
+
+__all__ = ["PROVER", "BoundOutcome", "bound_terms", "prove_bound", "refute_bound", "prove_qos"]
 
 SLOT = 1  # the slot proved (s); slot s-1's completion is the induction hypothesis
 TIGHT = {"Delta": 0.1, "delta": 0.05, "epsilon": 0.01}  # the reading aid's numbers
@@ -345,3 +349,37 @@ def prove_qos(n: int, crashes: int, timeout: float | None = None, out: str | Non
         if run is not None and out:
             o.files = write_counterexample(run, out)
     return o
+
+
+# ---------------------------------------------------------------- tomkit prove --protocol qos
+
+OPTIONS = (
+    Option("n", n_range, (2, 16), "number of processes, or a range A-B (default 2-16)"),
+    Option("timeout", float, None, "seconds per Z3 query (default none)"),
+    Option("out", str, None, "write the refuted bound's run here (trace .jsonl and .txt)"),
+)
+
+
+def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
+        say: Callable[[str], None]) -> int:
+    """Per n, without and with a crash: the bound proved, the bound one epsilon smaller
+    refuted and its run written to ``--out``."""
+    lo, hi = opts["n"]
+    if lo < 2:
+        raise ProveUsageError(f"--protocol qos needs n >= 2 processes, got {lo}")
+    worst = 0
+    for n in range(lo, hi + 1):
+        for crashes in (0, 1):
+            o = prove_qos(n, crashes, opts["timeout"], opts["out"])
+            say(o.line())
+            if o.files:
+                say("  wrote " + ", ".join(o.files[k] for k in ("trace", "txt")))
+            if o.status == "counterexample":
+                worst = 1
+            elif o.status == "unknown" and worst == 0:
+                worst = 3
+    return worst
+
+
+PROVER = Prover("qos-bound", "003's latency bound, Delta + delta + epsilon (2 epsilon with "
+                "a crash), proved and refuted one epsilon smaller", ("qos",), OPTIONS, run)

@@ -546,8 +546,8 @@ VARIANTS: dict[str, str] = {
 }
 
 #: what every run must satisfy: a total order, causal (module docstring) and FIFO
-PROMISES = ("integrity", "total-order-weak", "total-order-strong", "global-order",
-            "causal-order", "fifo-order")
+#: (checker/profiles/model-abcast-tomp.toml)
+PROFILE = "model-abcast-tomp"
 
 
 def options(variants: Mapping[str, str]) -> tuple[Option, ...]:
@@ -690,5 +690,5 @@ def protocol() -> Protocol:
     return Protocol(
         name="abcast", title="ABCAST (Skeen; Birman and Joseph), as 004 section 2 restates "
         "it", make=make(AbcastProcess), options=options(VARIANTS), fifo=True, lossy=False,
-        crashes=False, promises=PROMISES, replay=replay, summary=summary,
+        crashes=False, profile=PROFILE, replay=replay, summary=summary,
         describe=describe, variants=VARIANTS)

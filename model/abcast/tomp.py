@@ -174,5 +174,5 @@ def protocol() -> Protocol:
     return Protocol(
         name="tomp", title="TOMP (Dasser; 004 section 3): ABCAST with anticipation",
         make=abcast.make(TompProcess), options=abcast.options(VARIANTS), fifo=True,
-        lossy=False, crashes=False, promises=abcast.PROMISES, replay=abcast.replay,
+        lossy=False, crashes=False, profile=abcast.PROFILE, replay=abcast.replay,
         summary=abcast.summary, describe=abcast.describe, variants=VARIANTS)

@@ -74,6 +74,10 @@ Decisions on the text (besides those of model/qos/fec.py and model/qos/slots.py)
   clock reads at least s_j*Delta (two clocks differ by at most eps, 003 section 2.1), so
   every later send is in a slot >= s_j, which the joiner delivers. The printed reading
   is the broken variant ``early-join-ok`` (tests and the fuzzer find it).
+
+The process is a ``Member`` (``model/process.py``): the drivers call ``on_join``,
+``on_leave``, ``on_recover`` and ``start_outside`` at the schedule's events
+(``model/events.py``); its ``join`` record is its own, at join_OK.
 """
 
 from __future__ import annotations
@@ -206,6 +210,15 @@ class QosProcess:
     def accepting(self) -> bool:
         """Whether the application may multicast now (a member, not leaving)."""
         return self.status == MEMBER
+
+    @property
+    def outside(self) -> bool:
+        """Not in the group: down from time 0 or gone after its leave (or its crash)."""
+        return self.status == OUT
+
+    def start_outside(self) -> None:
+        """Down from time 0: no state, no slots, until :meth:`on_join`."""
+        self._reset(None)
 
     # ---------------------------------------------------------------------- inputs
 

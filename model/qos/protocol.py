@@ -2,8 +2,11 @@
 fuzzer and the command line see it: options, process factory, timed network, figures.
 
 Options are the paper's constants (slot length Delta, delay bound delta, clock skew eps,
-the FEC's I and L), the adversary's loss probabilities, and join/leave/recover
-schedules (``P@T,P@T``, real seconds; crashes use the simulator's own ``--crash``).
+the FEC's I and L) and the adversary's loss probabilities. Its capabilities: the timed
+network (``timing``), and the membership events crash, join, leave and recover, which
+the drivers give its processes (``Member`` of ``model/process.py``; the schedule is the
+simulator's, ``--join P@TIME`` and so on, in real seconds); no partitions (003 assumes
+none).
 """
 
 from __future__ import annotations
@@ -12,22 +15,18 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tomkit.model.net.timed import (
-    REAL_TIME,
-    TimedProtocol,
-    Timing,
-    parse_schedule,
-)
-from tomkit.model.process import Option
-from tomkit.model.qos.fec import packets_per_slot, reserved_max
-from tomkit.model.qos.process import VARIANTS, Data, Join, QosParams, QosProcess
+from ..net.timed import REAL_TIME, Timing
+from ..process import Option, Protocol
+from .fec import packets_per_slot, reserved_max
+from .process import VARIANTS, Data, Join, QosParams, QosProcess
 
-__all__ = ["PROMISES", "params", "protocol", "summary"]
+__all__ = ["PROFILE", "params", "protocol", "summary"]
 
 #: 003 Definition 2.1 (total order, pairwise; integrity) and global order (the key
-#: (slot, index, position) is one global sequence). Liveness is the paper's own, under
-#: joins and leaves (``fuzz/qos_check.py``), not the checker's static one.
-PROMISES = ("integrity", "total-order-weak", "global-order")
+#: (slot, index, position) is one global sequence): checker/profiles/model-qos.toml.
+#: Liveness is the paper's own, under joins and leaves (the checker's member-liveness at
+#: the end of a drained run), not the checker's static one.
+PROFILE = "model-qos"
 
 
 def params(opts: Mapping[str, Any]) -> QosParams:
@@ -35,6 +34,11 @@ def params(opts: Mapping[str, Any]) -> QosParams:
                      epsilon=opts["epsilon"], fec_i=opts["fec_i"], fec_l=opts["fec_l"],
                      literal_join=opts.get("variant") == "literal-join",
                      early_join_ok=opts.get("variant") == "early-join-ok")
+
+
+#: the membership events of model/events.py it honours, through its processes (Members:
+#: 003 has no agreed membership, and assumes no partitions)
+EVENTS = frozenset({"crash", "recover", "join", "leave"})
 
 
 def make(names: Sequence[str], opts: Mapping[str, Any], rate: float) -> list[QosProcess]:
@@ -54,16 +58,13 @@ def packet_fields(packet: Any) -> dict:
 
 
 def timing(opts: Mapping[str, Any]) -> Timing:
-    schedule = (*parse_schedule("join", opts.get("joins")),
-                *parse_schedule("leave", opts.get("leaves")),
-                *parse_schedule("recover", opts.get("recovers")))
     for name in ("loss", "crash_loss"):
         if not 0 <= opts[name] <= 1:
             raise ValueError(f"qos: --{name.replace('_', '-')} must be in [0, 1], got "
                              f"{opts[name]}")
     return Timing(max_delay=opts["max_delay"], epsilon=opts["epsilon"], slot=opts["slot"],
                   fec_i=opts["fec_i"], fec_l=opts["fec_l"], loss=opts["loss"],
-                  crash_loss=opts["crash_loss"], schedule=schedule,
+                  crash_loss=opts["crash_loss"],
                   packet_records=bool(opts.get("packets")), packet_fields=packet_fields)
 
 
@@ -112,8 +113,8 @@ def _nonneg(text: str) -> float:
     return v
 
 
-def protocol() -> TimedProtocol:
-    return TimedProtocol(
+def protocol() -> Protocol:
+    return Protocol(events=EVENTS,
         name="qos", title="QoS-preserving totally ordered multicast (Bar-Joseph, Keidar, "
         "Anker, Lynch; 003 section 3): slots, FEC, constant latency bounds",
         make=make,
@@ -130,15 +131,10 @@ def protocol() -> TimedProtocol:
                    "a packet its window allows (qos)"),
             Option("crash_loss", float, 0.5, "probability that each in-flight packet of "
                    "a crashing process is lost (past the burst bound; qos)"),
-            Option("joins", str, None, "P@T[,P@T...]: P joins at real time T (down "
-                   "before, if it is its first event; qos)"),
-            Option("leaves", str, None, "P@T[,P@T...]: P leaves at real time T (qos)"),
-            Option("recovers", str, None, "P@T[,P@T...]: P, crashed, recovers and "
-                   "rejoins at real time T (qos)"),
             Option("packets", bool, False, "write a 'packet' record per network message "
                    "(qos)"),
             Option("variant", str, None, "a broken variant: " + "; ".join(
                 f"{k}: {v}" for k, v in VARIANTS.items()), choices=tuple(VARIANTS)),
         ),
-        fifo=True, lossy=False, crashes=True, promises=PROMISES, live=False,
+        fifo=True, lossy=False, crashes=True, profile=PROFILE, live=False,
         summary=summary, describe=describe, variants=VARIANTS, timing=timing)

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tomkit.model.toto.vocab import Delivery
+from tomkit.model.toto.vocab import Delivery, Refusals, VocabularyError, scale
 
 __all__ = ["Compiled", "CompiledRule", "Decision", "compiled"]
 
@@ -50,7 +50,7 @@ class _Untraceable(TypeError):
     pass
 
 
-class _E:
+class _E(Refusals):
     """An expression node: the name (or literal) of a value in the generated code."""
 
     __slots__ = ("b", "code")
@@ -78,6 +78,14 @@ class _E:
 
     def __rsub__(self, o: Any) -> _E:
         return self._bin("-", o, True)
+
+    def __mul__(self, o: Any) -> _E:
+        return self._bin("*", scale(o))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> _E:
+        return self.b.let(f"(-{self.code})")
 
     def __lt__(self, o: Any) -> _E:
         return self._bin("<", o)
@@ -280,7 +288,8 @@ def _generate(rule: Callable, params: Any, n: int, k: int
     v = _TraceView(n, k)
     try:
         options = rule(v, params)
-    except _Untraceable:
+    except (_Untraceable, VocabularyError):
+        # the concrete interpretation runs it (on plain ints, which have every operation)
         return None
     if options is None:
         options = []

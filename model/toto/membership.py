@@ -94,10 +94,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
-from typing import Protocol as Interface
 
 from tomkit.model.process import (
     Crash,
+    Driver,
     Logged,
     Option,
     Output,
@@ -111,10 +111,10 @@ from tomkit.model.process import (
 )
 from tomkit.model.toto.dag import DagFacts, DagView, Message
 from tomkit.model.toto.mutants import resolve_rule
-from tomkit.model.toto.process import PROMISES, AckOnly, TotoProcess, dag_sends
+from tomkit.model.toto.process import AckOnly, TotoProcess, dag_sends
 from tomkit.model.toto.rules import RULES, Params, Rule
 
-__all__ = ["NAME", "VARIANTS", "VIEW_PROMISES", "Agree", "Driver", "DynamicToto",
+__all__ = ["NAME", "VARIANTS", "PROFILE", "Agree", "Driver", "DynamicToto",
            "Membership", "Packet", "protocol"]
 
 NAME = "toto-dynamic"
@@ -129,10 +129,10 @@ VARIANTS: dict[str, str] = {
                       "differently",
 }
 
-#: what the membership layer promises on top of ToTo's order (000 section 5.1: virtual
-#: synchrony; Chockler, Keidar and Vitenberg 2001, Properties 4.1-4.2, 5.1-5.3)
-VIEW_PROMISES = ("view-agreement", "same-view-delivery", "sending-view-delivery",
-                 "virtual-synchrony")
+#: ToTo's order and what the membership layer promises on top of it (000 section 5.1:
+#: virtual synchrony; Chockler, Keidar and Vitenberg 2001, Properties 4.1-4.2, 5.1-5.3):
+#: checker/profiles/model-toto-dynamic.toml
+PROFILE = "model-toto-dynamic"
 
 
 class Packet(NamedTuple):
@@ -399,32 +399,10 @@ class DynamicToto:
 # ---------------------------------------------------------------------------- the service
 
 
-class Driver(Interface):
-    """What the service needs of whoever runs the machines (the simulator, the fuzzer)."""
-
-    def handle(self, i: int, out: Output) -> None:
-        """Log what machine i did and send its packets."""
-
-    def record(self, i: int, kind: str, view: View | None = None) -> None:
-        """Log a ``view``, ``crash`` or ``join`` record of machine i."""
-
-    def set_up(self, i: int, up: bool) -> None:
-        """Machine i runs (True: it has joined) or stops (False: it crashed or was
-        excluded); a machine that installs a view starts its application source."""
-
-    def in_flight_until(self, q: int) -> float:
-        """When the last packet machine q sent arrives (0 when none is in flight)."""
-
-    def changed(self, at: float) -> None:
-        """Run :meth:`Membership.agree` at time ``at`` or later (the Initiate stage)."""
-
-    @property
-    def now(self) -> float: ...
-
-
 class Membership:
-    """The membership service of one run (module docstring). ``variant``: None or a key
-    of :data:`VARIANTS`."""
+    """The membership service of one run (module docstring), a ``MembershipService`` of
+    ``model/process.py``; its driver is a ``Driver`` there. ``variant``: None or a key of
+    :data:`VARIANTS`."""
 
     def __init__(self, names: Sequence[str], variant: str | None = None) -> None:
         if variant is not None and variant not in VARIANTS:
@@ -506,6 +484,19 @@ class Membership:
         self.excluded.discard(j)
         self._up(j)
 
+    def recover(self, j: int) -> None:
+        """A crashed machine restarts with no state (a new incarnation) and joins."""
+        self.join(j)
+
+    def may_join(self, j: int) -> bool:
+        """Whether j, down, may join or recover now (an excluded machine joins again by
+        itself when it reconnects)."""
+        return not self.up[j] and j not in self.excluded
+
+    def installed(self, i: int) -> bool:
+        """Whether machine i has installed a view (it may send)."""
+        return self.procs[i].view is not None
+
     def _up(self, j: int) -> None:
         """Machine j comes up. One that ran before is a new incarnation with a new name
         (decision: Isis numbers incarnations; the trace checkers know no incarnations, and
@@ -543,6 +534,10 @@ class Membership:
                 self.excluded.discard(j)
                 self._up(j)
         self.driver.changed(self.driver.now)  # type: ignore[union-attr]
+
+    def heal(self) -> None:
+        """Every partition heals."""
+        self.partition([])
 
     def _reachable_primary(self, j: int) -> bool:
         return any(self.up[i] and self.view_of[i] is not None
@@ -707,6 +702,16 @@ def make(names: Sequence[str], options: Mapping[str, Any], rate: float) -> list[
             for i in range(len(names))]
 
 
+#: the membership events of model/events.py it honours, all through its service (a
+#: machine leaves by crashing: 000 section 5 has no voluntary leave)
+EVENTS = frozenset({"crash", "recover", "join", "partition", "heal"})
+
+
+def service(procs: Sequence[DynamicToto]) -> Membership:
+    """The run's membership service, which its machines share."""
+    return procs[0].membership
+
+
 def summary(procs: Sequence[DynamicToto], records: Sequence[Mapping], stats: dict) -> dict:
     """acks, mean_index_of_latency, mean_width (as the fixed-group ToTo) and views (the
     configurations installed)."""
@@ -809,9 +814,10 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
 
 def protocol() -> Protocol:
     """ToTo over the membership service of 000 section 5 (``toto-dynamic``)."""
-    return Protocol(name=NAME, title="ToTo in a dynamic environment: the Transis membership "
-                    "service and the extended ToTo (Dolev, Kramer, Malki; 000 section 5)",
+    return Protocol(name=NAME, events=EVENTS, service=service, title="ToTo in a dynamic "
+                    "environment: the Transis membership service and the extended ToTo "
+                    "(Dolev, Kramer, Malki; 000 section 5)",
                     make=make, options=OPTIONS, fifo=False, lossy=True, crashes=True,
-                    promises=PROMISES + VIEW_PROMISES, replay=replay, summary=summary,
+                    profile=PROFILE, replay=replay, summary=summary,
                     describe=describe, variants=VARIANTS)
 

@@ -93,7 +93,7 @@ from tomkit.model.toto.dag import DagFacts, DagView, Message
 from tomkit.model.toto.mutants import resolve_rule
 from tomkit.model.toto.rules import RULES, Decider, Params, Rule, apply
 
-__all__ = ["OPTIONS", "PROMISES", "AckOnly", "Delivered", "Step", "TotoProcess", "dag_sends",
+__all__ = ["OPTIONS", "PROFILE", "AckOnly", "Delivered", "Step", "TotoProcess", "dag_sends",
            "protocols", "replay"]
 
 _ID = attrgetter("id")
@@ -479,9 +479,9 @@ OPTIONS = (
 )
 
 #: what every run must satisfy (000 section 2: ToTo delivers in one total order that
-#: extends the causal order; a sender's messages follow one another causally)
-PROMISES = ("integrity", "total-order-weak", "total-order-strong", "global-order",
-            "causal-order", "fifo-order")
+#: extends the causal order; a sender's messages follow one another causally):
+#: checker/profiles/model-toto-family.toml
+PROFILE = "model-toto-family"
 
 
 def make(name: str) -> Callable[[Sequence[str], Mapping[str, Any], float], list[TotoProcess]]:
@@ -615,6 +615,6 @@ def protocols() -> list[Protocol]:
         "gl-toto": "GL-ToTo (Johnson, Maugis; 002 section 5)",
     }
     return [Protocol(name=r, title=titles[r], make=make(r), options=OPTIONS, fifo=False,
-                     lossy=True, crashes=True, promises=PROMISES, replay=replay,
+                     lossy=True, crashes=True, profile=PROFILE, replay=replay,
                      summary=summary, describe=describe)
             for r in RULES]

@@ -22,8 +22,12 @@ bodies. For that to work a rule body must obey three constraints:
 * treat candidates as opaque handles: compare them with ``v.distinct`` and
   ``v.precedes``, never with ``==``.
 
-Arithmetic and comparisons (``+``, ``-``, ``<``, ``<=``, ``>``, ``>=``, ``==``) on
-the integers ``v`` returns, and on Python ints, are allowed: Z3 overloads them too.
+Arithmetic and comparisons (``+``, ``-``, unary ``-``, ``*`` by a Python int, ``<``,
+``<=``, ``>``, ``>=``, ``==``) on the integers ``v`` returns, and on Python ints, are
+allowed: Z3's linear arithmetic has them too. Every other operation (``/``, ``//``,
+``%``, ``**``, a product of two values, bitwise operators, ``abs``, ``int()``) raises
+:class:`VocabularyError`, one line naming it and what to write instead, in every
+interpretation that can see it (the concrete one computes on plain ints).
 ``v.n`` and the rule's parameters are plain Python ints in every interpretation.
 :class:`OpaqueRuleView` checks the constraints at run time: its values refuse
 ``bool()``, and its candidate handles refuse ``==``.
@@ -328,10 +332,79 @@ class ConcreteRuleView:
 
 
 # --------------------------------------------------------------------------------------
+# What the vocabulary's values refuse, in every interpretation that wraps them.
+
+
+class VocabularyError(TypeError):
+    """An operation the rule vocabulary does not have; the message names it and says
+    what to write instead."""
+
+
+_DIVIDE = ("multiply the other side by a Python int instead: "
+           "v.nvt(m) * 2 > v.n, not v.nvt(m) > v.n / 2")
+_BITWISE = "combine truth values with v.and_ / v.or_ / v.not_"
+_NUMBER = ("a vocabulary value is not a Python number (it is a Z3 term when proving): "
+           "combine it with +, - and * by an int, and compare it")
+_INSTEAD = {
+    "/": _DIVIDE, "//": _DIVIDE,
+    "%": "compare multiples instead: x == 2 * k, or count with v.count",
+    "*": "multiply by a Python int only (linear arithmetic, as Z3 decides it): "
+         "2 * v.nvt(m), not v.nvt(m) * v.ntail(m)",
+    "**": "multiply by a Python int only: v.nvt(m) * 2, not v.nvt(m) ** 2",
+    "&": _BITWISE, "|": _BITWISE, "^": _BITWISE, "~": _BITWISE,
+    "<<": "multiply by a power of two written as an int", ">>": _DIVIDE,
+    "abs()": "write v.ite(x >= 0, x, 0 - x)",
+    "int()": _NUMBER, "float()": _NUMBER, "an index": _NUMBER, "round()": _NUMBER,
+}
+
+
+def unsupported(op: str) -> VocabularyError:
+    """The error for an operation ``op`` (as written in :data:`_INSTEAD`)."""
+    return VocabularyError(f"the rule vocabulary has no {op if op.endswith(')') else repr(op)} "
+                           f"on its values: {_INSTEAD[op]}")
+
+
+def scale(o: Any) -> int:
+    """The Python int a vocabulary value may be multiplied by, or the error."""
+    if isinstance(o, int):
+        return o
+    raise unsupported("*")
+
+
+def _refuse(op: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any) -> Any:
+        raise unsupported(op)
+    method.__name__ = f"refuse {op}"
+    return method
+
+
+class Refusals:
+    """Mixin of a vocabulary value's class: every operation the vocabulary does not have
+    raises :class:`VocabularyError` (rather than Python's "unsupported operand type")."""
+
+    __slots__ = ()
+    __truediv__ = __rtruediv__ = _refuse("/")
+    __floordiv__ = __rfloordiv__ = _refuse("//")
+    __mod__ = __rmod__ = __divmod__ = __rdivmod__ = _refuse("%")
+    __pow__ = __rpow__ = _refuse("**")
+    __and__ = __rand__ = _refuse("&")
+    __or__ = __ror__ = _refuse("|")
+    __xor__ = __rxor__ = _refuse("^")
+    __invert__ = _refuse("~")
+    __lshift__ = __rlshift__ = _refuse("<<")
+    __rshift__ = __rrshift__ = _refuse(">>")
+    __abs__ = _refuse("abs()")
+    __int__ = _refuse("int()")
+    __float__ = _refuse("float()")
+    __index__ = _refuse("an index")
+    __round__ = _refuse("round()")
+
+
+# --------------------------------------------------------------------------------------
 # A checking interpretation: the concrete values, made opaque.
 
 
-class _Opaque:
+class _Opaque(Refusals):
     """A concrete bool or int that refuses bool(): a rule that branches on it would not
     work on Z3 terms."""
 
@@ -355,6 +428,14 @@ class _Opaque:
 
     def __rsub__(self, o: Any) -> _Opaque:
         return _Opaque(_val(o) - self.x)
+
+    def __mul__(self, o: Any) -> _Opaque:
+        return _Opaque(self.x * scale(o))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> _Opaque:
+        return _Opaque(-self.x)
 
     def __lt__(self, o: Any) -> _Opaque:
         return _Opaque(self.x < _val(o))

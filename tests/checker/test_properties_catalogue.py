@@ -338,7 +338,7 @@ def test_builtin_profiles_load_and_name_known_properties():
             resolve(n)
 
 
-def test_model_profiles_are_what_the_models_promise():
+def test_every_model_names_its_profile():
     from tomkit.model.protocols import PROTOCOLS
 
     profs = builtin()
@@ -348,12 +348,18 @@ def test_model_profiles_are_what_the_models_promise():
             "tomp": "model-abcast-tomp", "hybrid": "model-hybrid",
             "token-site": "model-hybrid", "symmetric": "model-hybrid",
             "toto-dynamic": "model-toto-dynamic"}
+    want["qos"] = "model-qos"
     for name, proto in PROTOCOLS.items():
         if name in want:
-            assert set(proto.promises) == set(profs[want[name]].properties), name
-    assert set(want) | {"qos"} == set(PROTOCOLS)
-    # 003's model checks what it can alone; the paper's profile adds the trace-level rest
-    assert set(PROTOCOLS["qos"].promises) < set(profs["qos"].properties)
+            assert proto.profile == want[name], name
+        # the profile a model names is its one list of promises (model/ cannot read it)
+        assert proto.profile.startswith("model-") and proto.profile in profs, name
+    assert set(want) <= set(PROTOCOLS)
+    # no model profile without its model: the profile is the promise of a protocol
+    named = {proto.profile for proto in PROTOCOLS.values()}
+    assert {n for n in profs if n.startswith("model-")} == named
+    # 003's model checks what it can of every run; the paper's profile adds the rest
+    assert set(profs["model-qos"].properties) < set(profs["qos"].properties)
 
 
 @pytest.mark.parametrize("text,why", [

@@ -14,6 +14,7 @@ from tracedsl import parse
 
 import tomkit
 from tomkit.checker.check_run import UsageError
+from tomkit.checker.properties import declared_options
 from tomkit.cli import check as check_cli
 from tomkit.cli import main
 
@@ -59,7 +60,10 @@ def test_every_check_flag_is_a_keyword_of_the_api():
     check_cli.add_parser(ap.add_subparsers())
     sub = ap._subparsers._group_actions[0].choices["check"]
     dests = {a.dest for a in sub._actions if a.dest not in ("help", "func")}
-    keywords = set(inspect.signature(tomkit.check).parameters)
+    params = inspect.signature(tomkit.check).parameters
+    # the properties' options come through **options, one keyword per declared option
+    assert params["options"].kind == inspect.Parameter.VAR_KEYWORD
+    keywords = set(params) | set(declared_options())
     for dest in dests:
         name = NOT_SETTINGS.get(dest, dest)
         assert name is None or name in keywords, f"--{dest.replace('_', '-')} has no keyword"

@@ -1,7 +1,7 @@
-"""`tomkit simulate` with toto-dynamic's membership schedule (000 section 5, Dolev, Kramer
-and Malki): ``--joins`` (the protocol decides what it means: qos's own option, else the
-simulator's membership service), ``--partition`` and ``--heal``; errors name the flag and
-the bad value."""
+"""`tomkit simulate`'s membership schedule, one flag per event of ``model/events.py``
+(``--crash``, ``--recover``, ``--join``, ``--leave``, ``--partition``, ``--heal``), for
+toto-dynamic's membership service (000 section 5, Dolev, Kramer and Malki) and qos's
+processes alike; errors name the flag and the bad value; the old spellings still run."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def records(path):
 def test_joins_partition_and_heal_reach_the_membership_service(capsys, tmp_path):
     out = tmp_path / "dyn.jsonl"
     code, text, err = run(capsys, *DYN, "--crash", "p1@0.03", "--crash", "p4@0.09",
-                          "--joins", "p5@0.05,p1@0.15", "--partition", "0.07:p0,p2,p3",
-                          "--heal", "0.13", "--seed", "1", "--out", str(out))
+                          "--join", "p5@0.05", "--recover", "p1@0.15",
+                          "--partition", "0.07:p0,p2,p3", "--heal", "0.13", "--seed", "1",
+                          "--out", str(out))
     assert code == 0, err
     assert "seed 1" in text and "4 configurations" in text
     recs = records(out)
@@ -42,13 +43,30 @@ def test_joins_partition_and_heal_reach_the_membership_service(capsys, tmp_path)
     assert {r["process"] for r in recs if r["kind"] == "crash"} == {"p1", "p4", "p5"}
     first = [r for r in recs if r["kind"] == "view" and r["process"] == "p0"][0]
     assert "p5" not in first["members"]
-    # the same run as the Python API's SimConfig.joins / partitions gives
+    # the same run as the Python API's keywords give, one per event
     api = tomkit.simulate("toto-dynamic", n=6, messages=200, rate=200.0,
                           delay=Delay("exponential", 0.003), detection_delay=0.02, seed=1,
-                          crashes=[("p1", 0.03), ("p4", 0.09)],
-                          joins=[("p5", 0.05), ("p1", 0.15)],
-                          partitions=[(0.07, [["p0", "p2", "p3"]]), (0.13, [])])
+                          crashes=[("p1", 0.03), ("p4", 0.09)], joins=[("p5", 0.05)],
+                          recovers=[("p1", 0.15)],
+                          partitions=[(0.07, [["p0", "p2", "p3"]])], heals=[0.13])
     assert recs == api.records
+    # and the old spellings (a join of a crashed process, a partition into no groups,
+    # --joins), with a warning each
+    with pytest.warns(FutureWarning) as seen:
+        old = tomkit.simulate("toto-dynamic", n=6, messages=200, rate=200.0,
+                              delay=Delay("exponential", 0.003), detection_delay=0.02,
+                              seed=1, crashes=[("p1", 0.03), ("p4", 0.09)],
+                              joins=[("p5", 0.05), ("p1", 0.15)],
+                              partitions=[(0.07, [["p0", "p2", "p3"]]), (0.13, [])])
+    assert {str(w.message).split(" is deprecated")[0] for w in seen} == {
+        "a join of a crashed process (p1 at 0.15)", "a partition into no groups"}
+    assert old.records == recs
+    with pytest.warns(FutureWarning):
+        code, _, err = run(capsys, *DYN, "--crash", "p1@0.03", "--crash", "p4@0.09",
+                           "--joins", "p5@0.05,p1@0.15", "--partition", "0.07:p0,p2,p3",
+                           "--heal", "0.13", "--seed", "1", "--out", str(tmp_path / "o.jsonl"))
+    assert code == 0 and "--joins is deprecated: --join P@TIME" in err
+    assert records(tmp_path / "o.jsonl") == recs
     assert main(["check", str(out), "-q", "--guarantee", "model-toto-dynamic"]) == 0
     assert main(["check", str(out), "-q", "-p", "member-liveness"]) == 0
 
@@ -64,16 +82,24 @@ def test_the_order_of_partition_and_heal_flags_does_not_matter(capsys, tmp_path)
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--joins", "p9@0.1"], "--joins: unknown process 'p9' (processes are p0 .. p5)"),
-    (["--joins", "p1@soon"], "--joins: expected PROCESS@TIME[,PROCESS@TIME...] (e.g. "
-     "p3@0.5), got 'p1@soon'"),
+    (["--join", "p9@0.1"], "--join: unknown process 'p9' (processes are p0 .. p5)"),
     (["--partition", "0.1:p0,p7"], "--partition: unknown process 'p7'"),
-    (["--joins", "p1@0.1,p1@0.2"], "joins: p1 joins twice"),
+    (["--join", "p1@0.1,p1@0.2"], "joins: p1 joins twice"),
+    (["--recover", "p1@0.1"], "p1 recovers at 0.1 without a crash before"),
 ])
 def test_bad_membership_values_are_named(capsys, tmp_path, argv, message):
     code, _, err = run(capsys, *DYN, *argv, "--out", str(tmp_path / "x.jsonl"))
     assert code == 2 and message in err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("flag", ["--crash", "--recover", "--join", "--leave", "--joins"])
+def test_a_malformed_process_event_is_a_usage_error_naming_it(capsys, tmp_path, flag):
+    with pytest.raises(SystemExit) as e:
+        main([*DYN, flag, "p1@soon", "--out", str(tmp_path / "x.jsonl")])
+    assert e.value.code == 2
+    assert (f"argument {flag}: expected PROCESS@TIME[,PROCESS@TIME...] (e.g. p3@0.5), "
+            "got 'p1@soon'") in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("bad", ["0.1", "x:p0,p1", "0.1:p0,,p1", "-1:p0"])
@@ -88,32 +114,49 @@ def test_a_malformed_partition_is_a_usage_error_naming_it(capsys, tmp_path, bad)
         capsys.readouterr().err
 
 
-def test_protocols_without_a_membership_service_refuse_the_schedule(capsys, tmp_path):
+def test_a_protocol_refuses_an_event_it_cannot_honour_in_one_line(capsys, tmp_path):
     out = str(tmp_path / "x.jsonl")
     code, _, err = run(capsys, "simulate", "--protocol", "toto", "--n", "4", "--messages",
-                       "10", "--joins", "p1@0.1", "--out", out)
-    assert code == 2 and "toto has no membership service" in err
+                       "10", "--join", "p1@0.1", "--out", out)
+    assert code == 2 and err == ("tomkit simulate: toto cannot honour join (the membership "
+                                 "events it honours: crash)\n")
     code, _, err = run(capsys, "simulate", "--protocol", "qos", "--n", "4", "--messages",
                        "10", "--partition", "0.1:p0,p1", "--out", out)
-    assert code == 2 and "qos has no membership service" in err
-    # conform and fuzz take no schedule: --joins is qos's option there only
-    code, _, err = run(capsys, "fuzz", "--protocol", "toto-dynamic", "--joins", "p1@0.1")
-    assert code == 2 and "--joins does not apply to toto-dynamic" in err
+    assert code == 2 and err == ("tomkit simulate: qos cannot honour partition (the "
+                                 "membership events it honours: crash, recover, join, "
+                                 "leave)\n")
+    # the replayer refuses a recorded event the same way
+    dyn = tmp_path / "dyn.jsonl"
+    assert run(capsys, *DYN, "--messages", "40", "--join", "p5@0.02", "--out", str(dyn))[0] == 0
+    code, _, err = run(capsys, "conform", "--protocol", "toto", str(dyn))
+    assert code == 2 and err == ("tomkit conform: trace sim: toto cannot honour join at "
+                                 "record 0 of p5 (the membership events it honours: "
+                                 "crash)\n")
+    # fuzz and conform take no schedule
+    with pytest.raises(SystemExit):
+        main(["fuzz", "--protocol", "toto-dynamic", "--join", "p1@0.1"])
+    assert "unrecognized arguments: --join" in capsys.readouterr().err
 
 
-def test_qos_keeps_its_own_joins(capsys, tmp_path):
+def test_qos_joins_leaves_and_recovers_on_the_same_flags(capsys, tmp_path):
     out = tmp_path / "q.jsonl"
     code, _, err = run(capsys, "simulate", "--protocol", "qos", "--n", "4", "--messages",
-                       "40", "--rate", "20", "--joins", "p3@0.2", "--seed", "2",
+                       "40", "--rate", "20", "--join", "p3@0.2", "--seed", "2",
                        "--out", str(out))
     assert code == 0, err
     joins = [r for r in records(out) if r["kind"] == "join"]
     assert [r["process"] for r in joins] == ["p3"] and "real_time" in joins[0]
+    # tomkit.simulate("qos", joins=...) failed before the one vocabulary
+    api = tomkit.simulate("qos", n=4, messages=40, rate=20.0, seed=2, joins=[("p3", 0.2)],
+                          delay=Delay("exponential", 0.001))
+    assert api.records == records(out)
 
 
-def test_help_says_what_joins_means_per_protocol(capsys):
+def test_help_gives_each_event_its_meaning(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--joins is the simulator's: P joins at TIME" in text
     assert "--partition TIME:P,P[/P,P...]" in text and "--heal TIME" in text
+    for flag in ("--crash", "--recover", "--join", "--leave"):
+        assert f"{flag} P@TIME" in text
+    assert "--joins P@T,P@T deprecated: --join" in text

@@ -9,7 +9,7 @@ import re
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from tomkit.fuzz import qos_check
+from tomkit.checker.oracle import promised, violations
 from tomkit.fuzz.process_machine import RuleFailure, process_machine
 from tomkit.fuzz.qos_machine import timed_machine
 from tomkit.fuzz.stateful import fuzz_protocol
@@ -50,8 +50,9 @@ def test_literal_join_is_found_and_shrunk():
     (receiver,) = re.findall(r"; (p\d) joined", found.explanation)
     (sender,) = re.findall(r"^(p\d) sends", found.explanation)
     assert slots[receiver] < slots[sender]
-    assert qos_check.liveness(found.records)  # the shrunk trace shows it again
-    assert not qos_check.safety(found.records)
+    # the shrunk trace shows it again, as tomkit check -p member-liveness would
+    assert violations(found.records, ["member-liveness"])
+    assert not violations(found.records, promised("model-qos"))
 
 
 def test_early_join_ok_is_found_and_shrunk():
@@ -75,7 +76,8 @@ def test_early_join_ok_is_found_and_shrunk():
             if m["kind"] == "send" and m["process"] != j["process"]
             and m["real_time"] >= j["real_time"] and m["x_slot"] < j["x_slot"]]
     assert late and len(recs) <= 20
-    assert qos_check.liveness(recs) and not qos_check.safety(recs)
+    assert violations(recs, ["member-liveness"])
+    assert not violations(recs, promised("model-qos"))
 
 
 def test_qos_survives_the_fuzzer():

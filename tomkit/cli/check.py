@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         no_real_time,
         options_from_args,
         plan,
+        prepare_outputs,
         write_outputs,
     )
     from tomkit.checker.check_run import run as check
@@ -91,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
                     liveness=args.liveness, latency=args.plot_latency is not None,
                     scope=args.scope, guarantee=args.guarantee,
                     guarantee_file=args.guarantee_file, cli=True)
+        prepare_outputs(draw=args.draw, html=args.html, plot_latency=args.plot_latency,
+                        cli=True)
     except KeyError as e:
         print(f"tomkit check: {e.args[0]}", file=sys.stderr)
         return 2

@@ -6,14 +6,15 @@ so no subcommand branches on a protocol's name."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from tomkit.model.net.links import DELAYS, SOURCES
 from tomkit.model.process import Option, Protocol
 from tomkit.model.protocols import PROTOCOLS
 
-__all__ = ["add_network_arguments", "add_output_arguments", "add_protocol_arguments",
-           "protocol_options"]
+__all__ = ["add_network_arguments", "add_option_flag", "add_output_arguments",
+           "add_protocol_arguments", "protocol_options"]
 
 
 def _declared() -> dict[str, tuple[Option, list[str]]]:
@@ -41,21 +42,45 @@ def add_protocol_arguments(ap: argparse.ArgumentParser, *, required: bool = Fals
                     help="; ".join(f"{p.name}: {p.title}" for p in PROTOCOLS.values()))
     g = ap.add_argument_group("protocol options (each protocol declares its own)")
     for o, takers in _declared().values():
-        where = f" [{_families(takers)}]"
-        if o.type is bool:
-            if o.default:
-                g.add_argument("--no-" + o.flag[2:], dest=o.name, action="store_false",
-                               default=None, help=f"do not {o.help}{where}")
-            else:
-                g.add_argument(o.flag, dest=o.name, action="store_true", default=None,
-                               help=o.help + where)
-            continue
         extra = ""
         if o.name == "variant":
             extra = " " + "; ".join(f"{p.name}: {', '.join(p.variants)}"
                                     for p in PROTOCOLS.values() if p.variants)
-        g.add_argument(o.flag, dest=o.name, type=o.type, default=None,
-                       metavar=o.name.upper(), help=o.help + where + extra)
+        add_option_flag(g, o, f" [{_families(takers)}]{extra}")
+
+
+def _parse_with(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` as an argparse type: its ValueError's own words, not argparse's."""
+
+    def parse_flag(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    parse_flag.__name__ = getattr(parse, "__name__", "value")
+    return parse_flag
+
+
+def add_option_flag(g: argparse._ActionsContainer, o: Option, where: str = "") -> None:
+    """The flag of a declared option (a protocol's or a prover's), default None (not
+    given): ``--name VALUE``; for a bool, ``--name`` or, when it defaults to True,
+    ``--no-name``; repeatable when the default is a tuple. Allowed values are checked by
+    the owner's ``resolve``, which names the owner."""
+    if o.type is bool:
+        if o.default:
+            g.add_argument("--no-" + o.flag[2:], dest=o.name, action="store_false",
+                           default=None, help=f"do not {o.help}{where}")
+        else:
+            g.add_argument(o.flag, dest=o.name, action="store_true", default=None,
+                           help=o.help + where)
+        return
+    # a parser of our own speaks in its own words; int and float in argparse's
+    typ = o.type if o.type in (int, float, str) else _parse_with(o.type)
+    g.add_argument(o.flag, dest=o.name, type=typ, default=None,
+                   action="append" if isinstance(o.default, tuple) else None,
+                   metavar=o.name.upper(), help=o.help + where + (
+                       f" (one of {', '.join(map(str, o.choices))})" if o.choices else ""))
 
 
 def protocol_options(args: argparse.Namespace, protocol: Protocol) -> dict[str, Any]:

@@ -24,7 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "trace) through the reference model of --protocol. Exit 0: every process delivers "
         "as the model would (or later); 1: some delivery differs (order, set, or earlier "
         "than the model allows); 2: bad input, or a trace the model cannot replay.")
-    f.add_argument("files", nargs="+", metavar="TRACE")
+    f.add_argument("files", nargs="+", metavar="TRACE",
+                   help="trace files, or folders of them (as tomkit check reads them)")
     add_protocol_arguments(f, required=True)
     f.add_argument("--format", choices=["text", "json"], default="text")
     f.set_defaults(func=run)
@@ -34,47 +35,35 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tomkit.model.conform import ReplayError, replay
+    from tomkit.model.conform import ReplayError, conform_traces
     from tomkit.model.protocols import protocol
     from tomkit.traces.errors import TraceFormatError
-    from tomkit.traces.reader import read_records
+    from tomkit.traces.reader import read_records, trace_files
 
     try:
         options = protocol_options(args, protocol(args.protocol))
     except ValueError as e:
         print(f"tomkit conform: {e}", file=sys.stderr)
         return 2
-    traces: dict[str, list[dict]] = {}
+    records: list[dict] = []
     try:
-        for path in args.files:
-            for r in read_records(path):
-                traces.setdefault(r["trace"], []).append(r)
+        for path in trace_files(args.files):  # a folder: the trace files below it
+            records.extend(read_records(path))
     except TraceFormatError as e:
         print(f"tomkit conform: bad input: {e}", file=sys.stderr)
         return 2
-    out: dict[str, dict] = {}
-    differs = False
-    for tid, recs in traces.items():
-        try:
-            reports = replay(recs, args.protocol, options)
-        except ReplayError as e:
-            print(f"tomkit conform: trace {tid}: {e}", file=sys.stderr)
-            return 2
-        out[tid] = reports
-        differs |= any(r.differences for r in reports.values())
+    try:
+        report = conform_traces(records, args.protocol, options)
+    except ReplayError as e:
+        print(f"tomkit conform: {e}", file=sys.stderr)
+        return 2
     if args.format == "json":
-        doc = {tid: {p: {"implementation": r.implementation, "model": r.model,
-                         "later_than_model": r.later_than_model,
-                         "differences": [{"kind": d.kind, "msg": d.msg, "index": d.index,
-                                          "event": d.event, "explanation": d.explanation}
-                                         for d in r.differences]}
-                     for p, r in reps.items()} for tid, reps in out.items()}
-        print(json.dumps({"protocol": args.protocol, "options": options,
-                          "conforms": not differs, "traces": doc}, indent=1))
+        print(json.dumps(report.to_dict(), indent=1))
     else:
         given = "".join(f", {k} {v}" for k, v in options.items())
-        print(f"tomkit conform: protocol {args.protocol}{given}; {len(out)} trace(s)")
-        for tid, reps in out.items():
+        print(f"tomkit conform: protocol {args.protocol}{given}; {len(report.traces)} "
+              "trace(s)")
+        for tid, reps in report.traces.items():
             for p, r in reps.items():
                 state = "conforms" if not r.differences else \
                     f"{len(r.differences)} difference(s)"
@@ -82,5 +71,5 @@ def run(args: argparse.Namespace) -> int:
                       f"{len(r.model)}; {state}; {r.later_than_model} later than the model")
                 if r.differences:
                     print(f"    first: {r.differences[0].kind}: {r.differences[0].explanation}")
-        print("verdict: " + ("differs from the model" if differs else "conforms"))
-    return 1 if differs else 0
+        print("verdict: " + ("conforms" if report.conforms else "differs from the model"))
+    return report.exit_code()

@@ -4,12 +4,12 @@
 of any protocol (its options, such as ``--variant``, as ``tomkit simulate`` takes them):
 a network that reorders (and, where the protocol tolerates it, loses and duplicates),
 crashes and crash notices, the trace checkers as invariants, liveness after draining.
-``tomkit fuzz RULE`` fuzzes a ToTo-family delivery rule (a built-in rule, a mutant of
-``model/toto/mutants.py`` or ``module:function``, as for ``tomkit prove``): ``--machine dag``
-(default) runs :mod:`tomkit.fuzz.dag_machine` (the rule on DAG views revealed in
-adversarial orders, agreement as an invariant, liveness after draining), ``--machine
-process`` the process machine of the ToTo family with that rule. The run is
-deterministic given ``--seed`` (printed); ``--examples`` bounds the runs Hypothesis
+``tomkit fuzz RULE`` (or ``--rule RULE``) fuzzes a ToTo-family delivery rule (a
+built-in rule, a mutant of ``model/toto/mutants.py`` or ``module:function``, as for
+``tomkit prove``): ``--machine dag`` (default) runs :mod:`tomkit.fuzz.dag_machine` (the
+rule on DAG views revealed in adversarial orders, agreement as an invariant, liveness
+after draining), ``--machine process`` the process machine of the ToTo family with that
+rule. The run is deterministic given ``--seed`` (printed); ``--examples`` bounds the runs Hypothesis
 tries. A failure is shrunk by Hypothesis, then written to ``--out``: the run as a v1
 trace (``tomkit check`` rejects it), and for an agreement failure of the DAG machine the
 activation where the two processors parted as a counterexample of
@@ -25,6 +25,7 @@ import sys
 import time
 
 from tomkit.cli.common import add_protocol_arguments, protocol_options
+from tomkit.model.protocols import PROTOCOLS
 
 __all__ = ["add_parser", "run"]
 
@@ -61,8 +62,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.rule_name is None) == (args.protocol is None):
-        print("tomkit fuzz: give a RULE or --protocol P (not both)", file=sys.stderr)
+    if args.protocol is None and args.rule is not None:
+        # --rule R alone is the rule form, as 'tomkit simulate --rule R' simulates it
+        if args.rule_name is not None:
+            print(f"tomkit fuzz: the rule is given twice (RULE {args.rule_name!r} and "
+                  f"--rule {args.rule}): give one", file=sys.stderr)
+            return 2
+        args.rule_name, args.rule = args.rule, None
+    if args.rule_name is None and args.protocol is None:
+        print("tomkit fuzz: nothing to fuzz: give a rule (tomkit fuzz toto, or --rule "
+              "toto) or a protocol (tomkit fuzz --protocol abcast)", file=sys.stderr)
+        return 2
+    if args.rule_name is not None and args.protocol is not None:
+        takes_rule = any(o.name == "rule" for o in PROTOCOLS[args.protocol].options)
+        hint = (f" (the rule inside the protocol: --protocol {args.protocol} --rule "
+                f"{args.rule_name})" if takes_rule else "")
+        print(f"tomkit fuzz: a RULE ({args.rule_name!r}) and --protocol {args.protocol} "
+              f"were both given: fuzz one{hint}", file=sys.stderr)
         return 2
     if args.n < 2 or (args.examples is not None and args.examples < 1):
         print("tomkit fuzz: --n must be >= 2 and --examples >= 1", file=sys.stderr)
@@ -71,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
+    from tomkit.checker.properties import properties
     from tomkit.traces.writer import write_records
 
     os.makedirs(out_dir, exist_ok=True)
@@ -78,10 +95,11 @@ def write_run(out_dir: str, stem: str, found, shrunk: bool) -> str:
     if os.path.exists(run_path):
         os.remove(run_path)
     write_records(run_path, found.records)
-    # end-of-run failures are judged by flag or by name: 003's liveness (the qos fuzzer's
-    # oracle, fuzz/qos_check.py) is the checker's member-liveness
-    flag = {"liveness": " --liveness", "member-liveness": " -p member-liveness"}.get(
-        found.kind, "")
+    # a failure is a property of the registry: a default one is checked anyway, an
+    # end-of-run one with --liveness, any other by name (003's member-liveness)
+    prop = properties().get(found.kind)
+    flag = ("" if prop is None or prop.default else " --liveness" if prop.liveness
+            else f" -p {prop.name}")
     print(f"the {'shrunk ' if shrunk else ''}run, as a trace: {run_path} "
           f"(tomkit check{flag} rejects it)")
     return run_path

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from tomkit.cli.common import (
@@ -21,25 +23,25 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
+from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at
 from tomkit.model.net.links import Delay
-from tomkit.model.protocols import protocol
+from tomkit.model.protocols import PROTOCOLS, protocol
 from tomkit.model.sim import SimConfig, simulate
 
-__all__ = ["add_parser", "config_from_args", "run"]
+__all__ = ["add_membership_arguments", "add_parser", "config_from_args", "run"]
 
 #: runs with at least this many messages get a progress bar (when stderr is a tty)
 PROGRESS_FROM = 2000
 
 
-def _crash(text: str) -> tuple[str, float]:
-    proc, sep, when = text.partition("@")
-    try:
-        t = float(when)
-    except ValueError:
-        t = float("nan")
-    if not sep or not proc or not t >= 0:
-        raise argparse.ArgumentTypeError(f"expected PROCESS@TIME (e.g. p3@0.5), got {text!r}")
-    return proc, t
+def _at(flag: str) -> Callable[[str], list[tuple[str, float]]]:
+    """The type of a process event's flag: ``P@TIME[,P@TIME...]``."""
+    def parse(text: str) -> list[tuple[str, float]]:
+        try:
+            return parse_at(flag, text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"{flag}: ")) from None
+    return parse
 
 
 def _partition(text: str) -> tuple[float, tuple[tuple[str, ...], ...]]:
@@ -57,21 +59,47 @@ def _partition(text: str) -> tuple[float, tuple[tuple[str, ...], ...]]:
     return t, comps
 
 
-def _heal(text: str) -> tuple[float, tuple[tuple[str, ...], ...]]:
+def _heal(text: str) -> float:
     try:
         t = float(text)
     except ValueError:
         t = float("nan")
     if not (t >= 0 and math.isfinite(t)):
         raise argparse.ArgumentTypeError(f"expected a TIME >= 0 in seconds, got {text!r}")
-    return t, ()
+    return t
 
 
-#: what ``--joins`` means for a protocol that does not declare a ``joins`` option of its
-#: own (qos does: its joins run on the timed network), added to the flag's help
-JOINS_HELP = ("; for a protocol with a membership service (toto-dynamic, 000 section 5) "
-              "--joins is the simulator's: P joins at TIME (a process outside the first "
-              "view, or a crashed one restarting as a new incarnation)")
+#: the old spellings of the schedule (qos's options), each kept as a deprecated flag
+DEPRECATED = {"--joins": "join", "--leaves": "leave", "--recovers": "recover"}
+
+
+def add_membership_arguments(s: argparse.ArgumentParser) -> None:
+    """The membership schedule, one flag per event of ``model/events.py`` (one meaning
+    each; a protocol refuses the events it does not honour)."""
+    g = s.add_argument_group(
+        "membership schedule (one meaning per event, every protocol; a protocol refuses "
+        "the events it does not honour: docs/membership.md)")
+    def honoured(kind: str) -> str:
+        return " (honoured by " + ", ".join(
+            p.name for p in PROTOCOLS.values() if p.honours(kind)) + ")"
+
+    for kind in PROCESS_EVENTS:
+        flag = "--" + kind
+        g.add_argument(flag, action="extend", type=_at(flag), default=[],
+                       dest=PLURAL[kind], metavar="P@TIME",
+                       help=f"{EVENTS[kind]}; repeatable, or P@TIME,P@TIME{honoured(kind)}")
+    g.add_argument("--partition", action="append", type=_partition, default=[],
+                   dest="partitions", metavar="TIME:P,P[/P,P...]",
+                   help=f"{EVENTS['partition']}; repeatable{honoured('partition')}")
+    g.add_argument("--heal", action="append", type=_heal, default=[], dest="heals",
+                   metavar="TIME", help=f"{EVENTS['heal']}; repeatable{honoured('heal')}")
+    for flag, kind in DEPRECATED.items():
+        g.add_argument(flag, action="extend", type=_at(flag), default=[],
+                       dest="old_" + PLURAL[kind], metavar="P@T,P@T",
+                       help=f"deprecated: --{kind}")
+    s.add_argument("--detection-delay", type=float, default=0.05, metavar="SECONDS",
+                   help="from a crash to the Crash(q) event at the others, or to the "
+                   "membership service's notice of any event (default 0.05)")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -83,22 +111,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "(001); writes a v1 trace that 'tomkit check' reads and 'tomkit conform' replays.")
     add_protocol_arguments(s)
     add_network_arguments(s)
-    s.add_argument("--crash", action="append", type=_crash, default=[], metavar="P@TIME",
-                   help="process P (p0 .. p{n-1}) crashes at TIME seconds; repeatable "
-                   "(protocols that handle crashes)")
-    s.add_argument("--detection-delay", type=float, default=0.05, metavar="SECONDS",
-                   help="from a crash to the Crash(q) event at the others (default 0.05)")
-    # 000 section 5: the membership service's partitions (its joins are --joins, above)
-    s.add_argument("--partition", action="append", type=_partition, default=[],
-                   dest="partitions", metavar="TIME:P,P[/P,P...]",
-                   help="at TIME the network splits into these groups of processes (those "
-                   "not listed form one more); repeatable (protocols with a membership "
-                   "service: toto-dynamic)")
-    s.add_argument("--heal", action="append", type=_heal, default=[], dest="partitions",
-                   metavar="TIME", help="at TIME every partition heals; repeatable")
-    for a in s._actions:  # argparse has no public way to reach a declared flag's help
-        if a.dest == "joins":
-            a.help = (a.help or "") + JOINS_HELP
+    add_membership_arguments(s)
     # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2: model/net/topology.py and
     # model/net/load.py
     s.add_argument("--topology", metavar="FILE.toml|PRESET",
@@ -120,7 +133,7 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
     p = protocol(args.protocol)
     topology, load = _topology_and_load(args)
     n = topology.n if topology is not None else args.n
-    joins, partitions = _membership(args, p, n)
+    schedule = _membership(args, n)
     options = protocol_options(args, p)
     # a protocol that reads the network's mean delays or the processes' rates (the
     # hybrid's Figure 2 heuristic, 001 section 4.3) gets them from --topology and
@@ -136,32 +149,36 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         topology=topology, load=load, options=options,
         source=args.source, rate=args.rate, jitter=args.jitter, messages=args.messages,
         delay=Delay(args.delay, args.mean_delay, cv2=args.gamma_cv2),
-        crashes=tuple(args.crash), detection_delay=args.detection_delay, seed=args.seed,
-        trace_id=args.trace_id, joins=joins, partitions=partitions)
+        detection_delay=args.detection_delay, seed=args.seed, trace_id=args.trace_id,
+        **schedule)
 
 
-def _membership(args: argparse.Namespace, p: Any,
-                n: int) -> tuple[tuple[tuple[str, float], ...], tuple[Any, ...]]:
-    """The membership service's schedule (``SimConfig.joins`` and ``partitions``) from
-    ``--joins``, ``--partition`` and ``--heal``. ``--joins`` is the protocol's own option
-    when it declares one (qos: left in ``args``); otherwise the simulator's, taken out of
-    ``args`` here. A protocol without a membership service refuses both (the simulator
-    says so). ValueError naming the flag and the bad value."""
-    joins: tuple[tuple[str, float], ...] = ()
-    if getattr(args, "joins", None) is not None and p.option("joins") is None:
-        from tomkit.model.net.timed import parse_schedule
-
-        joins = tuple((q, t) for _, q, t in parse_schedule("join", args.joins))
-        args.joins = None
-    partitions = tuple(sorted(getattr(args, "partitions", None) or (), key=lambda x: x[0]))
+def _membership(args: argparse.Namespace, n: int) -> dict[str, Any]:
+    """The membership schedule's fields of :class:`SimConfig` from the flags (the
+    deprecated ones said so on stderr); ValueError naming the flag and an unknown
+    process."""
+    out: dict[str, Any] = {PLURAL[k]: list(getattr(args, PLURAL[k], None) or ())
+                           for k in PROCESS_EVENTS}
+    for flag, kind in DEPRECATED.items():
+        old = getattr(args, "old_" + PLURAL[kind], None)
+        if old:
+            print(f"tomkit simulate: {flag} is deprecated: --{kind} P@TIME (repeatable; "
+                  "docs/membership.md)", file=sys.stderr)
+            out[PLURAL[kind]] += old
+    out["partitions"] = list(getattr(args, "partitions", None) or ())
+    out["heals"] = list(getattr(args, "heals", None) or ())
     names = {f"p{i}" for i in range(n)}
-    for flag, procs in (("--joins", [q for q, _ in joins]),
-                        ("--partition", [q for _, c in partitions for g in c for q in g])):
-        for q in procs:
+    for kind in PROCESS_EVENTS:
+        for q, _ in out[PLURAL[kind]]:
             if q not in names:
-                raise ValueError(f"{flag}: unknown process {q!r} (processes are p0 .. "
+                raise ValueError(f"--{kind}: unknown process {q!r} (processes are p0 .. "
                                  f"p{n - 1})")
-    return joins, partitions
+    for _, groups in out["partitions"]:
+        for q in (q for g in groups for q in g):
+            if q not in names:
+                raise ValueError(f"--partition: unknown process {q!r} (processes are p0 "
+                                 f".. p{n - 1})")
+    return out
 
 
 def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -191,6 +208,17 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         output_format(args.out)
+        # made now (as sample and generate make theirs), so that a folder that cannot be
+        # is found before the simulation, not after
+        folder = os.path.dirname(os.path.abspath(args.out))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"--out {args.out}: cannot make the folder {folder}: "
+                             f"{e.strerror}") from None
+        if args.messages < 1:
+            raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
+                             "without messages has no trace to write")
         cfg = config_from_args(args)
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)

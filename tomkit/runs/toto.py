@@ -122,7 +122,7 @@ class MeasuredToto(TotoProcess):
         clause = self.clause
         for m, _, _, c in delivered:
             clause[m] = c
-        TotoProcess._log_delivered(self, delivered, into)
+        super()._log_delivered(delivered, into)
 
     def _omega(self, mid: str) -> int:
         """000 section 6's omega for ``mid``, just visible here: its own machine plus every

@@ -34,11 +34,13 @@ from typing import Any
 
 import z3
 
+from tomkit.model.toto.vocab import Refusals, scale
+
 __all__ = ["Slot", "SlotSet", "Sym", "SymDelivery", "SymOutcome", "Z3RuleView", "first_of",
            "outcome_of"]
 
 
-class Sym:
+class Sym(Refusals):
     """A Z3 boolean or integer term that refuses bool() (see the module docstring).
 
     ``ranked``: the term was built from ``v.precedes`` or ``v.seen_through`` (the
@@ -73,6 +75,11 @@ class Sym:
 
     def __rsub__(self, o: Any) -> Sym:
         return self._with(_int(o) - self.x, o)
+
+    def __mul__(self, o: Any) -> Sym:
+        return self._with(self.x * scale(o))
+
+    __rmul__ = __mul__
 
     def __neg__(self) -> Sym:
         return self._with(-self.x)

@@ -208,7 +208,7 @@ def test_bad_config_is_refused() -> None:
         sim("abcast", "raise-all")
     with pytest.raises(ValueError, match="does not take delta"):
         simulate(SimConfig(protocol="abcast", options={"delta": 2}))
-    with pytest.raises(ValueError, match="no failure handling"):
+    with pytest.raises(ValueError, match="abcast cannot honour crash"):
         sim("abcast", crashes=(("p1", 0.1),))
 
 
@@ -242,7 +242,8 @@ def test_cli_options_are_the_protocols(tmp_path, capsys) -> None:
     assert args.func(args) == 0
     assert "tomp n=4 variant=literal-counter" in capsys.readouterr().out
     assert out.exists()
-    for argv, err in [(["--protocol", "abcast", "--crash", "p1@0.1"], "no failure handling"),
+    for argv, err in [(["--protocol", "abcast", "--crash", "p1@0.1"],
+                       "abcast cannot honour crash"),
                       (["--protocol", "abcast", "--delta", "2"], "--delta does not apply"),
                       (["--protocol", "toto", "--variant", "raise-all"],
                        "--variant does not apply"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tomkit.checker.oracle import promised
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
@@ -36,7 +37,7 @@ def test_promises_declared() -> None:
     for name in ("hybrid", "token-site", "symmetric"):
         p = protocol(name)
         assert p.crashes and p.fifo and p.live
-        assert set(p.promises) == set(ALL) - END
+        assert set(promised(p.profile)) == set(ALL) - END
 
 
 @pytest.mark.parametrize("proto,options", [

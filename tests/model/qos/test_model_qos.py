@@ -9,22 +9,43 @@ aid's numbers): the simulator is unit-free, and integers make the bounds exact.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
-from tomkit.fuzz import qos_check
+from tomkit.checker.oracle import promised, violations
+from tomkit.checker.properties import Options, properties
+from tomkit.checker.result import Verdict
+from tomkit.checker.trace import Trace
 from tomkit.model.net.links import Delay
 from tomkit.model.net.timed import REAL_TIME
 from tomkit.model.sim import SimConfig, _Sim, simulate
+from tomkit.runs.qos import realtime_latencies as latencies
+
+#: what the model promises of every run (its profile), and 003's liveness
+SAFETY = promised("model-qos")
+
+
+def safety(records):
+    return violations(records, SAFETY)
+
+
+def liveness(records):
+    """member-liveness's violation, if any; a run it cannot decide fails the test (every
+    qos record carries the slots that decide it)."""
+    res = properties()["member-liveness"].check(Trace.from_records(records), Options())
+    assert res.verdict != Verdict.UNKNOWN, res.explanation
+    return [res] if res.verdict == Verdict.VIOLATED else []
+
 
 MS = {"slot": 100.0, "max_delay": 50.0, "epsilon": 10.0, "loss": 0.0, "crash_loss": 0.0}
 
 
 def run_ms(n, scripted, offsets, *, delay=50.0, crashes=(), options=None, link_delays=None,
-           membership=()):
+           joins=(), leaves=()):
     cfg = SimConfig(protocol="qos", n=n, messages=0, rate=1.0,
                     delay=Delay("constant", delay), options={**MS, **(options or {})},
                     scripted=scripted, clock_offsets=offsets, crashes=crashes,
-                    link_delays=link_delays or {}, membership=membership)
+                    link_delays=link_delays or {}, joins=joins, leaves=leaves)
     sim = _Sim(cfg, None)
     return sim, sim.run()
 
@@ -39,7 +60,7 @@ def test_order_of_the_reading_aid():
                     (0.0, 0.0, 0.0), delay=7.0)
     for p in ("p0", "p1", "p2"):
         assert deliveries(res.records, p) == ["p0.1", "p0.2", "p2.1", "p1.1"]
-    assert not qos_check.safety(res.records) and not qos_check.liveness(res.records)
+    assert not safety(res.records) and not liveness(res.records)
 
 
 def test_tight_case_without_failures_reaches_delta_plus_delta_plus_eps():
@@ -47,7 +68,7 @@ def test_tight_case_without_failures_reaches_delta_plus_delta_plus_eps():
     # last block of slot 1 leaves at real 205 and takes exactly delta: m waits for k's
     # turn (k's index is below i's) and reaches p2 at real 255: 160 ms.
     _, res = run_ms(3, [("p1", 95.0)], (-5.0, 5.0, 0.0))
-    lat = qos_check.latencies(res.records)
+    lat = latencies(res.records)
     assert max(lat) == 100 + 50 + 10
     assert res.stats["max_real_latency"] == res.stats["bound"] == 160
     assert res.stats["timeouts"] == 0
@@ -58,7 +79,7 @@ def test_tight_case_with_a_failure_reaches_delta_plus_delta_plus_two_eps():
     # receiver p2 runs 5 ms slow and times k out at local 260 = real 265; m was sent at
     # real 95: 170 ms.
     sim, res = run_ms(3, [("p1", 95.0)], (-5.0, 5.0, -5.0), crashes=(("p0", 204.0),))
-    lat = qos_check.latencies(res.records)
+    lat = latencies(res.records)
     assert max(lat) == 100 + 50 + 2 * 10 == res.stats["bound_failures"]
     # the timeout fires exactly at local (s+1)*Delta + delta + eps (s = 1)
     (m,) = [r for r in res.records if r["kind"] == "deliver" and r["process"] == "p2"]
@@ -75,11 +96,11 @@ def test_a_packet_due_exactly_at_the_deadline_beats_the_timeout():
     assert sim.procs[2].timeouts == [] and deliveries(res.records, "p2") == ["p1.1"]
 
 
-def random_run(n, seed, *, crashes=(), options=None, messages=150, mean=0.03):
+def random_run(n, seed, *, crashes=(), options=None, messages=150, mean=0.03, **events):
     return simulate(SimConfig(protocol="qos", n=n, rate=25.0, messages=messages,
                               delay=Delay("exponential", mean), seed=seed,
                               crashes=crashes, options=options or {},
-                              packet_records=True))
+                              packet_records=True, **events))
 
 
 def test_bounds_are_never_exceeded_and_order_holds_in_random_runs():
@@ -90,11 +111,11 @@ def test_bounds_are_never_exceeded_and_order_holds_in_random_runs():
             res = random_run(n, seed, crashes=crashes)
             failures = bool(crashes)
             bound = res.stats["bound_failures" if failures else "bound"]
-            lat = max(qos_check.latencies(res.records))
+            lat = max(latencies(res.records))
             assert lat <= bound + 1e-12, (seed, n, lat)
             worst[failures] = max(worst[failures], lat)
-            assert not qos_check.safety(res.records)
-            assert not qos_check.liveness(res.records)
+            assert not safety(res.records)
+            assert not liveness(res.records)
             if not failures:
                 assert res.stats["timeouts"] == 0
     # the delays reach delta (clipped), so the runs come close to the bounds
@@ -123,7 +144,7 @@ def test_losses_within_the_burst_bound_lose_nothing():
                          delay=Delay("exponential", 0.01), options={"loss": 1.0}), None)
     res = sim.run()
     assert sim.timed.lost > 200
-    assert not qos_check.liveness(res.records) and not qos_check.safety(res.records)
+    assert not liveness(res.records) and not safety(res.records)
     assert res.stats["timeouts"] == 0
     assert Counter(r["kind"] for r in res.records)["deliver"] == 4 * 200
 
@@ -146,7 +167,7 @@ def test_a_crashing_sender_loses_past_the_bound_and_stops_at_the_gap():
         assert lst == sent[:len(lst)], p  # a prefix: nothing past the gap (B4)
     assert len(got["p1"]) < len(got["p2"]) < len(sent)  # p1 lost past the bound
     assert sim.timed.lost > 2
-    assert not qos_check.safety(res.records)
+    assert not safety(res.records)
     assert "p1.1" in deliveries(res.records, "p1") and "p1.1" in deliveries(res.records,
                                                                            "p2")
 
@@ -158,7 +179,7 @@ def test_join_slot_and_nothing_before_it():
     sends = [("p0", 10.0 * k) for k in range(1, 60)] + [("p1", 7.0 + 10.0 * k)
                                                          for k in range(60)]
     sim, res = run_ms(3, sends, (0.0, 3.0, 0.0), delay=20.0,
-                      membership=(("join", "p2", 195.0),))
+                      joins=(("p2", 195.0),))
     (join,) = [r for r in res.records if r["kind"] == "join"]
     assert join["x_slot"] == 3 and join["time"] == 310.0
     assert all(sim.procs[k].active_from[2] == 3 for k in (0, 1))
@@ -166,7 +187,7 @@ def test_join_slot_and_nothing_before_it():
     assert got and min(r["x_slot"] for r in got) == 3
     sent_from_3 = [r["msg"] for r in res.records if r["kind"] == "send" and r["x_slot"] >= 3]
     assert {r["msg"] for r in got} == set(sent_from_3)
-    assert not qos_check.liveness(res.records) and not qos_check.safety(res.records)
+    assert not liveness(res.records) and not safety(res.records)
 
 
 def b5_run(variant):
@@ -178,7 +199,7 @@ def b5_run(variant):
     options = {"variant": variant} if variant else {}
     return run_ms(3, sends, (0.0, 5.0, -5.0), delay=20.0, options=options,
                   link_delays={("p1", "p2"): Delay("constant", 1.0)},
-                  membership=(("join", "p1", 195.0), ("join", "p2", 200.0)))
+                  joins=(("p1", 195.0), ("p2", 200.0)))
 
 
 def test_b5_safe_window_delivers_the_skewed_joiner():
@@ -188,22 +209,23 @@ def test_b5_safe_window_delivers_the_skewed_joiner():
     assert sim.procs[2].joins_received == 0  # p missed r's join
     p1_msgs = [r["msg"] for r in res.records if r["kind"] == "send" and r["process"] == "p1"]
     assert set(p1_msgs) <= set(deliveries(res.records, "p2"))
-    assert not qos_check.liveness(res.records) and not qos_check.safety(res.records)
+    assert not liveness(res.records) and not safety(res.records)
 
 
 def test_b5_literal_window_misses_the_skewed_joiner():
     sim, res = b5_run("literal-join")
     assert (3, 1) in sim.procs[2].timeouts and sim.procs[2].active_from[1] is None
     assert not [m for m in deliveries(res.records, "p2") if m.startswith("p1.")]
-    (v,) = qos_check.liveness(res.records)
-    assert v.kind == "member-liveness" and "never delivers p1." in v.explanation
-    assert not qos_check.safety(res.records)  # order holds: it is liveness that breaks
+    (v,) = liveness(res.records)
+    assert v.property == "member-liveness"
+    assert re.match(r"p1 sends p1\.\d+ and stays correct; p2 .*never delivers p1\.", v.explanation)
+    assert not safety(res.records)  # order holds: it is liveness that breaks
 
 
 def test_leave_delivers_the_leavers_messages_everywhere_and_nothing_after():
     sends = [(f"p{k % 3}", 3.0 + 7.0 * k) for k in range(90)]
     sim, res = run_ms(3, sends, (2.0, -3.0, 0.0), delay=30.0,
-                      membership=(("leave", "p1", 250.0),))
+                      leaves=(("p1", 250.0),))
     (leave,) = [r for r in res.records if r["kind"] == "leave"]
     assert leave["x_slot"] == 2
     mine = [r["msg"] for r in res.records if r["kind"] == "send" and r["process"] == "p1"]
@@ -215,18 +237,18 @@ def test_leave_delivers_the_leavers_messages_everywhere_and_nothing_after():
     assert sim.procs[1].status == "out"
     assert all(r["x_slot"] < 2 for r in res.records
                if r["kind"] == "deliver" and r["process"] == "p1")
-    assert not qos_check.liveness(res.records) and not qos_check.safety(res.records)
+    assert not liveness(res.records) and not safety(res.records)
 
 
 def test_crash_and_recovery_by_rejoining():
     res = random_run(4, 11, crashes=(("p2", 0.4),),
-                     options={"recovers": "p2@0.9", "joins": "p3@0.25"}, messages=300)
+                     recovers=(("p2", 0.9),), joins=(("p3", 0.25),), messages=300)
     kinds = [(r["process"], r["kind"]) for r in res.records
              if r["kind"] in ("crash", "join", "leave")]
     # p3's join request at 0.25 is for slot 4: its join_OK (the record) at 0.41 + its
     # clock's offset, after p2's crash at 0.4
     assert kinds == [("p2", "crash"), ("p3", "join"), ("p2", "join")]
-    assert not qos_check.liveness(res.records) and not qos_check.safety(res.records)
+    assert not liveness(res.records) and not safety(res.records)
     # p2's messages after its rejoin are delivered by everyone
     rejoin = max(i for i, r in enumerate(res.records)
                  if r["kind"] == "join" and r["process"] == "p2")
@@ -235,18 +257,16 @@ def test_crash_and_recovery_by_rejoining():
     assert later
     for p in ("p0", "p1", "p3"):
         assert set(later) <= set(deliveries(res.records, p))
-    assert max(qos_check.latencies(res.records)) <= res.stats["bound_failures"] + 1e-12
+    assert max(latencies(res.records)) <= res.stats["bound_failures"] + 1e-12
 
 
-def test_the_checkers_member_liveness_agrees_on_b5():
-    # the checker's own property (issue 14's checker branch) judges the B5 runs as
-    # fuzz/qos_check.py does: the literal window violates it, the safe one does not
-    from tomkit.fuzz.qos_check import safety
-
+def test_the_checkers_member_liveness_decides_b5():
+    # 003's liveness is the checker's member-liveness: the literal window violates it,
+    # the safe one does not (and realtime-latency has no bound: never violated)
     for variant, bad in ((None, False), ("literal-join", True)):
         _, res = b5_run(variant)
-        got = safety(res.records, ("member-liveness", "realtime-latency"))
-        assert [v.kind for v in got] == (["member-liveness"] if bad else []), variant
+        got = violations(res.records, ("member-liveness", "realtime-latency"))
+        assert [v.property for v in got] == (["member-liveness"] if bad else []), variant
 
 
 def early_join_ok_run(variant):
@@ -255,7 +275,7 @@ def early_join_ok_run(variant):
     # 395, before the send; the model's is local 410, real 405, after it.
     options = {"variant": variant} if variant else {}
     return run_ms(2, [("p0", 400.0)], (-5.0, 5.0), delay=20.0, options=options,
-                  membership=(("join", "p1", 195.0),))
+                  joins=(("p1", 195.0),))
 
 
 def test_early_join_ok_misses_a_message_sent_after_it_in_real_time():
@@ -265,9 +285,9 @@ def test_early_join_ok_misses_a_message_sent_after_it_in_real_time():
     assert (join["time"], join[REAL_TIME], join["x_slot"]) == (400.0, 395.0, 4)
     assert (send[REAL_TIME], send["x_slot"]) == (400.0, 3)
     assert "p0.1" not in deliveries(res.records, "p1")
-    (v,) = qos_check.liveness(res.records)
+    (v,) = liveness(res.records)
     assert "p1 joined at real time 395, before the send at real time 400" in v.explanation
-    assert not qos_check.safety(res.records)
+    assert not safety(res.records)
 
 
 def test_join_ok_eps_later_owes_the_joiner_nothing_it_cannot_have():
@@ -277,9 +297,8 @@ def test_join_ok_eps_later_owes_the_joiner_nothing_it_cannot_have():
     # no delivery before join_OK
     assert all(r["time"] >= 410.0 for r in res.records
                if r["process"] == "p1" and r["kind"] == "deliver")
-    assert not qos_check.liveness(res.records) and not qos_check.safety(res.records)
+    assert not liveness(res.records) and not safety(res.records)
     # and a send just after join_OK in real time is in p1's join slot, delivered by it
-    _, res = run_ms(2, [("p0", 405.0)], (-5.0, 5.0), delay=20.0,
-                    membership=(("join", "p1", 195.0),))
+    _, res = run_ms(2, [("p0", 405.0)], (-5.0, 5.0), delay=20.0, joins=(("p1", 195.0),))
     (send,) = [r for r in res.records if r["kind"] == "send"]
     assert send["x_slot"] == 4 and "p0.1" in deliveries(res.records, "p1")

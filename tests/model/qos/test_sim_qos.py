@@ -9,15 +9,16 @@ import json
 import pytest
 
 from tomkit.cli import main
+from tomkit.model.events import parse_at
 from tomkit.model.net.links import Delay
-from tomkit.model.net.timed import REAL_TIME, parse_schedule
+from tomkit.model.net.timed import REAL_TIME
 from tomkit.model.sim import SimConfig, _Sim, simulate
 
 
 def test_every_record_carries_real_time_and_local_time_is_real_plus_offset():
     cfg = SimConfig(protocol="qos", n=3, rate=20.0, messages=40, seed=2,
                     delay=Delay("exponential", 0.02), crashes=(("p2", 0.5),),
-                    packet_records=True, options={"joins": "p1@0.2"})
+                    packet_records=True, joins=(("p1", 0.2),))
     sim = _Sim(cfg, None)
     res = sim.run()
     kinds = {r["kind"] for r in res.records}
@@ -54,13 +55,31 @@ def test_untimed_protocols_refuse_the_timed_fields_and_keep_their_records():
 
 
 def test_schedules_parse_and_refuse_with_the_entry():
-    assert parse_schedule("join", "p3@0.5, p1@1") == (("join", "p3", 0.5),
-                                                      ("join", "p1", 1.0))
-    with pytest.raises(ValueError, match="'p3'"):
-        parse_schedule("leave", "p3")
+    assert parse_at("--join", "p3@0.5, p1@1") == [("p3", 0.5), ("p1", 1.0)]
+    with pytest.raises(ValueError, match="--leave: .*'p3'"):
+        parse_at("--leave", "p3")
     with pytest.raises(ValueError, match="p1 recovers at 0.1 without a crash before"):
-        simulate(SimConfig(protocol="qos", n=3, messages=5,
-                           options={"recovers": "p1@0.1"}))
+        simulate(SimConfig(protocol="qos", n=3, messages=5, recovers=(("p1", 0.1),)))
+
+
+def test_the_old_option_spelling_of_the_schedule_still_runs_the_same():
+    """qos's options joins/leaves/recovers (text) are the deprecated spelling of the
+    schedule: a FutureWarning, and the very same run."""
+    kw = dict(protocol="qos", n=4, rate=20.0, messages=40, seed=3,
+              delay=Delay("exponential", 0.02), crashes=(("p2", 0.3),))
+    new = simulate(SimConfig(**kw, joins=(("p3", 0.2),), leaves=(("p1", 0.5),),
+                             recovers=(("p2", 0.6),)))
+    with pytest.warns(FutureWarning) as seen:
+        old = simulate(SimConfig(**kw, options={"joins": "p3@0.2", "leaves": "p1@0.5",
+                                                "recovers": "p2@0.6"}))
+    assert sorted(str(w.message).split(" is deprecated")[0] for w in seen) == [
+        "the option joins", "the option leaves", "the option recovers"]
+    with pytest.warns(FutureWarning, match="SimConfig.membership is deprecated"):
+        older = simulate(SimConfig(**kw, membership=(("join", "p3", 0.2),
+                                                     ("leave", "p1", 0.5),
+                                                     ("recover", "p2", 0.6))))
+    assert {r["kind"] for r in new.records} >= {"join", "leave", "crash"}
+    assert old.records == new.records == older.records
 
 
 def test_cli_simulate_qos_with_its_options(tmp_path, capsys):

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from tomkit.checker.oracle import promised
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
 from tomkit.model.conform import replay
 from tomkit.model.sim import SimConfig, simulate
 from tomkit.model.toto.dag import DagView, Message
-from tomkit.model.toto.process import PROMISES, AckOnly, TotoProcess
+from tomkit.model.toto.process import PROFILE, AckOnly, TotoProcess
 
 
 def ack(m: Message) -> bool:
@@ -100,7 +101,7 @@ def test_eager_acknowledgers_runs_are_safe_and_conform(rule):
         assert not any(r["kind"] == "deliver" and r["msg"] in acks for r in recs)
         assert res.stats["undelivered"] == 0
         trace = Trace.from_records(recs)
-        verdicts = {n: properties()[n].check(trace, Options()).verdict for n in PROMISES}
+        verdicts = {n: properties()[n].check(trace, Options()).verdict for n in promised(PROFILE)}
         assert set(verdicts.values()) == {Verdict.HOLDS}, verdicts
         reports = replay(recs, rule, opts)
         assert all(not r.differences for r in reports.values())
