@@ -68,7 +68,7 @@ systems:
 	-@for s in etcd corosync jgroups; do $(MAKE) -s record-deps SYSTEM=$$s; done
 
 record: $(STAMP) record-deps
-	timeout 600 $(BIN)/python -m tomkit.record $(SYSTEM) --out out/record
+	timeout 600 $(BIN)/python -m tomkit.record $(SYSTEM) --out out/record $(if $(WATCH),--watch,)
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -162,14 +162,19 @@ def plan(options: Options, *, properties: Sequence[str] | None = None,
 
 def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False,
         merge: bool = False, progress: bool = False,
-        pictures: list[tuple[str, str, str]] | None = None) -> CheckReport:
+        pictures: list[tuple[str, str, str]] | None = None,
+        stream: bool | None = None) -> CheckReport:
     """Check ``paths`` as ``p`` says and judge its profile; with a ``pictures`` list, each
     violated property's witness is drawn into it as (trace, property, SVG), the first
     :data:`MAX_PICTURES`. A directory stands for the trace files below it
     (:func:`~tomkit.traces.reader.trace_files`). Raises TraceFormatError on bad input
-    unless ``keep_going``."""
+    unless ``keep_going``. ``stream``: True checks in one pass (checker/stream/;
+    UsageError when a property needs the whole trace), None lets
+    :func:`~tomkit.checker.stream.choose.long_input` decide, False never."""
     from tomkit.checker.engine import check_paths
     from tomkit.checker.profiles import judge
+    from tomkit.checker.stream.choose import long_input
+    from tomkit.checker.stream.driver import check_stream, not_streamed
     from tomkit.traces.reader import trace_files
 
     draw: Callable[[Any, Any], None] | None = None
@@ -179,8 +184,16 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
         def draw(trace, result) -> None:
             if len(pictures) < MAX_PICTURES:
                 pictures.append((trace.id, result.property, witness_svg(trace, result)))
-    report = check_paths(trace_files(paths), p.properties, p.options, keep_going=keep_going,
-                         merge=merge, progress=progress, on_violation=draw)
+    files = trace_files(paths)
+    missing = not_streamed(p.properties)
+    if stream and missing:
+        raise UsageError(f"--stream: the single-pass checker does not decide "
+                         f"{', '.join(missing)} (they need the whole trace)")
+    if stream is None:
+        stream = not missing and long_input(files)
+    engine = check_stream if stream else check_paths
+    report = engine(list(files), p.properties, p.options, keep_going=keep_going,
+                    merge=merge, progress=progress, on_violation=draw)
     return judge(report, p.chosen, p.profiles.values())
 
 

@@ -65,7 +65,8 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
           progress: bool = False, scope: str | None = None,
           guarantee: str | None = None, guarantee_file: str | os.PathLike | None = None,
           draw: str | os.PathLike | None = None, html: str | os.PathLike | None = None,
-          plot_latency: str | os.PathLike | None = None, **options: Any) -> CheckReport:
+          plot_latency: str | os.PathLike | None = None,
+          stream: bool | None = None, **options: Any) -> CheckReport:
     """Check the traces in ``paths`` (JSON Lines, plain or gzip, or Parquet) as ``tomkit
     check`` does, every option of the command under its name with underscores:
 
@@ -88,7 +89,10 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
       a PNG; checks latency too). ``report.to_dict()`` is ``--format json``;
       :func:`tomkit.checker.report.to_text` the text report;
     * input: ``keep_going`` (count bad records and check the rest), ``merge`` (all
-      files one input), ``progress`` (a progress bar).
+      files one input), ``progress`` (a progress bar);
+    * engine: ``stream`` True checks in one pass, in memory bounded by the processes'
+      lag (docs/stream.md; a property that needs the whole trace is a ValueError), False
+      never, None (the default) when the input is one long Parquet trace.
 
     ``paths`` are files or folders (a folder stands for the trace files below it, as for
     ``tomkit scan``), given one by one or as one list.
@@ -142,7 +146,7 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     prepare_outputs(draw=draw, html=html, plot_latency=plot_latency)
     pictures: list[tuple[str, str, str]] = []
     report = run_check(paths, todo, keep_going=keep_going, merge=merge, progress=progress,
-                       pictures=pictures if draw or html else None)
+                       pictures=pictures if draw or html else None, stream=stream)
     write_outputs(report, pictures, draw=draw, html=html, plot_latency=plot_latency)
     problem = no_real_time(report, todo, paths)
     if problem is not None:

@@ -803,6 +803,30 @@ def _fast_block(block: _Block, table: pa.Table | None) -> pa.Table | None:
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 
+def parse_lines(data: bytes, first_line: int, source: str, *, keep_going: bool,
+                rejected: list[TraceFormatError]) -> tuple[pa.Table, np.ndarray]:
+    """Complete lines (``data`` ends with a newline; line ``first_line`` first) of
+    ``source``, checked as the reader checks a block: its records and their line numbers
+    (``tomkit watch`` reads growing files with it, checker/stream/follow.py)."""
+    block = _Block(bytearray(data), first_line)
+    table = _fast_block(block, _parse_block(block))
+    if table is not None:
+        return table, block.first_line + block.rows
+    return _exact_block(block, source, keep_going, rejected)
+
+
+def header_line(raw: bytes, source: str) -> bool | None | str:
+    """Line 1 of a file: its ``grouped`` flag when it is the header, else ``"record"``.
+    Raises TraceFormatError for a bad header."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return "record"
+    if isinstance(obj, dict) and HEADER_KEY in obj:
+        return _check_header(obj, source)
+    return "record"
+
+
 # --------------------------------------------------------------------------
 # Reader
 # --------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.scope import SCOPES, UNIFORM, in_scope, rescope
 from tomkit.checker.result import Result
 from tomkit.checker.trace import Trace
+
+if TYPE_CHECKING:
+    from tomkit.checker.stream.clean import Clean
 
 HOLDS, UNKNOWN, VIOLATED, EXACT = 0, 1, 2, 3
 
@@ -162,6 +165,10 @@ class Property:
     #: its DataFrame form or hands every trace to the exact check
     #: (``checker/spark/properties.py``: ``SQL_FORMS``, ``BY_EXACT_CHECK``)
     scan: bool = True
+    #: the single-pass checker's decider (checker/stream/): the verdict on a trace its
+    #: canonical-sequence pass found clean, from what that pass knows (stream/clean.py);
+    #: None: the property needs the whole trace, and the single pass does not take it
+    stream: Callable[[Clean, Options], Result] | None = None
 
     def option_names(self) -> tuple[str, ...]:
         """The options this property reads: its own, then those it borrows."""
@@ -186,9 +193,18 @@ def with_scope(prop: Property, scope: str) -> Property:
     def detect_in(chunk: Chunk, options: Options) -> np.ndarray:
         return detect(chunk, options.replace(scope=scope))
 
+    stream_in = None
+    if prop.stream is not None:
+        stream = prop.stream
+
+        def stream_in(clean: Clean, options: Options) -> Result:
+            res = stream(clean, options.replace(scope=scope))
+            res.property = name
+            return res
+
     base = prop.name.split("@")[0]
     name = base if scope == UNIFORM else f"{base}@{scope}"
-    return replace(prop, name=name, check=check_in, detect=detect_in)
+    return replace(prop, name=name, check=check_in, detect=detect_in, stream=stream_in)
 
 
 def scoped(prop: Property) -> Property:

@@ -30,6 +30,7 @@ from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.order_filter import consistent_traces
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "global-order"
@@ -120,5 +121,10 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, np.zeros(c.ntr, bool), exact=~consistent_traces(c))
 
 
+def stream(clean: Clean, options: Options) -> Result:
+    """A clean single pass (checker/stream/) found the one sequence: its canonical one."""
+    return Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 PROPERTY = Property(NAME, "one sequence fits every process's deliveries", True,
-                    check, detect, __doc__)
+                    check, detect, __doc__, stream=stream)

@@ -28,6 +28,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "integrity"
@@ -83,5 +84,12 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated, unknown)
 
 
+def stream(clean: Clean, options: Options) -> Result:
+    """A clean single pass (checker/stream/) saw no repeat and no unsent delivery."""
+    if not clean.senders and clean.deliverers:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
+    return Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 PROPERTY = Property(NAME, "no duplicate or unsent deliveries, no reused ids", True,
-                    check, detect, __doc__, lambda c, ti, o: NO_SENDS)
+                    check, detect, __doc__, lambda c, ti, o: NO_SENDS, stream=stream)

@@ -29,6 +29,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk, differs_in_group
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "prefix-order"
@@ -78,5 +79,10 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~views, exact=views)
 
 
+def stream(clean: Clean, options: Options) -> Result:
+    """A clean single pass (checker/stream/) found every sequence a prefix of one."""
+    return Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 PROPERTY = Property(NAME, "any two delivery sequences are prefixes of one another", False,
-                    check, detect, __doc__)
+                    check, detect, __doc__, stream=stream)

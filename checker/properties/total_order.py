@@ -12,6 +12,7 @@ from tomkit.checker.chunk import Chunk, dense_ids
 from tomkit.checker.properties.base import EXACT, Options, Property, verdicts
 from tomkit.checker.properties.order_filter import consistent_traces
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 WEAK_DOC = """Total order, weak (pairwise).
@@ -170,9 +171,19 @@ def detect_strong(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated)
 
 
+def stream_weak(clean: Clean, options: Options) -> Result:
+    """Prefixes of one sequence (a clean single pass, checker/stream/) agree pairwise."""
+    return Result(WEAK_NAME, clean.trace, Verdict.HOLDS)
+
+
+def stream_strong(clean: Clean, options: Options) -> Result:
+    """Prefixes of one sequence, without views, share every predecessor."""
+    return Result(STRONG_NAME, clean.trace, Verdict.HOLDS)
+
+
 WEAK = Property(WEAK_NAME, "any two processes deliver common messages in one order", True,
-                check_weak, detect_weak, WEAK_DOC)
+                check_weak, detect_weak, WEAK_DOC, stream=stream_weak)
 STRONG = Property(STRONG_NAME, "gap-free agreed order among connected processes", True,
-                  check_strong, detect_strong, STRONG_DOC)
+                  check_strong, detect_strong, STRONG_DOC, stream=stream_strong)
 
 __all__ = ["WEAK", "STRONG", "EXACT"]

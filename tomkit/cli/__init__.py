@@ -17,7 +17,7 @@ from tomkit import __version__
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: the subcommands, in the order ``tomkit --help`` lists them (module tomkit.cli.<name>)
-SUBCOMMANDS = ("check", "import", "conform", "simulate", "fuzz", "prove", "tlc",
+SUBCOMMANDS = ("check", "watch", "import", "conform", "simulate", "fuzz", "prove", "tlc",
                "generate", "scan", "sample")
 
 

@@ -56,6 +56,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--merge", action="store_true",
                    help="treat all files as one input: records of one trace may be spread "
                    "over several files (e.g. one log per process)")
+    c.add_argument("--stream", action="store_true",
+                   help="check in one pass, in memory bounded by the processes' lag "
+                   "(docs/stream.md); chosen by itself for a long Parquet trace when every "
+                   "property asked for has a single-pass decider")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     c.set_defaults(func=run)
     return c
@@ -104,9 +108,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = check(args.files, todo, keep_going=args.keep_going, merge=args.merge,
                        progress=not args.quiet,
-                       pictures=pictures if args.draw or args.html else None)
+                       pictures=pictures if args.draw or args.html else None,
+                       stream=True if args.stream else None)
     except TraceFormatError as e:
         print(f"tomkit check: bad input: {e}", file=sys.stderr)
+        return 2
+    except UsageError as e:
+        print(f"tomkit check: {e}", file=sys.stderr)
         return 2
     said = write_outputs(report, pictures, draw=args.draw, html=args.html)
     for line in said:

@@ -13,6 +13,7 @@ import contextlib
 import importlib
 import io
 import json
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="seeds the clients' pauses and the run's name (the system itself is "
                    "not deterministic)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per run (bound)")
+    p.add_argument("--watch", action="store_true",
+                   help="also write each run live to DIR/SYSTEM-RUN-sSEED.live.jsonl and "
+                   "follow it with tomkit watch, so a breach shows while the run goes on")
     args = p.parse_args(argv)
     mod = importlib.import_module(f"tomkit.record.{args.system}.recorder")
     why = mod.available()
@@ -51,7 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         path = out / f"{args.system}-{name}-s{args.seed}.jsonl.gz"
         t0 = time.monotonic()
         print(f"{args.system} {name}: recording (at most {args.timeout:g} s)")
-        log = mod.record(mod.RUNS[name], path, seed=args.seed, timeout=args.timeout)
+        watch = _watch(out / f"{args.system}-{name}-s{args.seed}.live.jsonl") \
+            if args.watch else None
+        try:
+            log = mod.record(mod.RUNS[name], path, seed=args.seed, timeout=args.timeout)
+        finally:
+            if watch is not None:
+                print(f"  watch: exit {_watch_end(*watch)}")
         kinds = Counter(r["kind"] for r in log.records)
         print(f"  {path}: {len(log.records)} records "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
@@ -63,6 +73,34 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  check: tomkit check {' '.join(profile)} {path}")
         print(f"  {verdict(profile, path)}")
     return 0
+
+
+def _watch(live: Path) -> tuple[subprocess.Popen, Path]:
+    """Start ``tomkit watch`` on the run's live log (EventLog.live); it ends once the run
+    is over (the stop file) and the log has been idle for a second."""
+    from tomkit.record.log import EventLog
+
+    stop = live.with_suffix(".done")
+    for f in (live, stop):
+        f.unlink(missing_ok=True)
+    live.touch()
+    EventLog.live = live
+    cmd = [sys.executable, "-m", "tomkit", "watch", str(live), "--idle-exit", "1",
+           "--stop-file", str(stop), "--summary-every", "10"]
+    print(f"  watching: {' '.join(cmd[2:])}")
+    return subprocess.Popen(cmd), stop
+
+
+def _watch_end(proc: subprocess.Popen, stop: Path) -> int:
+    from tomkit.record.log import EventLog
+
+    EventLog.live = None
+    stop.touch()
+    try:
+        return proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
 
 
 def verdict(profile: list[str], path: Path) -> str:

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from tomkit.traces.jsonl import encode_record
 from tomkit.traces.writer import TraceWriter
 
 __all__ = ["EventLog", "free_ports", "die_with_parent"]
@@ -21,8 +22,14 @@ __all__ = ["EventLog", "free_ports", "die_with_parent"]
 class EventLog:
     """Records of one trace, each process's in its local order."""
 
+    #: when set (``python -m tomkit.record --watch``), every record is also appended to
+    #: this JSON Lines file as it is logged, for ``tomkit watch`` to follow while the run
+    #: goes on
+    live: str | Path | None = None
+
     def __init__(self, trace: str):
         self.trace = trace
+        self._live = open(EventLog.live, "a", encoding="utf-8") if EventLog.live else None
         self.records: list[dict] = []
         self._lock = threading.Lock()
         self._seq: dict[str, int] = defaultdict(int)
@@ -41,6 +48,9 @@ class EventLog:
             if kind == "crash":
                 self._crashed.add(process)
             self.records.append(rec)
+            if self._live is not None:
+                self._live.write(encode_record(rec) + "\n")
+                self._live.flush()
             return rec
 
     def freeze(self) -> None:

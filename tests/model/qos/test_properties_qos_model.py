@@ -1,19 +1,15 @@
-"""The QoS properties on the qos model's own runs (branch qos-model; skipped without it):
+"""The QoS properties on the qos model's own runs:
 no false alarm on a simulated run with a join, a leave, crashes and a recovery, and the
 reading aid's B5 joiner, whose literal join window member-liveness catches."""
 
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-from locations import TESTS
+# the reading aid's B5 joiner, built by the qos model's tests beside this file
+from test_model_qos import b5_run
 
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
-
-pytest.importorskip("tomkit.model.qos.process")
 
 
 def _verdicts(records, options=Options()):
@@ -24,13 +20,8 @@ def _verdicts(records, options=Options()):
 
 
 def test_b5_literal_join_breaks_member_liveness():
-    # the model's own tests hold the B5 runs (tests/model/qos is not on pythonpath)
-    spec = importlib.util.spec_from_file_location(
-        "test_model_qos", TESTS / "model" / "qos" / "test_model_qos.py")
-    model_tests = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(model_tests)
-    _, safe = model_tests.b5_run(None)
-    _, literal = model_tests.b5_run("literal-join")
+    _, safe = b5_run(None)
+    _, literal = b5_run("literal-join")
     assert _verdicts(safe.records)["member-liveness"].verdict == Verdict.HOLDS
     res = _verdicts(literal.records)["member-liveness"]
     assert res.verdict == Verdict.VIOLATED

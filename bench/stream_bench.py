@@ -1,0 +1,242 @@
+"""Benchmark of the single-pass checker (checker/stream/, issue 27) on one long trace.
+
+One trace of ``--processes`` processes and ``--messages`` messages (traces/long_trace.py;
+8 x 2,000,000 = 18 M events by default, Parquet) is checked, each run in its own
+process so that its peak memory (ru_maxrss) is its own:
+
+- ``tomkit check --stream`` (the default properties: integrity, weak and strong total
+  order, global order) on the clean trace, on one twice as long, and on the first
+  with two adjacent deliveries of p0 swapped near its end (a late breach);
+- the DuckDB SQL peer of bench/check_bench.py (the same core checks), on the clean trace.
+
+Machines here are noisy, so only ratios measured in the same run count. Targets (issue
+27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
+the late breach within 1.5x the clean trace's time and memory.
+
+    python bench/stream_bench.py [--messages 2000000] [--dir /work/data] [--huge]
+
+``--huge`` adds one trace of 10^8 events (stream only). ``--smoke`` is the tiny form
+tests/bench/ runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def make(path: Path, messages: int, processes: int, seed: int,
+         swap_at: int | None = None) -> None:
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)  # the same suffix: the same format
+    with TraceWriter(tmp) as w:
+        for table in long_trace_tables(messages, n_processes=processes, seed=seed,
+                                       swap_at=swap_at):
+            w.write_table(table)
+    tmp.rename(path)
+
+
+def child(kind: str, path: str, trim: int | None) -> None:
+    """One measured run, in this process: prints its figures as one JSON line."""
+    t0 = time.perf_counter()
+    if kind == "peer":
+        spec = importlib.util.spec_from_file_location("check_bench", HERE / "check_bench.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        counts = mod.peer(Path(path), "parquet")
+        out = {"violations": [int(x) for x in counts[0]]}
+    else:
+        import tomkit.checker.stream.canon as canon
+        from tomkit.checker.check_run import plan
+        from tomkit.checker.properties import Options
+        from tomkit.checker.stream.driver import _Run, check_stream
+
+        if trim:
+            canon.TRIM_AT = trim
+        props = plan(Options()).properties
+        run = _Run(props, Options(), False)
+        report = check_stream([path], props, Options(), run=run)
+        out = {"exit": report.exit_code(), "modes": dict(run.modes),
+               "events": sum(o.events for o in report.outcomes),
+               "held": run.peak_held,
+               "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
+                                  if str(r.verdict) == "violated")}
+    out["seconds"] = time.perf_counter() - t0
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    out["rss_mb"] = use.ru_maxrss / 1024
+    # CPU seconds of every thread: on a machine shared with other jobs the wall time
+    # measures the load as much as the check
+    out["cpu"] = use.ru_utime + use.ru_stime
+    print(json.dumps(out), flush=True)
+
+
+def measure(kind: str, path: Path, trim: int | None) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if trim:
+        cmd += ["--trim", str(trim)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    fig = json.loads(res.stdout.strip().splitlines()[-1])
+    label = f"{kind} {path.name}"
+    print(f"  {label:<44} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
+          f"{fig['rss_mb']:7.0f} MB", flush=True)
+    return fig
+
+
+def certain_line(path: Path, swap_at: int) -> int:
+    """The line of a generated JSON Lines trace that makes its planted swap certain: the
+    later of p0's early delivery at position ``swap_at`` and the first other process's
+    delivery at that position (the records before it do not show the breach)."""
+    import numpy as np
+
+    from tomkit.traces.reader import read_table
+
+    t = read_table(path)
+    proc = np.asarray(t.column("process").to_pylist())
+    deliver = np.asarray(t.column("kind").to_pylist()) == "deliver"
+    first_other = None
+    for p in np.unique(proc):
+        rows = np.flatnonzero(deliver & (proc == p))
+        if p == "p0":
+            mine = rows[swap_at]
+        elif first_other is None or rows[swap_at] < first_other:
+            first_other = rows[swap_at]
+    return int(max(mine, first_other)) + 2  # 0-based row; line 1 is the header
+
+
+def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict:
+    """Part 4 of the issue: a JSON Lines log written at ``rate`` events/s with a breach
+    after about two thirds of ``seconds``, followed by ``tomkit watch``: the time from
+    the write of the line that makes the breach certain to its verdict line."""
+    n = max(10, int(rate * seconds / (processes + 1)))
+    swap_at = n * 2 // 3
+    path = d / f"delay-{processes}x{n}-{seed}.jsonl"
+    make(path, n, processes, seed, swap_at=swap_at)
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = certain_line(path, swap_at)
+    live, out = d / "delay-live.jsonl", d / "delay-verdicts.jsonl"
+    for f in (live, out):
+        f.unlink(missing_ok=True)
+    live.write_bytes(lines[0])  # the header
+    watch = subprocess.Popen([sys.executable, "-m", "tomkit", "watch", str(live), "--out",
+                              str(out), "--format", "json", "--poll", "0.01",
+                              "--idle-exit", "2", "--summary-every", "0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(3)  # its start-up, outside the measure
+    step = max(1, rate // 100)  # a write every 10 ms
+    t_certain = seen = None
+    t0 = time.perf_counter()
+    with open(live, "ab") as f:
+        for k, i in enumerate(range(1, len(lines), step)):
+            f.write(b"".join(lines[i:i + step]))
+            f.flush()
+            if t_certain is None and i + step > at - 1:
+                t_certain = time.perf_counter()
+            if t_certain is not None and seen is None and out.exists() and out.stat().st_size:
+                seen = time.perf_counter()
+            pause = t0 + (k + 1) * 0.01 - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
+    written = time.perf_counter() - t0
+    while seen is None and watch.poll() is None:  # a loaded machine: as long as it takes
+        if out.exists() and out.stat().st_size:
+            seen = time.perf_counter()
+        time.sleep(0.002)
+    code = watch.wait(timeout=600)
+    first = json.loads(out.read_text().splitlines()[0])
+    return {"events": len(lines) - 1, "rate": (len(lines) - 1) / written,
+            "delay": None if seen is None else seen - t_certain, "exit": code,
+            "first": f"{first['property']}: {first.get('explanation', '')}"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="single-pass checker benchmark")
+    ap.add_argument("--messages", type=int, default=2_000_000)
+    ap.add_argument("--processes", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dir", default="out/bench-stream")
+    ap.add_argument("--no-peer", action="store_true", help="skip the DuckDB peer")
+    ap.add_argument("--huge", action="store_true", help="also one trace of 10^8 events")
+    ap.add_argument("--rate", type=int, default=50_000,
+                    help="events/s written to the log tomkit watch follows (delay)")
+    ap.add_argument("--seconds", type=float, default=30.0,
+                    help="how long that log is written (delay)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes and a tiny window, for the test")
+    ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child[0], args.child[1], args.trim)
+        return 0
+    if args.smoke:
+        args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
+    n, np_ = args.messages, args.processes
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    events = n * (np_ + 1)
+    print(f"stream_bench (seed {args.seed}): one trace of {np_} processes x {n:,} messages "
+          f"= {events:,} events, Parquet")
+    clean = d / f"long-{np_}x{n}-{args.seed}.parquet"
+    double = d / f"long-{np_}x{2 * n}-{args.seed}.parquet"
+    swap_at = n - 1000 if n > 2000 else n // 2
+    late = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}.parquet"
+    print("generating (reused when present) ...", flush=True)
+    make(clean, n, np_, args.seed)
+    make(double, 2 * n, np_, args.seed)
+    make(late, n, np_, args.seed, swap_at=swap_at)
+    figs = {"clean": measure("stream", clean, args.trim),
+            "double": measure("stream", double, args.trim),
+            "late": measure("stream", late, args.trim)}
+    assert figs["clean"]["exit"] == 0 and figs["double"]["exit"] == 0, figs
+    assert figs["late"]["exit"] == 1 and figs["late"]["violated"], figs["late"]
+    if not args.no_peer:
+        figs["peer"] = measure("peer", clean, None)
+        assert figs["peer"]["violations"] == [0, 0, 0, 0], figs["peer"]
+    if args.huge:
+        m = -(-10 ** 8 // (np_ + 1))
+        huge = d / f"long-{np_}x{m}-{args.seed}.parquet"
+        make(huge, m, np_, args.seed)
+        figs["huge"] = measure("stream", huge, args.trim)
+    lag = delay(d, args.rate, args.seconds, np_, args.seed)
+    print(f"  watch, {lag['events']:,} events written at {lag['rate']:,.0f}/s: first "
+          f"verdict {lag['first'][:60]}", flush=True)
+    assert lag["exit"] == 1 and lag["delay"] is not None, lag
+    c = figs["clean"]
+    print(f"\nsummary (ratios from this run; {events:,} events)")
+    if "peer" in figs:
+        speed = figs["peer"]["seconds"] / c["seconds"]
+        cpu = figs["peer"]["cpu"] / c["cpu"]
+        print(f"  stream speed / DuckDB peer's          {speed:6.2f}x  (target >= 3; "
+              f"in CPU time {cpu:.2f}x)")
+    print(f"  stream peak memory                    {c['rss_mb']:6.0f} MB (target < 1024)")
+    print(f"  twice the trace: memory ratio         {figs['double']['rss_mb'] / c['rss_mb']:6.2f}x"
+          "  (target <= 1.2)")
+    late = figs["late"]
+    print(f"  late breach: time ratio               {late['seconds'] / c['seconds']:6.2f}x"
+          f"  (target <= 1.5; in CPU time {late['cpu'] / c['cpu']:.2f}x)")
+    print(f"  late breach: memory ratio             {figs['late']['rss_mb'] / c['rss_mb']:6.2f}x"
+          "  (target <= 1.5)")
+    print(f"  late breach: {', '.join(figs['late']['violated'])}; decided "
+          f"{figs['late']['modes']}")
+    print(f"  delay, breach written -> reported     {lag['delay']:6.2f} s at "
+          f"{lag['rate']:,.0f} events/s (target < 1)")
+    if "huge" in figs:
+        h = figs["huge"]
+        print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The single-pass check of files: the report ``tomkit check`` prints, in memory bounded
+by each trace's lag rather than its length (docs/stream.md).
+
+Records stream from the readers in batches; each batch is split by trace and fed to
+that trace's state (canon.py) in arrival order. A trace is finished when its file
+declares its traces grouped and another trace starts, else at the end of the input.
+A finished trace's verdicts come from the properties' stream deciders when it stayed
+clean (``Property.stream``), from their exact checks on the held records when it broke
+(reduced.py), and from the whole-trace engine, after a second read of the files, when
+the single pass cannot stand for it (canon.py's ``WHOLE``: views, ``seq``, an id
+reused after it retired). Verdicts, witnesses and sentences are the whole-trace
+checker's; tests/stream/ compares them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...traces.errors import TraceFormatError
+from ...traces.reader import TraceReader
+from ..chunk import Piece
+from ..engine import (
+    READ_ROWS,
+    CheckReport,
+    FileStats,
+    TraceOutcome,
+    _loc,
+    _progress,
+    _record,
+    decide_chunk,
+    read_pieces,
+    split_by_trace,
+)
+from ..properties import Options, Property
+from ..result import Result, Verdict
+from ..trace import Trace
+from .canon import SLOW, WHOLE, TraceState, _dictionary
+from .reduced import check_held
+
+__all__ = ["check_stream", "not_streamed"]
+
+
+def not_streamed(props: list[Property]) -> list[str]:
+    """The properties the single pass cannot decide (they need the whole trace)."""
+    return [p.name for p in props if p.stream is None]
+
+
+def split(piece: Piece) -> Iterator[tuple[str, Piece]]:
+    """A piece's rows per trace, traces in order of first appearance, rows in order."""
+    idx, names = _dictionary(piece.table.column("trace"))
+    if len(names) == 1 or (len(idx) and (idx == idx[0]).all()):
+        yield names[int(idx[0])], piece
+        return
+    order = np.argsort(idx, kind="stable")
+    uniq, first = np.unique(idx, return_index=True)
+    bounds = np.searchsorted(idx[order], uniq)
+    ends = np.append(bounds[1:], len(idx))
+    for k in np.argsort(first):
+        rows = order[bounds[k]:ends[k]]
+        yield names[int(uniq[k])], Piece(piece.table.take(pa.array(rows)), piece.lines[rows],
+                                         piece.source, piece.fmt)
+
+
+class _Run:
+    """One check: the report, the open traces, the traces left to the whole engine."""
+
+    def __init__(self, props: list[Property], options: Options, keep_going: bool,
+                 trim_at: int | None = None, keep_whole: bool = False) -> None:
+        self.props, self.options, self.keep_going = props, options, keep_going
+        self.trim_at = trim_at  # each trace's window (canon.py), None: canon.TRIM_AT
+        self.keep_whole = keep_whole  # TraceState's
+        self.report = CheckReport([p.name for p in props], options)
+        self.report.counts = {p.name: Counter() for p in props}
+        self.states: dict[str, TraceState] = {}
+        self.done: set[str] = set()
+        self.whole: dict[str, None] = {}
+        #: per finished trace, how it was decided (fast, slow or whole), for the bench
+        self.modes: Counter = Counter()
+        self.peak_held = 0
+
+    def feed(self, tid: str, part: Piece) -> None:
+        st = self.states.get(tid)
+        if st is None:
+            st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole)
+        st.feed(part)
+        if st.mode != WHOLE:
+            self.peak_held = max(self.peak_held, st.held())
+
+    def finish(self, tid: str) -> None:
+        st = self.states.pop(tid)
+        self.done.add(tid)
+        st.finish()
+        self.modes[st.mode] += 1
+        if st.mode == WHOLE:
+            self.whole[tid] = None
+            return
+        if st.mode == SLOW:
+            outcome, scratch = check_held(st, self.props, self.options, self.keep_going)
+            for name, c in scratch.counts.items():
+                self.report.counts[name].update(c)
+            self.report.outcomes.append(outcome)
+            return
+        clean = st.clean()
+        verdicts: dict[str, Verdict] = {}
+        results: dict[str, Result] = {}
+        for prop in self.props:
+            res = prop.stream(clean, self.options)
+            verdicts[prop.name] = res.verdict
+            if res.verdict != Verdict.HOLDS:
+                results[prop.name] = res
+            self.report.counts[prop.name][res.verdict] += 1
+        self.report.outcomes.append(TraceOutcome(tid, sorted(st.sources), st.events,
+                                                 verdicts, results))
+
+
+def check_stream(paths: list[str | os.PathLike], props: list[Property],
+                 options: Options = Options(), *, keep_going: bool = False,
+                 merge: bool = False, progress: bool = False,
+                 on_violation: Callable[[Trace, Result], None] | None = None,
+                 run: _Run | None = None) -> CheckReport:
+    """Check every trace of the given files in one pass (module docstring); the same
+    arguments and report as :func:`~tomkit.checker.engine.check_paths`. ValueError when
+    a property has no stream decider (:func:`not_streamed`). ``on_violation`` sees the
+    traces the whole-trace engine decides (a witness found on held records is not drawn)."""
+    missing = not_streamed(props)
+    if missing:
+        raise ValueError(f"the single-pass checker does not decide {', '.join(missing)} "
+                         "(they need the whole trace): check without --stream")
+    r = run or _Run(props, options, keep_going)
+    report = r.report
+    bar = _progress(progress)
+    for path in paths:
+        reader = TraceReader(path, keep_going=keep_going, batch_rows=READ_ROWS,
+                             dictionary=True)
+        stats = FileStats(str(path), reader.info.fmt, grouped=reader.info.grouped)
+        report.files.append(stats)
+        grouped = bool(reader.info.grouped) and not merge
+        again = 0
+        last = None
+        for piece in read_pieces(reader, bar):
+            for tid, part in split(piece):
+                if grouped and tid in r.done:
+                    text = (f"trace {tid!r} appears again after other traces, but the "
+                            "file declares its traces grouped")
+                    if not keep_going:
+                        raise TraceFormatError(_loc(part, 0), text, "trace")
+                    report.rejected.extend(TraceFormatError(_loc(part, i), text, "trace")
+                                           for i in range(part.table.num_rows))
+                    again += part.table.num_rows
+                    continue
+                if grouped and last is not None and tid != last and last in r.states:
+                    r.finish(last)
+                r.feed(tid, part)
+                last = tid
+        if grouped and last in r.states:
+            r.finish(last)
+        stats.accepted += reader.accepted - again
+        stats.rejected += len(reader.rejected) + again
+        report.rejected.extend(reader.rejected)
+    for tid in list(r.states):
+        r.finish(tid)
+    if bar is not None:
+        bar.close()
+    if r.whole:
+        _whole(paths, r, merge, on_violation)
+    return report
+
+
+def _whole(paths: list[str | os.PathLike], r: _Run, merge: bool,
+           on_violation: Callable[[Trace, Result], None] | None) -> None:
+    """The traces the single pass cannot stand for, read again and checked whole."""
+    wanted = pa.array(list(r.whole), pa.string())
+    pieces: list[Piece] = []
+    for path in paths:
+        reader = TraceReader(path, keep_going=r.keep_going, batch_rows=READ_ROWS,
+                             dictionary=True)
+        for piece in read_pieces(reader):
+            col = piece.table.column("trace").cast(pa.string())
+            mask = np.asarray(pc.is_in(col, value_set=wanted))
+            if mask.any():
+                rows = np.flatnonzero(mask)
+                pieces.append(Piece(piece.table.take(pa.array(rows)), piece.lines[rows],
+                                    piece.source, piece.fmt))
+    for part in split_by_trace(pieces):
+        chunk, codes = decide_chunk(part, r.props, r.options)
+        _record(chunk, codes, r.props, r.options, r.report, r.keep_going, on_violation)
+

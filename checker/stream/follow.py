@@ -1,0 +1,155 @@
+"""Following growing JSON Lines logs: what ``tomkit watch`` reads, and where it stands.
+
+A :class:`Follower` reads the complete lines appended to one file since its last
+read (a line still being written stays for the next read), checked as the reader
+checks a block (traces/jsonl.py: ``parse_lines``). Its position (device, inode, byte
+offset, line number) is plain data, so that ``--state`` can store it and a restart
+goes on from it.
+
+Rotation and truncation are told apart, never guessed at:
+
+- *rotated*: the path now names another file (a new inode). The old file, still
+  open, is read to its end first; then the new file is followed from its start, its
+  records located as ``PATH (rotation k)``.
+- *truncated*: the open file is shorter than what was read. Records read before
+  cannot be told from the new ones, so following stops with :class:`FollowError`.
+- at a restart, a path that names another file than the stored one, or a file shorter
+  than the stored offset, is refused the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...traces.errors import TraceFormatError
+from ...traces.jsonl import BOM, parse_lines
+from ...traces.jsonl import header_line as read_header
+from ..chunk import Piece
+
+__all__ = ["FollowError", "Follower", "Position"]
+
+READ_BYTES = 8 << 20  # at most this much a read, so a huge backlog comes in batches
+
+
+class FollowError(Exception):
+    """A followed file was truncated, or replaced while tomkit watch was down."""
+
+
+@dataclass
+class Position:
+    path: str
+    dev: int = -1
+    ino: int = -1
+    offset: int = 0  # bytes of complete lines consumed
+    line: int = 0  # lines consumed
+    rotation: int = 0
+    records: int = 0  # records read from the path (every rotation)
+
+    @property
+    def source(self) -> str:
+        return self.path if not self.rotation else f"{self.path} (rotation {self.rotation})"
+
+
+class Follower:
+    """One followed file (module docstring)."""
+
+    def __init__(self, pos: Position, *, keep_going: bool = False) -> None:
+        self.pos = pos
+        self.keep_going = keep_going
+        self.rejected: list[TraceFormatError] = []
+        self.f = None
+        self.grouped: bool | None = None
+
+    def _open(self) -> bool:
+        """Open the path if it exists; check it is the stored file at a restart."""
+        try:
+            f = open(self.pos.path, "rb")
+        except FileNotFoundError:
+            return False
+        st = os.fstat(f.fileno())
+        if self.pos.ino >= 0 and (st.st_dev, st.st_ino) != (self.pos.dev, self.pos.ino):
+            f.close()
+            raise FollowError(f"{self.pos.path}: not the file followed before (another "
+                              f"inode): it was rotated or replaced while tomkit watch was "
+                              "down, so its records cannot be told from those read; start "
+                              "again with a new --state")
+        if st.st_size < self.pos.offset:
+            f.close()
+            raise FollowError(f"{self.pos.path}: {st.st_size} bytes, shorter than the "
+                              f"{self.pos.offset} read before: truncated; start again with "
+                              "a new --state")
+        self.pos.dev, self.pos.ino = st.st_dev, st.st_ino
+        f.seek(self.pos.offset)
+        self.f = f
+        return True
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+            self.f = None
+
+    def read(self) -> list[Piece]:
+        """The records of the complete lines appended since the last read."""
+        if self.f is None and not self._open():
+            return []
+        out = self._drain()
+        try:
+            st = os.stat(self.pos.path)
+        except FileNotFoundError:
+            return out  # mid-rotation: the new file is not there yet
+        if (st.st_dev, st.st_ino) != (self.pos.dev, self.pos.ino):
+            out += self._drain(final=True)  # the rotated file's last lines
+            self.close()
+            self.pos = Position(self.pos.path, rotation=self.pos.rotation + 1,
+                                records=self.pos.records)
+            if self._open():
+                out += self._drain()
+        return out
+
+    def _drain(self, final: bool = False) -> list[Piece]:
+        assert self.f is not None
+        size = os.fstat(self.f.fileno()).st_size
+        if size < self.pos.offset:
+            raise FollowError(f"{self.pos.source}: truncated while followed (now {size} "
+                              f"bytes, {self.pos.offset} read): the records written again "
+                              "cannot be told from those read; tomkit watch stops")
+        out = []
+        while True:
+            self.f.seek(self.pos.offset)
+            data = self.f.read(READ_BYTES)
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                if final and data:
+                    raise FollowError(f"{self.pos.source}: rotated with an unfinished last "
+                                      f"line (after line {self.pos.line}): not read")
+                return out
+            piece = self._parse(data[:end])
+            self.pos.offset += end
+            if piece is not None:
+                out.append(piece)
+            if len(data) < READ_BYTES:
+                return out
+
+    def _parse(self, data: bytes) -> Piece | None:
+        first = self.pos.line + 1
+        nl = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
+        self.pos.line += nl
+        if first == 1:
+            if data.startswith(BOM):
+                data = data[len(BOM):]
+            cut = data.find(b"\n")
+            grouped = read_header(data[:cut].rstrip(b"\r"), self.pos.source)
+            if grouped != "record":
+                self.grouped = grouped
+                data, first = data[cut + 1:], 2
+                if not data:
+                    return None
+        table, lines = parse_lines(data, first, self.pos.source, keep_going=self.keep_going,
+                                   rejected=self.rejected)
+        if table.num_rows == 0:
+            return None
+        self.pos.records += table.num_rows
+        return Piece(table, np.asarray(lines, np.int64), self.pos.source, "jsonl")

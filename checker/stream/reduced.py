@@ -1,0 +1,70 @@
+"""The exact checks on what the single pass still holds, with positions put back.
+
+When the canonical picture breaks (canon.py), the trace's buffer holds every record
+after its retired prefix: S[0:base) was delivered by every process alike, as its
+first ``base`` deliveries, with no repeat, each message sent once, each sender's
+retired sends its first ones. No witness of the properties that take the single pass
+can lie in that prefix (an order fact between a retired message and a later one is the
+same at every process that delivers both; a retired message is sent and delivered
+exactly once everywhere), and every first violation the exact checks look for, in
+their fixed order of processes and positions, lies after it. So the exact checks run
+on the held records, and the witnesses' positions are shifted back: ``base`` more
+deliveries at every process, ``soff[p]`` more sends at sender p (the sentences name
+delivery positions as ``#k`` and prefix-order's common length as "the same k").
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import replace
+
+from ..engine import CheckReport, TraceOutcome, _record, decide_chunk
+from ..properties import Options, Property
+from ..result import Result, WitnessEvent
+from .canon import TraceState
+
+__all__ = ["check_held", "shift"]
+
+
+def shift(res: Result, base: int, soff: dict[str, int]) -> Result:
+    """``res`` found on the held records, with positions counted from the trace's start."""
+    if not base and not any(soff.values()):
+        return res
+
+    def event(w: WitnessEvent) -> WitnessEvent:
+        if w.index is None:
+            return w
+        if w.kind == "deliver":
+            return replace(w, index=w.index + base)
+        if w.kind == "send":
+            return replace(w, index=w.index + soff.get(w.process, 0))
+        return w
+
+    # the sentences' templates: "as #k" and "(#k)", never a bare "#k" (an id may hold one)
+    text = re.sub(r"(as |\()#(\d+)", lambda m: f"{m.group(1)}#{int(m.group(2)) + base}",
+                  res.explanation)
+    text = re.sub(r"after the same (\d+) deliveries",
+                  lambda m: f"after the same {int(m.group(1)) + base} deliveries", text)
+    details = dict(res.details)
+    if "position" in details:
+        details["position"] += base
+    return replace(res, witness=[event(w) for w in res.witness], explanation=text,
+                   details=details)
+
+
+def check_held(state: TraceState, props: list[Property], options: Options,
+               keep_going: bool) -> tuple[TraceOutcome, CheckReport]:
+    """The outcome of a trace from its held records (module docstring), and the scratch
+    report that counted it (its counts and rejections are the caller's to merge)."""
+    scratch = CheckReport([p.name for p in props], options)
+    scratch.counts = {p.name: Counter() for p in props}
+    pieces = [p for p, _ in state.buffer]
+    chunk, codes = decide_chunk(pieces, props, options)
+    _record(chunk, codes, props, options, scratch, keep_going)
+    out = scratch.outcomes[0]
+    names = list(state.procs)
+    soff = {names[i]: int(state.soff[i]) for i in range(len(names))}
+    results = {k: shift(r, state.base, soff) for k, r in out.results.items()}
+    return (TraceOutcome(state.id, sorted(state.sources), state.events, out.verdicts,
+                         results), scratch)

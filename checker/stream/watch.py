@@ -1,0 +1,226 @@
+"""``tomkit watch``: the single pass over logs that are still being written.
+
+Each cycle reads what the followed files gained (follow.py), feeds it to the traces'
+states (canon.py), and prints every verdict as soon as it is certain: when a trace's
+canonical picture breaks, the exact checks run on its held records at once (and again,
+at most every ``RECHECK`` seconds, each time its held records have doubled), and each
+property they find violated is printed, unless a later record could undo it
+(integrity's unsent delivery: the send may still come; with views, prefix order and
+FIFO, whose membership rules a later view can excuse). A trace with views is held
+whole here (the whole-trace engine decides it), and judged the same way. The witness
+printed then is the first one in the records so far; the final report, when the logs
+stop growing, is ``tomkit check``'s on the whole input, with its exit code.
+
+``--state DIR`` keeps a checkpoint: the files' positions, the traces' states, the
+verdicts judged and the length of the verdict output (``--out``). It is written
+atomically (a temporary file, fsync, rename) every ``checkpoint_every`` seconds, so
+kill -9 at any moment leaves the last checkpoint whole; a restart truncates the output
+to the checkpoint's length and reads again from its positions, so every verdict line
+is written exactly once. (On a terminal or a pipe, lines written after the last
+checkpoint may be written again after a restart.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..engine import CheckReport, FileStats
+from ..properties import Options, Property
+from ..result import Verdict
+from .canon import SLOW, WHOLE, TraceState
+from .driver import _Run, _whole, split
+from .follow import Follower, Position
+from .reduced import check_held
+
+__all__ = ["Watch"]
+
+STATE_FILE = "watch-state.pickle"
+#: checkpoint format: a restart refuses a state written by another one
+STATE_VERSION = 1
+#: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
+#: that run when a trace breaks read few held records, and report within the second
+WATCH_TRIM_AT = 1 << 12
+#: a broken trace's exact checks run again at most this often (seconds) as it grows
+RECHECK = 1.0
+#: with views, a later view installation can excuse what these found on a prefix
+#: (prefix-order's and FIFO's membership restrictions), so they wait for the end
+UNDONE_BY_VIEWS = ("prefix-order", "fifo-order")
+
+
+class Watch:
+    """One ``tomkit watch`` run over ``paths`` (module docstring)."""
+
+    def __init__(self, paths: Sequence[str], props: list[Property], options: Options, *,
+                 fmt: str = "text", out: TextIO | None = None, out_path: str | None = None,
+                 state_dir: str | None = None, keep_going: bool = False,
+                 checkpoint_every: float = 2.0) -> None:
+        self.paths = [str(p) for p in paths]
+        self.props, self.options, self.fmt = props, options, fmt
+        self.state_dir, self.checkpoint_every = state_dir, checkpoint_every
+        self.keep_going = keep_going
+        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True)
+        self.dirty: set[str] = set()  # broken traces with records not yet judged
+        self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
+        self.followers = [Follower(Position(p), keep_going=keep_going) for p in self.paths]
+        self.judged: set[tuple[str, str]] = set()
+        self.out_path = out_path
+        self.last_checkpoint = time.monotonic()
+        if state_dir:
+            os.makedirs(state_dir, exist_ok=True)
+            self._restore()
+        if out_path is not None:
+            self.out = open(out_path, "a", encoding="utf-8")
+        else:
+            self.out = out or sys.stdout
+
+    # ---- checkpoints --------------------------------------------------------------------
+
+    def _state_path(self) -> str:
+        assert self.state_dir
+        return os.path.join(self.state_dir, STATE_FILE)
+
+    def _restore(self) -> None:
+        path = self._state_path()
+        if not os.path.exists(path):
+            return
+        with open(path, "rb") as f:
+            data = pickle.load(f)
+        if data["version"] != STATE_VERSION or data["paths"] != self.paths or \
+                data["properties"] != [p.name for p in self.props]:
+            raise ValueError(f"{path}: a checkpoint of another watch (other files, "
+                             "properties or format); give a new --state DIR")
+        r = self.run
+        r.states, r.done, r.whole, r.modes = (data["states"], data["done"], data["whole"],
+                                              data["modes"])
+        r.report.counts, r.report.outcomes = data["counts"], data["outcomes"]
+        r.report.rejected = data["rejected"]
+        self.judged = data["judged"]
+        for fol, pos in zip(self.followers, data["positions"]):
+            fol.pos = pos
+        if self.out_path is not None:
+            with open(self.out_path, "a+b") as f:
+                f.truncate(data["out_len"])
+
+    def checkpoint(self) -> None:
+        """Write the state atomically (module docstring)."""
+        if not self.state_dir:
+            return
+        self.out.flush()
+        out_len = os.fstat(self.out.fileno()).st_size if self.out_path else 0
+        r = self.run
+        data = {"version": STATE_VERSION, "paths": self.paths,
+                "properties": [p.name for p in self.props],
+                "states": r.states, "done": r.done, "whole": r.whole, "modes": r.modes,
+                "counts": r.report.counts, "outcomes": r.report.outcomes,
+                "rejected": r.report.rejected, "judged": self.judged,
+                "positions": [fol.pos for fol in self.followers], "out_len": out_len}
+        path = self._state_path()
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fd = os.open(self.state_dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.last_checkpoint = time.monotonic()
+
+    # ---- one cycle ----------------------------------------------------------------------
+
+    def cycle(self) -> int:
+        """Read what the files gained, print what became certain; the records read."""
+        n = 0
+        for fol in self.followers:
+            for piece in fol.read():
+                n += piece.table.num_rows
+                for tid, part in split(piece):
+                    self.run.feed(tid, part)
+                    st = self.run.states[tid]
+                    if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
+                        self.dirty.add(tid)
+        now = time.monotonic()
+        for tid in sorted(self.dirty):
+            st = self.run.states.get(tid)
+            if st is None:
+                self.dirty.discard(tid)
+                continue
+            when, size = self.checked.get(tid, (-RECHECK, 0))
+            held = st.held()
+            # again only once the held records have doubled: a trace broken early and
+            # then run for hours costs twice its records in checks, not its square
+            if now - when >= RECHECK and held >= 2 * size:
+                self._early(st)
+                self.checked[tid] = (time.monotonic(), held)
+                self.dirty.discard(tid)
+        if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
+            self.checkpoint()
+        return n
+
+    def _early(self, st: TraceState) -> None:
+        """The verdicts the records so far have already earned: the exact checks on what the
+        trace holds, each violation that no later record can undo (module docstring)."""
+        outcome, _ = check_held(st, self.props, self.options, self.keep_going)
+        for name, res in outcome.results.items():
+            if res.verdict != Verdict.VIOLATED or res.clause == "unsent-delivery":
+                continue
+            if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
+                continue
+            self._emit(st.id, name, res)
+
+    def _emit(self, tid: str, name: str, res) -> None:
+        if (tid, name) in self.judged:
+            return
+        self.judged.add((tid, name))
+        if self.fmt == "json":
+            line = json.dumps({"type": "verdict", "trace": tid, **res.to_dict()})
+        else:
+            line = f"{tid}: {name} {res.verdict}: {res.explanation}"
+            line += "".join(f"\n    {w.describe()}" for w in res.witness)
+        print(line, file=self.out, flush=True)
+
+    def summary(self) -> str:
+        r = self.run
+        events = sum(s.events for s in r.states.values()) + sum(
+            o.events for o in r.report.outcomes)
+        held = sum(s.held() for s in r.states.values())
+        text = (f"{events} events, {len(r.states)} open traces, {len(self.judged)} "
+                f"violations, {held} records held")
+        if self.fmt == "json":
+            return json.dumps({"type": "summary", "events": events,
+                               "open_traces": len(r.states), "violations": len(self.judged),
+                               "held": held})
+        return "watch: " + text
+
+    # ---- the end ------------------------------------------------------------------------
+
+    def finish(self) -> CheckReport:
+        """Every trace is complete: ``tomkit check``'s report of the whole input."""
+        r = self.run
+        for fol in self.followers:
+            fol.close()
+            r.report.rejected.extend(fol.rejected)
+            stats = FileStats(fol.pos.path, "jsonl", grouped=fol.grouped)
+            stats.accepted, stats.rejected = fol.pos.records, len(fol.rejected)
+            r.report.files.append(stats)
+        for tid in list(r.states):
+            r.finish(tid)
+        if r.whole:
+            _whole(self.paths, r, False, None)
+        for o in r.report.outcomes:
+            for name, res in o.results.items():
+                if res.verdict == Verdict.VIOLATED:
+                    self._emit(o.trace, name, res)
+        return r.report
+
+    def close(self) -> None:
+        if self.out_path is not None:
+            self.out.close()

@@ -1,0 +1,107 @@
+"""``tomkit watch``: follow growing JSON Lines logs and report each verdict as soon as it
+is certain (checker/stream/watch.py, docs/stream.md).
+
+Exit codes, once the logs have stopped growing for ``--idle-exit`` seconds: those of
+``tomkit check`` on the whole input (0 holds, 1 violated, 2 bad input or usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    c = subparsers.add_parser(
+        "watch", help="follow growing trace logs and report violations as they happen",
+        description="Follow FILE... (v1 JSON Lines, still being written) with the single-"
+        "pass checker; print each violation as soon as it is certain, and tomkit check's "
+        "report once the logs stop growing (--idle-exit).")
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--property", "-p", action="append", metavar="NAME",
+                   help="check only this property (repeat or comma-separate); default: "
+                   "the default safety properties")
+    c.add_argument("--scope", choices=("uniform", "correct"), default=None)
+    c.add_argument("--format", choices=["text", "json"], default="text",
+                   help="verdict and summary lines as text or JSON objects")
+    c.add_argument("--idle-exit", type=float, metavar="SECONDS", default=None,
+                   help="end once no file has grown for this long, with tomkit check's "
+                   "exit code (default: follow until interrupted)")
+    c.add_argument("--stop-file", metavar="PATH",
+                   help="with --idle-exit: count idle time only once PATH exists (a "
+                   "recorder creates it when its run is over)")
+    c.add_argument("--state", metavar="DIR",
+                   help="keep positions and checker state here; a restart goes on from "
+                   "them (after kill -9 too)")
+    c.add_argument("--out", metavar="FILE",
+                   help="append verdict lines to FILE instead of stdout (with --state: "
+                   "each written exactly once across restarts)")
+    c.add_argument("--poll", type=float, default=0.1, metavar="SECONDS",
+                   help="how often the files are looked at (default 0.1)")
+    c.add_argument("--summary-every", type=float, default=5.0, metavar="SECONDS",
+                   help="a live summary line on stderr this often (0: none)")
+    c.add_argument("--keep-going", action="store_true",
+                   help="report bad records and check the rest")
+    c.set_defaults(func=run)
+    return c
+
+
+def run(args: argparse.Namespace) -> int:
+    from tomkit.checker.check_run import UsageError, plan, property_options
+    from tomkit.checker.report import to_json, to_text
+    from tomkit.checker.stream.driver import not_streamed
+    from tomkit.checker.stream.follow import FollowError
+    from tomkit.checker.stream.watch import Watch
+    from tomkit.traces.errors import TraceFormatError
+
+    try:
+        options = property_options(cli=True)
+        todo = plan(options, properties=args.property, scope=args.scope, cli=True)
+    except (KeyError, UsageError) as e:
+        print(f"tomkit watch: {e.args[0] if isinstance(e, KeyError) else e}",
+              file=sys.stderr)
+        return 2
+    missing = not_streamed(todo.properties)
+    if missing:
+        print(f"tomkit watch: the single-pass checker does not decide {', '.join(missing)} "
+              "(they need the whole trace)", file=sys.stderr)
+        return 2
+    try:
+        w = Watch(args.files, todo.properties, todo.options, fmt=args.format,
+                  out_path=args.out, state_dir=args.state, keep_going=args.keep_going)
+    except ValueError as e:
+        print(f"tomkit watch: {e}", file=sys.stderr)
+        return 2
+    idle_since = time.monotonic()
+    said = time.monotonic()
+    try:
+        while True:
+            if w.cycle():
+                idle_since = time.monotonic()
+            elif args.idle_exit is not None and \
+                    time.monotonic() - idle_since >= args.idle_exit and \
+                    (args.stop_file is None or os.path.exists(args.stop_file)):
+                break
+            else:
+                time.sleep(args.poll)
+            if args.summary_every and time.monotonic() - said >= args.summary_every:
+                print(w.summary(), file=sys.stderr, flush=True)
+                said = time.monotonic()
+        report = w.finish()
+        w.checkpoint()
+    except (FollowError, TraceFormatError) as e:
+        print(f"tomkit watch: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        w.checkpoint()
+        print("tomkit watch: interrupted; state kept" if args.state else
+              "tomkit watch: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        w.close()
+    sys.stdout.write(to_json(report) if args.format == "json" else to_text(report))
+    return report.exit_code()
