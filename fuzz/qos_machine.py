@@ -261,10 +261,9 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                         q.clear()
             self.up[p] = True
             proc: Member = self.procs[p]
+            # the join record comes at join_OK (Output.joined)
             out = (proc.on_recover(self.local(p)) if p in self.crashed
                    else proc.on_join(self.local(p)))
-            self.rec.event(p, "join", self.local(p), out.fields)
-            out.fields = None
             self.last_input = self.now
             self.handle(p, out)
 

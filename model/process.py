@@ -93,11 +93,13 @@ class Output:
     ``sends`` in order; ``received`` and ``delivered`` in the order they happened (every
     reception before the deliveries of the same input); ``deps`` and ``fields`` only for
     an application send (the ``deps`` the trace logs, possibly ``None`` for none logged,
-    and the send record's extension fields); ``timer``: call :meth:`Process.on_timer` at
-    this local time (each request is one call; a process ignores calls it no longer
-    wants)."""
+    and the send record's extension fields); ``joined``: the process became a member
+    during this input (003's join_OK, which may come long after the join request), with
+    the fields of its ``join`` record, written before the input's receptions; ``timer``:
+    call :meth:`Process.on_timer` at this local time (each request is one call; a process
+    ignores calls it no longer wants)."""
 
-    __slots__ = ("sends", "received", "delivered", "deps", "fields", "timer")
+    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "timer")
 
     # by hand rather than a dataclass: one Output is made per input, the simulator's
     # inner loop
@@ -107,6 +109,7 @@ class Output:
         self.delivered: list[Logged] = []
         self.deps: list[str] | None = None
         self.fields: Mapping[str, Any] | None = None
+        self.joined: Mapping[str, Any] | None = None
         self.timer: float | None = None
 
     def __repr__(self) -> str:
@@ -139,7 +142,9 @@ class Member(Process, Interface):
     (003, Bar-Joseph, Keidar, Anker and Lynch, sections 2 and 3.3): the processes of a
     protocol that honours ``join``, ``leave`` or ``recover`` and has no
     :attr:`Protocol.service`. The drivers call these hooks at the schedule's events and
-    log a ``join`` or ``leave`` record with the output's ``fields``."""
+    log a ``leave`` record with the output's ``fields``; the ``join`` record is the
+    process's own (``Output.joined``), at the moment it becomes a member (003's join_OK,
+    which comes slots after the request)."""
 
     #: the application may multicast now (a member, not leaving): sources wait otherwise
     accepting: bool

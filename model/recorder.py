@@ -37,9 +37,11 @@ class Recorder:
         self.records.append(rec)
 
     def logged(self, i: int, out: Output, t: float) -> int:
-        """Process i's receptions, then its deliveries, of one input; returns how many
-        deliveries."""
+        """Process i's ``join`` record if it became a member (``out.joined``), its
+        receptions, then its deliveries, of one input; returns how many deliveries."""
         tid, name, append = self.trace_id, self.names[i], self.records.append
+        if out.joined is not None:
+            append({"trace": tid, "process": name, "kind": "join", "time": t, **out.joined})
         for m, fields in out.received:
             if fields is None:
                 append({"trace": tid, "process": name, "kind": "recv", "msg": m, "time": t})

@@ -454,7 +454,7 @@ class _Sim:
         """Log what process i did, arm its timer, then send its packets (a packet to
         itself is received at once, before the next one is sent)."""
         t = self.now
-        if out.received or out.delivered:
+        if out.received or out.delivered or out.joined is not None:
             if self.rec.logged(i, out, t + self.off[i]):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:
@@ -599,7 +599,8 @@ class _Sim:
                 raise ValueError(f"{self.names[i]} joins at {self.now} while a member")
             self.alive[i] = True
             out = proc.on_recover(local) if kind == "recover" else proc.on_join(local)
-        self.rec.event(i, "leave" if kind == "leave" else "join", local, out.fields)
+        if kind == "leave":  # a join's record is the process's own, at join_OK
+            self.rec.event(i, "leave", local, out.fields)
         out.fields = None
         self.handle(i, out)
 

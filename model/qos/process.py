@@ -28,9 +28,9 @@ The ordering layer (one process, index i of the universe 0..n-1)
   Delta) + 1 (``slots.join_slot``) and multicasts join(p, s_j) as 1 + L copies (reading
   aid B3: the burst-loss bound lets one through). Every process that receives it records
   that p is expected from slot s_j on. The joiner discards everything of slots before
-  s_j, sends and delivers from s_j on (join_OK at local s_j*Delta), and treats every
-  process of the universe as expected in the slots of its join window, until its EOS or
-  a timeout (B5, below).
+  s_j, sends and delivers from s_j on (join_OK at local s_j*Delta + eps, below), and
+  treats every process of the universe as expected in the slots of its join window,
+  until its EOS or a timeout (B5, below).
 * Leave (3.3): the leaver FEC-sends a ``leave`` in its current slot s, ends the slot as
   usual, and exits (it delivers nothing more: B6). A receiver meeting the leave at the
   head of p's queue in p's turn stops there and expects p no more from s + 1 on.
@@ -61,10 +61,23 @@ Decisions on the text (besides those of model/qos/fec.py and model/qos/slots.py)
   packets).
 * The application does not send before join_OK or after leave (003 section 2's assumption):
   :attr:`QosProcess.accepting` says when it may, and the simulator's sources wait.
+* join_OK comes at local s_j*Delta + eps, not at s_j*Delta, and nothing is delivered
+  before it (the ``join`` record is written then, ``Output.joined``). 003 section 2's
+  Definition 2.1 makes a process correct from its join_OK, a point in real time, and owes
+  it every message sent after that point. With join_OK at the joiner's local s_j*Delta
+  (section 3.3 as printed), a process whose clock is behind by up to eps still sends in
+  slot s_j - 1 after it (real time), a slot the joiner discards: it is never delivered
+  (``docs/qos.md``, "join_OK and real time", has the three-record trace). The flaw is in
+  the algorithm as printed read against its own real-time definition; the paper's
+  argument counts "after join_OK" in slots, which is an assumption the definition does
+  not state. Waiting eps more closes it: at the joiner's local s_j*Delta + eps every
+  clock reads at least s_j*Delta (two clocks differ by at most eps, 003 section 2.1), so
+  every later send is in a slot >= s_j, which the joiner delivers. The printed reading
+  is the broken variant ``early-join-ok`` (tests and the fuzzer find it).
 
 The process is a ``Member`` (``model/process.py``): the drivers call ``on_join``,
 ``on_leave``, ``on_recover`` and ``start_outside`` at the schedule's events
-(``model/events.py``).
+(``model/events.py``); its ``join`` record is its own, at join_OK.
 """
 
 from __future__ import annotations
@@ -82,6 +95,10 @@ __all__ = ["Data", "Join", "Leave", "QosParams", "QosProcess", "VARIANTS"]
 
 #: broken variants (the ``variant`` option)
 VARIANTS: dict[str, str] = {
+    "early-join-ok": "003 section 3.3's join_OK at the joiner's local start of its join "
+                     "slot: a process whose clock is behind sends in the slot before, after "
+                     "join_OK in real time, and the joiner never delivers it (Definition "
+                     "2.1 in real time): a liveness violation",
     "literal-join": "003 section 3.3's join read literally: the joiner expects every process in "
                     "its join slot only, and misses a skewed joiner whose join it never "
                     "received (reading aid B5): a liveness violation",
@@ -92,7 +109,7 @@ VARIANTS: dict[str, str] = {
 class QosParams:
     """The protocol's constants: slot length Delta, delay bound delta, clock skew eps
     (two clocks differ by at most eps), the FEC's I and L; ``literal_join`` the B5
-    variant."""
+    variant, ``early_join_ok`` join_OK at the join slot's start (module docstring)."""
 
     slot: float = 0.1
     max_delay: float = 0.05
@@ -100,6 +117,7 @@ class QosParams:
     fec_i: int = 5
     fec_l: int = 2
     literal_join: bool = False
+    early_join_ok: bool = False
 
     def __post_init__(self) -> None:
         if not self.slot > 0 or self.max_delay < 0 or self.epsilon < 0:
@@ -111,6 +129,10 @@ class QosParams:
     def deadline(self, s: int) -> float:
         """The local time at which slot s's missing senders are timed out."""
         return (s + 1) * self.slot + self.max_delay + self.epsilon
+
+    def join_ok(self, s_j: int) -> float:
+        """The joiner's local time of join_OK for join slot s_j (module docstring)."""
+        return s_j * self.slot + (0.0 if self.early_join_ok else self.epsilon)
 
     def bound(self, failures: bool) -> float:
         """003's latency bound in real time: Delta + delta + eps without failures (Figure
@@ -249,7 +271,8 @@ class QosProcess:
     def on_join(self, now: float) -> Output:
         """The application joins (or a recovered process rejoins) at local ``now``: a
         fresh state, the join slot, 1 + L join copies to every other process. The
-        output's ``fields`` carry ``x_slot`` = s_j for the trace's join record."""
+        ``join`` record comes later, at join_OK (``Output.joined``, with ``x_slot`` =
+        s_j)."""
         if self.status != OUT:
             raise ValueError(f"{self.name}: joins while {self.status}")
         p = self.p
@@ -258,12 +281,11 @@ class QosProcess:
         self.status = JOINING
         window = join_window(s_j, p.slot, p.epsilon, literal=p.literal_join)
         self.grace = range(window.start, window.stop - 1)
-        self.join_at = s_j * p.slot
+        self.join_at = p.join_ok(s_j)
         out = Output()
         others = tuple(k for k in range(self.n) if k != self.index)
         for c in range(1 + p.fec_l):
             out.sends.append(Transmit(Join(self.index, s_j, c), others, True))
-        out.fields = {"x_slot": s_j}
         self._finish(now, out)
         return out
 
@@ -304,11 +326,12 @@ class QosProcess:
             out.sends.append(Transmit(Data(self.index, pk), everyone))
 
     def _advance(self, now: float, out: Output) -> None:
-        """Bring the process to local time ``now``: join_OK at the join slot's start,
-        the end of every slot that ended (FEC-end-slot), the exit after a leave."""
+        """Bring the process to local time ``now``: join_OK (``join_at``), the end of
+        every slot that ended (FEC-end-slot), the exit after a leave."""
         p = self.p
         if self.status == JOINING and now >= self.join_at:  # type: ignore[operator]
             self.status = MEMBER
+            out.joined = {"x_slot": self.first_slot}
         while self.status in (MEMBER, LEAVING) and now >= (self.fec.slot + 1) * p.slot:
             s = self.fec.slot
             self._transmit(self.fec.end_slot(), out)
@@ -347,7 +370,7 @@ class QosProcess:
 
     def _deliver(self, now: float, out: Output) -> None:
         p, n = self.p, self.n
-        while self.status in (MEMBER, LEAVING, JOINING):
+        while self.status in (MEMBER, LEAVING):  # nothing before join_OK
             s, k = self.dslot, self.didx
             if k == n:
                 self.dslot, self.didx = s + 1, 0

@@ -32,7 +32,8 @@ PROFILE = "model-qos"
 def params(opts: Mapping[str, Any]) -> QosParams:
     return QosParams(slot=opts["slot"], max_delay=opts["max_delay"],
                      epsilon=opts["epsilon"], fec_i=opts["fec_i"], fec_l=opts["fec_l"],
-                     literal_join=opts.get("variant") == "literal-join")
+                     literal_join=opts.get("variant") == "literal-join",
+                     early_join_ok=opts.get("variant") == "early-join-ok")
 
 
 #: the membership events of model/events.py it honours, through its processes (Members:

@@ -110,7 +110,44 @@ def test_member_liveness_joiner_owes_only_what_follows_its_join():
     res = check(bad, "member-liveness")
     assert res.verdict == Verdict.VIOLATED
     assert wit(res) == ["p: send b #1", "r: join", "r: join"]
+    assert "joined at time 0.2, before the send at time 0.25" in res.explanation
+    res = check(bad, "member-liveness", Options(liveness_reading="slot"))
     assert "joined at slot 2, before the send at slot 2" in res.explanation
+
+
+# the case of issue 29 (003 section 3.3 as printed, Delta = 0.1, delta = 0.05, eps = 0.01):
+# p1, clock 5 ms fast, joins for slot 4 and gets join_OK at its local 0.400, real 0.395;
+# p0, clock 5 ms slow, sends at real 0.400, its local 0.395: still slot 3, which p1
+# discards. The three records are the whole case (docs/qos.md, "join_OK and real time").
+EARLY_JOIN_OK = """
+    p1 join time=0.4 real_time=0.395 x_slot=4
+    p0 send p0.1 time=0.395 real_time=0.4 x_slot=3
+    p0 deliver p0.1 time=0.5 real_time=0.505 x_slot=3
+"""
+
+
+def test_member_liveness_in_real_time_catches_the_early_join_ok():
+    recs = parse(EARLY_JOIN_OK)
+    res = check(recs, "member-liveness")
+    assert res.verdict == Verdict.VIOLATED and res.clause == "never-delivered"
+    assert wit(res) == ["p0: send p0.1 #0", "p1: join", "p1: join"]
+    assert "joined at real time 0.395, before the send at real time 0.4" in res.explanation
+    # the slot reading (the paper's argument counts in slots) sees nothing
+    assert check(recs, "member-liveness",
+                 Options(liveness_reading="slot")).verdict == Verdict.HOLDS
+    # join_OK eps later (the model's default): the send precedes it and is owed nothing
+    fixed = parse(EARLY_JOIN_OK.replace("time=0.4 real_time=0.395 x_slot=4",
+                                        "time=0.41 real_time=0.405 x_slot=4"))
+    assert check(fixed, "member-liveness").verdict == Verdict.HOLDS
+
+
+def test_member_liveness_reading_is_validated():
+    from tomkit.checker.check_run import UsageError, property_options
+
+    assert property_options().liveness_reading == "real-time"
+    assert property_options(liveness_reading="slot").liveness_reading == "slot"
+    with pytest.raises(UsageError, match="--liveness-reading must be one of real-time, slot"):
+        property_options(liveness_reading="slots", cli=True)
 
 
 def test_member_liveness_join_order_by_clock_when_no_slot():
@@ -380,7 +417,8 @@ def test_cli_options(tmp_path, capsys):
     # the report keeps the settings it was judged with
     assert out["options"] == {"latency_bound": None, "scope": "uniform",
                               "realtime_bound": 0.17, "slot": 0.1, "rate_max": 3,
-                              "rate_avg": None, "rate_window": None}
+                              "rate_avg": None, "rate_window": None,
+                              "liveness_reading": "real-time"}
     assert main(["check", str(path), "-q", "--realtime-bound", "0.16"]) == 1
     assert "realtime-latency" in capsys.readouterr().out
     # asked for real time on a trace without it: a clear error

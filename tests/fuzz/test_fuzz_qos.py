@@ -1,7 +1,10 @@
 """``tomkit fuzz --protocol qos``: the timed process machine (fuzz/qos_machine.py) finds
-and shrinks 003's literal join (reading aid B5) and finds nothing in the protocol."""
+and shrinks 003's literal join (reading aid B5) and its join_OK at the join slot's start
+(``early-join-ok``, issue 29), and finds nothing in the protocol."""
 
 from __future__ import annotations
+
+import re
 
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -21,9 +24,11 @@ def test_the_process_machine_hands_qos_to_the_timed_machine():
 
 def test_literal_join_is_found_and_shrunk():
     # 20 steps per run (the B5 run needs about 8), so that shrinking stays quick
-    m = timed_machine("qos", 3, {**OPTS, "variant": "literal-join"}, max_messages=4)
-    seed(3)(m)
-    cfg = settings(max_examples=200, deadline=None, database=None,
+    # judged in real time (member-liveness's default), the B5 core is rarer than by slot:
+    # the seed and budget are those with which the generator reaches it
+    m = timed_machine("qos", 3, {**OPTS, "variant": "literal-join"}, max_messages=8)
+    seed(4)(m)
+    cfg = settings(max_examples=400, deadline=None, database=None,
                    suppress_health_check=list(HealthCheck), print_blob=False,
                    phases=[Phase.generate, Phase.shrink], stateful_step_count=20,
                    report_multiple_bugs=False)
@@ -39,12 +44,40 @@ def test_literal_join_is_found_and_shrunk():
     # shrinker stops early when it runs slowly, so the bound is loose)
     kinds = [r["kind"] for r in found.records]
     assert kinds.count("send") >= 1 and len(kinds) <= 20
-    joins = [r for r in found.records if r["kind"] == "join"]
-    assert any(a["x_slot"] > b["x_slot"] and a["process"] != b["process"]
-               for k, a in enumerate(joins) for b in joins[k + 1:])
+    # join records come at join_OK, so in slot order: the process that never delivers
+    # joined for an earlier slot than the sender, whose join it missed
+    slots = {r["process"]: r["x_slot"] for r in found.records if r["kind"] == "join"}
+    (receiver,) = re.findall(r"; (p\d) joined", found.explanation)
+    (sender,) = re.findall(r"^(p\d) sends", found.explanation)
+    assert slots[receiver] < slots[sender]
     # the shrunk trace shows it again, as tomkit check -p member-liveness would
     assert violations(found.records, ["member-liveness"])
     assert not violations(found.records, promised("model-qos"))
+
+
+def test_early_join_ok_is_found_and_shrunk():
+    m = timed_machine("qos", 3, {**OPTS, "variant": "early-join-ok"}, max_messages=8)
+    seed(2)(m)
+    cfg = settings(max_examples=400, deadline=None, database=None,
+                   suppress_health_check=list(HealthCheck), print_blob=False,
+                   phases=[Phase.generate, Phase.shrink], stateful_step_count=20,
+                   report_multiple_bugs=False)
+    try:
+        run_state_machine_as_test(m, settings=cfg)
+    except RuleFailure as e:
+        found = e.found
+    else:
+        raise AssertionError("join_OK at the join slot's start went unnoticed")
+    assert found.kind == "member-liveness" and "never delivers" in found.explanation
+    # the core: a join_OK, then (in real time) a send of a slot before the join slot,
+    # from a process whose clock is behind the joiner's
+    recs = found.records
+    late = [(j, m) for j in recs if j["kind"] == "join" for m in recs
+            if m["kind"] == "send" and m["process"] != j["process"]
+            and m["real_time"] >= j["real_time"] and m["x_slot"] < j["x_slot"]]
+    assert late and len(recs) <= 20
+    assert violations(recs, ["member-liveness"])
+    assert not violations(recs, promised("model-qos"))
 
 
 def test_qos_survives_the_fuzzer():

@@ -174,13 +174,14 @@ def test_a_crashing_sender_loses_past_the_bound_and_stops_at_the_gap():
 
 def test_join_slot_and_nothing_before_it():
     # p2 joins at local 195 (real 195, clock exact): s_j = 1 + 1 + 1 = 3; everybody
-    # records the join before its local 300; p2 delivers nothing of slots before 3
+    # records the join before its local 300; join_OK (the join record) at local 300 +
+    # eps; p2 delivers nothing of slots before 3
     sends = [("p0", 10.0 * k) for k in range(1, 60)] + [("p1", 7.0 + 10.0 * k)
                                                          for k in range(60)]
     sim, res = run_ms(3, sends, (0.0, 3.0, 0.0), delay=20.0,
                       joins=(("p2", 195.0),))
     (join,) = [r for r in res.records if r["kind"] == "join"]
-    assert join["x_slot"] == 3 and join["time"] == 195.0
+    assert join["x_slot"] == 3 and join["time"] == 310.0
     assert all(sim.procs[k].active_from[2] == 3 for k in (0, 1))
     got = [r for r in res.records if r["kind"] == "deliver" and r["process"] == "p2"]
     assert got and min(r["x_slot"] for r in got) == 3
@@ -244,7 +245,9 @@ def test_crash_and_recovery_by_rejoining():
                      recovers=(("p2", 0.9),), joins=(("p3", 0.25),), messages=300)
     kinds = [(r["process"], r["kind"]) for r in res.records
              if r["kind"] in ("crash", "join", "leave")]
-    assert kinds == [("p3", "join"), ("p2", "crash"), ("p2", "join")]
+    # p3's join request at 0.25 is for slot 4: its join_OK (the record) at 0.41 + its
+    # clock's offset, after p2's crash at 0.4
+    assert kinds == [("p2", "crash"), ("p3", "join"), ("p2", "join")]
     assert not liveness(res.records) and not safety(res.records)
     # p2's messages after its rejoin are delivered by everyone
     rejoin = max(i for i, r in enumerate(res.records)
@@ -264,3 +267,38 @@ def test_the_checkers_member_liveness_decides_b5():
         _, res = b5_run(variant)
         got = violations(res.records, ("member-liveness", "realtime-latency"))
         assert [v.property for v in got] == (["member-liveness"] if bad else []), variant
+
+
+def early_join_ok_run(variant):
+    # issue 29's case: p1 (clock +5) joins at real 195, local 200: s_j = 4. p0 (clock -5)
+    # sends at real 400, local 395: slot 3. join_OK as printed is p1's local 400, real
+    # 395, before the send; the model's is local 410, real 405, after it.
+    options = {"variant": variant} if variant else {}
+    return run_ms(2, [("p0", 400.0)], (-5.0, 5.0), delay=20.0, options=options,
+                  joins=(("p1", 195.0),))
+
+
+def test_early_join_ok_misses_a_message_sent_after_it_in_real_time():
+    _, res = early_join_ok_run("early-join-ok")
+    (join,) = [r for r in res.records if r["process"] == "p1" and r["kind"] == "join"]
+    (send,) = [r for r in res.records if r["kind"] == "send"]
+    assert (join["time"], join[REAL_TIME], join["x_slot"]) == (400.0, 395.0, 4)
+    assert (send[REAL_TIME], send["x_slot"]) == (400.0, 3)
+    assert "p0.1" not in deliveries(res.records, "p1")
+    (v,) = liveness(res.records)
+    assert "p1 joined at real time 395, before the send at real time 400" in v.explanation
+    assert not safety(res.records)
+
+
+def test_join_ok_eps_later_owes_the_joiner_nothing_it_cannot_have():
+    _, res = early_join_ok_run(None)
+    (join,) = [r for r in res.records if r["process"] == "p1" and r["kind"] == "join"]
+    assert (join["time"], join[REAL_TIME]) == (410.0, 405.0)
+    # no delivery before join_OK
+    assert all(r["time"] >= 410.0 for r in res.records
+               if r["process"] == "p1" and r["kind"] == "deliver")
+    assert not liveness(res.records) and not safety(res.records)
+    # and a send just after join_OK in real time is in p1's join slot, delivered by it
+    _, res = run_ms(2, [("p0", 405.0)], (-5.0, 5.0), delay=20.0, joins=(("p1", 195.0),))
+    (send,) = [r for r in res.records if r["kind"] == "send"]
+    assert send["x_slot"] == 4 and "p0.1" in deliveries(res.records, "p1")

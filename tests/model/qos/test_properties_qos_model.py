@@ -25,7 +25,7 @@ def test_b5_literal_join_breaks_member_liveness():
     assert _verdicts(safe.records)["member-liveness"].verdict == Verdict.HOLDS
     res = _verdicts(literal.records)["member-liveness"]
     assert res.verdict == Verdict.VIOLATED
-    assert "p2 joined at slot 3, before the send at slot 4" in res.explanation
+    assert "p2 joined at real time 315, before the send at real time 411" in res.explanation
 
 
 def test_simulated_run_with_membership_changes(tmp_path):
