@@ -97,14 +97,21 @@ class _Run:
         self.done.add(tid)
         st.finish()
         self.modes[st.mode] += 1
-        if st.mode == WHOLE:
+        if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
             self.whole[tid] = None
             return
-        if st.mode == SLOW:
+        if st.mode in (SLOW, WHOLE):  # a WHOLE trace here is held whole (tomkit watch)
             outcome, scratch = check_held(st, self.props, self.options, self.keep_going)
             for name, c in scratch.counts.items():
                 self.report.counts[name].update(c)
-            self.report.outcomes.append(outcome)
+            self.report.rejected.extend(scratch.rejected)
+            for moved in scratch.files:
+                for f in self.report.files:
+                    if f.source == moved.source:
+                        f.accepted += moved.accepted
+                        f.rejected += moved.rejected
+            if outcome is not None:
+                self.report.outcomes.append(outcome)
             return
         clean = st.clean()
         verdicts: dict[str, Verdict] = {}

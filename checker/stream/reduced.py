@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from ..engine import CheckReport, TraceOutcome, _record, decide_chunk
+from ..engine import CheckReport, FileStats, TraceOutcome, _record, decide_chunk
 from ..properties import Options, Property
 from ..result import Result, WitnessEvent
 from .canon import TraceState
@@ -54,14 +54,21 @@ def shift(res: Result, base: int, soff: dict[str, int]) -> Result:
 
 
 def check_held(state: TraceState, props: list[Property], options: Options,
-               keep_going: bool) -> tuple[TraceOutcome, CheckReport]:
-    """The outcome of a trace from its held records (module docstring), and the scratch
-    report that counted it (its counts and rejections are the caller's to merge)."""
+               keep_going: bool) -> tuple[TraceOutcome | None, CheckReport]:
+    """The outcome of a trace from its held records (module docstring; None when they
+    were rejected), and the scratch report that counted it (its counts, rejections and
+    file moves are the caller's to merge)."""
     scratch = CheckReport([p.name for p in props], options)
     scratch.counts = {p.name: Counter() for p in props}
     pieces = [p for p, _ in state.buffer]
+    # a trace the exact checks reject (bad seq, with keep_going) moves its records from
+    # accepted to rejected in these; the caller carries the moves over
+    scratch.files = [FileStats(src, fmt) for src, fmt in
+                     dict((p.source, p.fmt) for p in pieces).items()]
     chunk, codes = decide_chunk(pieces, props, options)
     _record(chunk, codes, props, options, scratch, keep_going)
+    if not scratch.outcomes:  # rejected whole: no verdicts
+        return None, scratch
     out = scratch.outcomes[0]
     names = list(state.procs)
     soff = {names[i]: int(state.soff[i]) for i in range(len(names))}

@@ -169,6 +169,8 @@ class Watch:
         """The verdicts the records so far have already earned: the exact checks on what the
         trace holds, each violation that no later record can undo (module docstring)."""
         outcome, _ = check_held(st, self.props, self.options, self.keep_going)
+        if outcome is None:  # rejected (keep going): the final report says so
+            return
         for name, res in outcome.results.items():
             if res.verdict != Verdict.VIOLATED or res.clause == "unsent-delivery":
                 continue

@@ -189,3 +189,22 @@ def test_check_stream_flag_and_the_switch(tmp_path):
     assert not long_input([path])  # 1,000 records: below STREAM_ROWS
     assert main(["check", "--stream", "-q", str(path)]) == 0
     assert main(["check", "--stream", "-q", "-p", "causal-order", str(path)]) == 2
+
+
+def test_the_check_switches_by_itself_for_one_long_parquet_trace(monkeypatch, tmp_path):
+    import tomkit.checker.stream.choose as choose
+
+    monkeypatch.setattr(choose, "STREAM_ROWS", 500)
+    one = tmp_path / "one.parquet"
+    long_file(one, 200)  # 1,000 records, one trace
+    many = tmp_path / "many.parquet"
+    recs = []
+    for i in range(3):
+        r, _ = faulty_trace(f"t{i}", "swap", seed=i, n_messages=40)
+        recs += r
+    write_records(many, recs)
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    assert choose.long_input([one])
+    assert not choose.long_input([many])  # several traces: the whole-trace engine's
+    assert not choose.long_input([broken])  # the reader will say what is wrong

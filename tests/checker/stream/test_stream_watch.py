@@ -188,3 +188,21 @@ def test_record_watch_follows_a_live_etcd_run(tmp_path, capfd):
     assert "watch: exit 0" in out  # etcd keeps its order; watch read the run live
     live = tmp_path / "etcd-clean-s1.live.jsonl"
     assert live.stat().st_size > 0
+
+
+def test_a_trace_rejected_by_its_seq_is_reported_as_check_does(tmp_path):
+    recs, _ = faulty_trace("tb", "swap", seed=5, n_messages=10)
+    good, _ = faulty_trace("tg", "swap", seed=6, n_messages=10)
+    count: dict[str, int] = {}
+    for r in recs:
+        count[r["process"]] = count.get(r["process"], 0) + 1
+        r["seq"] = min(count[r["process"]], 3)  # p repeats seq 3: bad input
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(lines_of(recs + good)))
+    w = Watch([str(path)], DEFAULT, Options(), out=io.StringIO(), keep_going=True)
+    w.cycle()
+    report = w.finish()
+    whole = check_paths([path], DEFAULT, Options(), keep_going=True)
+    assert outcomes(report) == outcomes(whole)
+    assert report.n_rejected == whole.n_rejected > 0
+    assert report.exit_code() == whole.exit_code()
