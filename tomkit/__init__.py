@@ -10,7 +10,7 @@ command prints; each has ``to_dict()`` for plain data:
 * :func:`conform` replays a recorded trace through a protocol's reference model
   (``tomkit conform``): a :class:`~tomkit.model.conform.ProcessReport` per process;
 * :func:`prove` proves a ToTo-family delivery rule with Z3 for one (n, delta), or
-  refutes it (``tomkit prove``): an :class:`~tomkit.fuzz.prove.rules.Outcome`.
+  refutes it (``tomkit prove``): an :class:`~tomkit.fuzz.prove.delivery.prove.Outcome`.
 
 >>> import os, tempfile, tomkit
 >>> run = tomkit.simulate("tomp", n=3, messages=30, seed=2)
@@ -44,15 +44,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tomkit.checker.engine import CheckReport
-    from tomkit.fuzz.prove.rules import Outcome
+    from tomkit.fuzz.prove.delivery.prove import Outcome
     from tomkit.model.conform import ProcessReport
     from tomkit.model.sim import SimResult
 
-__version__ = "0.1.0"
+#: from the installed distribution, so that pyproject.toml is its one source
+__version__ = version("tomkit")
 __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
 
 
@@ -171,9 +173,9 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
 def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outcome:
     """Prove a ToTo-family delivery rule (a name, a mutant or ``module:function``) for
     ``n`` processors and ``delta``, as ``tomkit prove`` does; ``settings`` are those of
-    :func:`~tomkit.fuzz.prove.rules.prove_rule` (k, props, crashes, method, timeout)."""
-    from tomkit.fuzz.prove.rules import prove_rule
-    from tomkit.model.mutants import resolve_rule
+    :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method, timeout)."""
+    from tomkit.fuzz.prove.delivery.prove import prove_rule
+    from tomkit.model.toto.mutants import resolve_rule
 
     return prove_rule(rule, resolve_rule(rule), n, delta, **settings)
 
