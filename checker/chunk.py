@@ -203,7 +203,8 @@ class Chunk:
         self = cls()
         self.cache: dict = {}  # results shared between properties of one chunk
         tables = [_with_columns(pc_.table, CORE_COLUMNS) for pc_ in pieces]
-        for name in ENCODED:  # pieces encoded by the engine and raw ones do not mix
+        for name in (*ENCODED, "kind"):  # encoded pieces (the engine's, a Parquet
+            # reader's) and plain ones (JSON Lines) do not mix
             if len({t.schema.field(name).type for t in tables}) > 1:
                 tables = [t.set_column(t.schema.get_field_index(name), name,
                                        t.column(name).cast(pa.string())) for t in tables]

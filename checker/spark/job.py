@@ -289,8 +289,7 @@ def small_local(inputs: list[str], out: str | None) -> bool:
     if any(os.environ.get(v) for v in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")):
         return False
     paths = list(inputs) + ([out] if out is not None else [])
-    if any("://" in p or (":" in p.split("/")[0] and not p.startswith("file:"))
-           for p in paths):
+    if any(urllib.parse.urlsplit(p).scheme not in ("", "file") for p in paths):
         return False
     try:
         files = list_files([_local_path(p) for p in inputs])

@@ -4,6 +4,7 @@ check should not wait a second for the protocol models, Z3, Spark or matplotlib.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -53,3 +54,17 @@ def _trace(tmp_path):
     path = tmp_path / "t.parquet"
     write_records(path, clean_trace("a", seed=1))
     return path
+
+
+def test_memory_settings_leave_the_users_own():
+    """tomkit check turns numpy's huge pages off unless the environment says otherwise."""
+    code = ("import os; from tomkit.cli.check import fresh_memory_settings; "
+            "fresh_memory_settings(); print(os.environ['NUMPY_MADVISE_HUGEPAGE'])")
+    for given, want in ((None, "0"), ("1", "1")):
+        env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+        if given is not None:
+            env["NUMPY_MADVISE_HUGEPAGE"] = given
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == want
