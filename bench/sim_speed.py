@@ -12,6 +12,15 @@ each. The figure is application deliveries per CPU-second of the ``simulate`` ca
 delays (shifted gamma, 1 ms), 4000 messages.
 
     python bench/sim_speed.py [--n 8] [--messages 4000] [--repeat 3] [--baseline REV]
+        [--end-to-end M] [--e2e-baseline REV]
+
+``--end-to-end M`` adds issue 30's command as a user runs it, ``tomkit simulate
+--protocol toto --n N --delta 4 --messages M --out FILE.jsonl`` (M = 20000 in the
+issue), in fresh processes for ``--e2e-baseline`` (default: main before issue 30's
+work) and the current code, alternating: wall and CPU seconds and ToTo deliveries per
+second of wall time, end to end (imports, simulation, writing the trace). Issue 30's
+target: 50 k deliveries per second end to end at n = 8, simulation alone 100 k per
+CPU-second.
 
 A ``--baseline`` after the common interface (a tree without ``model/acksim.py``) runs
 through today's API: that compares the one simulator with an earlier version of itself.
@@ -22,10 +31,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +99,32 @@ def timed(protocol: str, n: int, messages: int, path: Path | None, bare: bool = 
     return r["deliveries"] / r["cpu"]
 
 
+#: main before issue 30's work: the end-to-end baseline
+E2E_BEFORE = "142b4cf"
+
+
+def end_to_end(n: int, messages: int, path: Path | None, out: Path) -> tuple[float, float, int]:
+    """Wall and CPU seconds of ``tomkit simulate`` writing a ToTo trace, in a fresh
+    process (``path``: the old tree's PYTHONPATH), and its deliveries."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
+    cmd = [sys.executable, "-m", "tomkit", "simulate", "--protocol", "toto", "--n", str(n),
+           "--delta", "4", "--messages", str(messages), "--seed", "1", "--out", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                          cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"tomkit simulate failed: {done.stderr.strip()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with open(out) as f:
+        deliveries = sum(1 for line in f if '"kind":"deliver"' in line)
+    return wall, cpu, deliveries
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=8)
@@ -95,7 +132,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--baseline", default=BEFORE, metavar="REV")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
+    ap.add_argument("--end-to-end", type=int, default=0, metavar="M",
+                    help="also time tomkit simulate ... --messages M --out FILE (0: no)")
+    ap.add_argument("--e2e-baseline", default=E2E_BEFORE, metavar="REV")
     args = ap.parse_args(argv)
+    if args.end_to_end:
+        with tempfile.TemporaryDirectory() as tmp:
+            old_path = export(args.e2e_baseline, Path(tmp))
+            print(f"end to end: tomkit simulate --protocol toto --n {args.n} --delta 4 "
+                  f"--messages {args.end_to_end} --out FILE.jsonl; best of {args.repeat}; "
+                  f"baseline {args.e2e_baseline}")
+            best: dict[str, tuple[float, float, int]] = {}
+            for _ in range(args.repeat):
+                for label, path in (("before", old_path), ("now", None)):
+                    r = end_to_end(args.n, args.end_to_end, path, Path(tmp) / "run.jsonl")
+                    if label not in best or r[0] < best[label][0]:
+                        best[label] = r
+            print(f"{'':<8}{'wall s':>9}{'cpu s':>8}{'deliveries':>12}{'deliveries/s':>14}")
+            for label, (wall, cpu, k) in best.items():
+                print(f"{label:<8}{wall:>9.2f}{cpu:>8.2f}{k:>12,}{k / wall:>14,.0f}")
+            print(f"now/before speed {best['before'][0] / best['now'][0]:.2f}; load average "
+                  f"{os.getloadavg()[0]:.1f}; target 50,000 deliveries/s end to end\n",
+                  flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         old_path = export(args.baseline, Path(tmp))
         print(f"n = {args.n}, {args.messages} messages, Poisson 100/s in all, LAN gamma 1 ms; "

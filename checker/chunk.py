@@ -17,6 +17,7 @@ order, so each ``tp`` group is a contiguous run of rows).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +29,9 @@ from tomkit.traces.schema import KINDS
 
 KIND = {k: i for i, k in enumerate(KINDS)}
 ENCODED = ("trace", "process", "msg")  # string columns worth dictionary-encoding early
+#: the columns every chunk reads (the others on demand)
+CORE_COLUMNS = ("trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
+                "real_time")
 SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET = (KIND[k] for k in KINDS)
 #: an extension column the chunk carries when present: the slot of a send, join or packet
 #: (Bar-Joseph, Keidar, Anker and Lynch's time slots; checker/properties/member_liveness.py
@@ -201,22 +205,19 @@ class Chunk:
     def build(cls, pieces: list[Piece]) -> Chunk:
         self = cls()
         self.cache: dict = {}  # results shared between properties of one chunk
-        cols = ["trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
-                "real_time"]
-        tables = [_with_columns(pc_.table, cols) for pc_ in pieces]
-        for name in ENCODED:  # pieces encoded by the engine and raw ones do not mix
+        tables = [_with_columns(pc_.table, CORE_COLUMNS) for pc_ in pieces]
+        for name in (*ENCODED, "kind"):  # encoded pieces (the engine's, a Parquet
+            # reader's) and plain ones (JSON Lines) do not mix
             if len({t.schema.field(name).type for t in tables}) > 1:
                 tables = [t.set_column(t.schema.get_field_index(name), name,
                                        t.column(name).cast(pa.string())) for t in tables]
         table = pa.concat_tables(tables, promote_options="permissive") if tables else None
+        self._pieces = pieces
+        self._table = table  # the columns few properties read are taken from it on demand
         self.sources = [pc_.source for pc_ in pieces]
         self.fmts = [pc_.fmt for pc_ in pieces]
         n = table.num_rows
         self.n = n
-        src = np.concatenate(
-            [np.full(pc_.table.num_rows, i, np.int16) for i, pc_ in enumerate(pieces)]
-        ) if pieces else np.zeros(0, np.int16)
-        lines = np.concatenate([pc_.lines for pc_ in pieces]).astype(np.int64)
 
         t, names = _codes(table.column("trace"))
         # a slice of an encoded batch keeps the whole batch's dictionary: drop unused ids
@@ -236,24 +237,17 @@ class Chunk:
         p = rank[p]
         member_codes = rank[member_codes]
         self.proc_names = [names[i] for i in by_name]
-        deps = table.column("deps").combine_chunks()
-        msg, dep_codes, self.msg_names = _codes_with(table.column("msg"), deps.flatten())
+        # message ids of the rows only; the ids in deps are read when a property asks
+        # (causal order: _deps), as hashing every dependency costs as much as the rows
+        msg, self.msg_names = _codes(table.column("msg"))
         kind = kind_codes(table.column("kind"))
         view_col = table.column("view")
         if view_col.null_count == n:  # most traces log no views
             view, self.view_names = np.full(n, -1, np.int32), []
         else:
             view, self.view_names = _codes(view_col)
-        time = table.column("time").to_numpy()
-        time = np.asarray(time, dtype=np.float64)
-        real_time = np.asarray(table.column("real_time").to_numpy(), dtype=np.float64)
-        slot = np.floor(np.asarray(table.column(SLOT_COLUMN).to_numpy(), dtype=np.float64))
-        offset = np.asarray(table.column(OFFSET_COLUMN).to_numpy(), dtype=np.float64)
-        unreserved = np.asarray(table.column(JOIN_COLUMN).fill_null(False).to_numpy(
-            zero_copy_only=False), dtype=bool)
         seq_col = table.column("seq")
         has_seq_any = seq_col.null_count < n
-        dep_off, dep_len = _list_layout(deps)
         mem_off, mem_len = _list_layout(members)
 
         # ---- sort rows into (trace, process, local order) ---------------------------------
@@ -265,21 +259,19 @@ class Chunk:
             order = np.lexsort((np.where(seq_null, np.arange(n), seq), seq_null, k1))
         elif n and np.all(k1[1:] >= k1[:-1]):
             order = None  # already in order: the common case for files tomkit writes
+        elif len(self.trace_names) * NP <= 1 << 16:
+            # numpy's stable sort of 16-bit keys is a radix sort: linear, and a chunk of
+            # about a thousand traces of a few processes fits
+            order = np.argsort(k1.astype(np.uint16), kind="stable")
         else:
             order = np.argsort(k1, kind="stable")
+        self._order = order
 
-        def perm(a: np.ndarray) -> np.ndarray:
-            return a if order is None else a[order]
-
-        self.t, self.p, self.kind, self.msg, self.view = (perm(a) for a in (t, p, kind, msg, view))
-        self.time, self.lines, self.src = perm(time), perm(lines), perm(src)
-        self.real_time, self.slot = perm(real_time), perm(slot)
-        self.offset = perm(offset)
-        self.unreserved = perm(unreserved)
-        self.dep_off, self.dep_len = perm(dep_off), perm(dep_len)
-        self.mem_off, self.mem_len = perm(mem_off), perm(mem_len)
-        self.dep_codes, self.member_codes = dep_codes, member_codes
-        k1 = perm(k1)
+        self.t, self.p, self.kind, self.msg, self.view = (self._perm(a)
+                                                          for a in (t, p, kind, msg, view))
+        self.mem_off, self.mem_len = self._perm(mem_off), self._perm(mem_len)
+        self.member_codes = member_codes
+        k1 = self._perm(k1)
 
         self.ntr = len(self.trace_names)
         self.trace_start = np.searchsorted(self.t, np.arange(self.ntr + 1)).astype(np.int64)
@@ -290,36 +282,24 @@ class Chunk:
         self.tp_proc = self.p[self.tp_start[:-1]] if self.ntp else np.zeros(0, np.int32)
         self.bad_traces: dict[int, TraceFormatError] = {}
         if has_seq_any:
-            self._check_seq(perm(seq_null), perm(seq))
+            self._check_seq(self._perm(seq_null), self._perm(seq))
 
-        # ---- messages within traces: dense ids shared by rows and deps --------------------
+        # ---- messages within traces: dense ids -------------------------------------------
         NM = max(len(self.msg_names), 1)
-        dep_t = np.repeat(self.t, np.maximum(self.dep_len, 0))
-        row_has_dep = self.dep_len > 0
-        dep_idx = concat_ranges(self.dep_off[row_has_dep], self.dep_len[row_has_dep])
-        self.dep_codes = dep_codes[dep_idx]
-        # deps flat array now follows the sorted row order
-        self.dep_off = np.zeros(n, np.int64)
-        lens = np.maximum(self.dep_len, 0)
-        self.dep_off[:] = np.cumsum(lens) - lens
+        self._nm = NM
         has_msg = self.msg >= 0
-        keys = np.concatenate((
-            self.t[has_msg].astype(np.int64) * NM + self.msg[has_msg],
-            dep_t.astype(np.int64) * NM + self.dep_codes,
-        ))
+        keys = self.t[has_msg].astype(np.int64) * NM + self.msg[has_msg]
         # numbered by (trace, msg): each trace's messages are one contiguous range of ids
         ids, distinct = dense_ids(keys, max(self.ntr, 1) * NM)
+        self._tm_keys = distinct
         self.ntm = len(distinct)
-        k = int(has_msg.sum())
         self.tm = np.full(n, -1, np.int32)
-        self.tm[has_msg] = ids[:k]
-        self.dep_tm = ids[k:]
+        self.tm[has_msg] = ids
         self.tm_t = (distinct // NM).astype(np.int32)
         self.tm_start = np.searchsorted(self.tm_t, np.arange(self.ntr + 1)).astype(np.int64)
         self.max_msgs = int(np.diff(self.tm_start).max()) if self.ntr else 0
-        # each row's (and dep's) message as an index within its trace's range of ids
+        # each row's message as an index within its trace's range of ids
         self.ml = np.where(has_msg, self.tm - self.tm_start[self.t], -1)
-        self.dep_ml = self.dep_tm - self.tm_start[dep_t]
 
         # ---- per-row context ---------------------------------------------------------------
         is_view = self.kind == VIEW
@@ -332,16 +312,104 @@ class Chunk:
             self.nextview = np.where(nxt >= 0, self.view[np.maximum(nxt, 0)], -1)
         else:
             self.curview = self.nextview = np.full(n, -1, np.int32)
-        self.trace_has = {
-            k: self.per_trace_any(self.kind == KIND[k]) for k in ("send", "deliver", "view")
-        }
-        self.trace_has["time"] = self.per_trace_any(~np.isnan(self.time))
-        self.trace_has["real_time"] = self.per_trace_any(~np.isnan(self.real_time))
-        self.trace_has["packet"] = self.per_trace_any(self.kind == PACKET)
-        self.trace_has["offset"] = self.per_trace_any(~np.isnan(self.offset))
-        self.trace_has["deps"] = self.per_trace_any((self.kind == SEND) & (self.dep_len >= 0))
+        self.trace_has = _TraceHas(self)
         self._deliveries()
         return self
+
+    def _perm(self, a: np.ndarray) -> np.ndarray:
+        """``a`` (one value per row as read) in the chunk's sorted row order."""
+        return a if self._order is None else a[self._order]
+
+    # ---- columns few properties read, taken from the table when first asked for ----------
+
+    @cached_property
+    def time(self) -> np.ndarray:
+        return self._perm(np.asarray(self._table.column("time").to_numpy(), np.float64))
+
+    @cached_property
+    def real_time(self) -> np.ndarray:
+        return self._perm(np.asarray(self._table.column("real_time").to_numpy(), np.float64))
+
+    @cached_property
+    def slot(self) -> np.ndarray:
+        col = _extension(self._pieces, SLOT_COLUMN, _is_number, pa.float64())
+        return self._perm(np.floor(np.asarray(col.to_numpy(zero_copy_only=False),
+                                              np.float64)))
+
+    @cached_property
+    def offset(self) -> np.ndarray:
+        col = _extension(self._pieces, OFFSET_COLUMN, _is_number, pa.float64())
+        return self._perm(np.asarray(col.to_numpy(zero_copy_only=False), np.float64))
+
+    @cached_property
+    def unreserved(self) -> np.ndarray:
+        col = _extension(self._pieces, JOIN_COLUMN, pa.types.is_boolean, pa.bool_())
+        return self._perm(np.asarray(col.fill_null(False).to_numpy(zero_copy_only=False),
+                                     bool))
+
+    @cached_property
+    def lines(self) -> np.ndarray:
+        return self._perm(np.concatenate([pc_.lines for pc_ in self._pieces]).astype(np.int64))
+
+    @cached_property
+    def src(self) -> np.ndarray:
+        return self._perm(np.concatenate(
+            [np.full(pc_.table.num_rows, i, np.int16) for i, pc_ in enumerate(self._pieces)]
+        ) if self._pieces else np.zeros(0, np.int16))
+
+    @cached_property
+    def dep_len(self) -> np.ndarray:
+        """Per row, the length of its ``deps`` (-1: none)."""
+        return self._deps()[0]
+
+    @cached_property
+    def dep_off(self) -> np.ndarray:
+        """Per row, where its deps start in ``dep_codes``, ``dep_tm`` and ``dep_ml``."""
+        return self._deps()[1]
+
+    @cached_property
+    def dep_codes(self) -> np.ndarray:
+        """Each dependency as a code into ``dep_names``, in sorted row order."""
+        return self._deps()[2]
+
+    @cached_property
+    def dep_tm(self) -> np.ndarray:
+        """Each dependency's message id (``tm``), -1 for a message no row of its trace
+        names."""
+        return self._deps()[3]
+
+    @cached_property
+    def dep_ml(self) -> np.ndarray:
+        """Each dependency's message as an index within its trace (-1 as in ``dep_tm``)."""
+        return self._deps()[4]
+
+    def _deps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        cached = self.cache.get("deps")
+        if cached is not None:
+            return cached
+        deps = self._table.column("deps").combine_chunks()
+        dep_off, dep_len = _list_layout(deps)
+        dep_off, dep_len = self._perm(dep_off), self._perm(dep_len)
+        dep_codes, self.dep_names = _codes(deps.flatten())
+        row_has_dep = dep_len > 0
+        dep_codes = dep_codes[concat_ranges(dep_off[row_has_dep], dep_len[row_has_dep])]
+        # the flat array now follows the sorted row order
+        lens = np.maximum(dep_len, 0)
+        dep_off = np.cumsum(lens) - lens
+        # a dependency's id is that of the rows naming the same message in its trace
+        at = pc.index_in(pa.array(self.dep_names, pa.string()),
+                         value_set=pa.array(self.msg_names, pa.string()))
+        as_msg = at.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        dep_t = np.repeat(self.t, lens).astype(np.int64)
+        key = dep_t * self._nm + as_msg[dep_codes]
+        pos = np.searchsorted(self._tm_keys, key)
+        pos = np.minimum(pos, max(self.ntm - 1, 0))
+        found = (as_msg[dep_codes] >= 0) & (self._tm_keys[pos] == key) if self.ntm else \
+            np.zeros(len(key), bool)
+        dep_tm = np.where(found, pos, -1).astype(np.int32)
+        dep_ml = np.where(found, dep_tm - self.tm_start[dep_t], -1)
+        self.cache["deps"] = out = (dep_len, dep_off, dep_codes, dep_tm, dep_ml)
+        return out
 
     # ---- helpers ------------------------------------------------------------------------
 
@@ -428,7 +496,7 @@ class Chunk:
             deps = None
             if dl >= 0 and self.kind[r] == SEND:
                 o = int(self.dep_off[r])
-                deps = tuple(self.msg_names[c] for c in self.dep_codes[o:o + dl])
+                deps = tuple(self.dep_names[c] for c in self.dep_codes[o:o + dl])
             members = None
             if self.kind[r] == VIEW:
                 o, ln = int(self.mem_off[r]), int(self.mem_len[r])
@@ -453,32 +521,55 @@ class Chunk:
 
 
 
-def _with_columns(table: pa.Table, cols: list[str]) -> pa.Table:
+def _with_columns(table: pa.Table, cols: tuple[str, ...]) -> pa.Table:
     """``table``'s columns ``cols`` (a table read before ``real_time`` existed may lack
-    it: all null then), plus ``x_slot`` and ``x_offset`` as float64 (null where absent or not
-    a number) and ``x_join`` as bool (null where absent or not a boolean)."""
+    it: all null then)."""
     n = table.num_rows
     out = table.select([c for c in cols if c in table.column_names])
     for c in cols:
         if c not in out.column_names:
             out = out.append_column(pa.field(c, pa.float64()), pa.nulls(n, pa.float64()))
-    out = out.select(cols)
-    slot = pa.nulls(n, pa.float64())
-    if SLOT_COLUMN in table.column_names:
-        col = table.column(SLOT_COLUMN)
-        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            slot = col.cast(pa.float64())
-    out = out.append_column(pa.field(SLOT_COLUMN, pa.float64()), slot)
-    offset = pa.nulls(n, pa.float64())
-    if OFFSET_COLUMN in table.column_names:
-        col = table.column(OFFSET_COLUMN)
-        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-            offset = col.cast(pa.float64())
-    out = out.append_column(pa.field(OFFSET_COLUMN, pa.float64()), offset)
-    join = pa.nulls(n, pa.bool_())
-    if JOIN_COLUMN in table.column_names and pa.types.is_boolean(table.column(JOIN_COLUMN).type):
-        join = table.column(JOIN_COLUMN)
-    return out.append_column(pa.field(JOIN_COLUMN, pa.bool_()), join)
+    return out.select(list(cols))
+
+
+def _is_number(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+def _extension(pieces: list[Piece], name: str, fits, typ: pa.DataType) -> pa.Array:
+    """The extension column ``name`` of all pieces as ``typ``: null where a piece lacks it
+    or holds another type (``fits`` judges the type)."""
+    parts = []
+    for piece in pieces:
+        table = piece.table
+        if name in table.column_names and fits(table.column(name).type):
+            parts.extend(table.column(name).cast(typ).chunks)
+        else:
+            parts.append(pa.nulls(table.num_rows, typ))
+    return pa.chunked_array(parts, typ).combine_chunks()
+
+
+class _TraceHas(dict):
+    """Per trace, whether it has a kind of record or field, computed when first asked:
+    ``send``, ``deliver``, ``view``, ``packet``, ``time``, ``real_time``, ``offset``,
+    ``deps`` (a send that carries deps)."""
+
+    def __init__(self, chunk: Chunk):
+        super().__init__()
+        self._chunk = chunk
+
+    def __missing__(self, key: str) -> np.ndarray:
+        c = self._chunk
+        if key in KIND:
+            mask = c.kind == KIND[key]
+        elif key in ("time", "real_time", "offset"):
+            mask = ~np.isnan(getattr(c, key))
+        elif key == "deps":
+            mask = (c.kind == SEND) & (c.dep_len >= 0)
+        else:
+            raise KeyError(key)
+        self[key] = out = c.per_trace_any(mask)
+        return out
 
 
 def _list_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

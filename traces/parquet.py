@@ -100,8 +100,9 @@ def check_columns(schema: pa.Schema, source: str) -> None:
             raise ColumnError(loc, "missing required column", name)
 
 
-# string columns a reader may hand out dictionary-encoded (TraceReader(dictionary=True))
-DICTIONARY_FIELDS = ("trace", "process", "msg")
+# string columns a reader may hand out dictionary-encoded (TraceReader(dictionary=True));
+# kind has a handful of values, so its checks and codes need only look at the dictionary
+DICTIONARY_FIELDS = ("trace", "process", "kind", "msg")
 DICT_STRING = pa.dictionary(pa.int32(), pa.string())
 
 

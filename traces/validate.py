@@ -431,6 +431,15 @@ def _presence_is(col: pa.ChunkedArray | pa.Array, wanted: Callable[[], Any]) -> 
     return _all(pc.equal(pc.is_valid(col), wanted()))
 
 
+def _kind_codes(kind: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """Each record's kind as its index in KINDS (null: not a kind). A dictionary column's
+    few values are looked up once, then taken by index."""
+    if not pa.types.is_dictionary(kind.type):
+        return pc.index_in(kind, value_set=_KINDS_ARR)
+    return pa.chunked_array([pc.take(pc.index_in(c.dictionary, value_set=_KINDS_ARR),
+                                     c.indices) for c in _chunks(kind)], pa.int32())
+
+
 def _all(arr: pa.ChunkedArray | pa.Array) -> bool:
     # pc.all skips nulls and is null on an empty input: both mean "nothing wrong"
     return pc.all(arr).as_py() is not False
@@ -527,7 +536,7 @@ def fast_table_ok(table: pa.Table, *, extensions: bool = True) -> bool:
         return False
     # one hash pass over kind, then the per-kind rules on its small integer codes,
     # as bitmaps (KINDS starts with the three message kinds)
-    codes = pc.index_in(table.column("kind"), value_set=_KINDS_ARR)
+    codes = _kind_codes(table.column("kind"))
     if codes.null_count:
         return False
     if not _presence_is(table.column("msg"), lambda: pc.less(codes, _N_MSG_KINDS)):

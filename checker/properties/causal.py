@@ -84,6 +84,8 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
         found = pc.index_in(pa.array(want), value_set=pa.array(have))
         j = found.fill_null(-1).to_numpy(zero_copy_only=False)
         pos_d = np.where(j >= 0, c.f_pos[np.maximum(j, 0)], -1)
+    # a dependency no row of the trace names (dep_ml -1) is delivered nowhere
+    pos_d[dep_local < 0] = -1
     bad = (pos_d < 0) | (pos_d >= c.f_pos[which])
     violated = np.zeros(c.ntr, bool)
     violated[c.f_t[which[bad]]] = True

@@ -21,8 +21,8 @@ up to MAX_SOURCES messages and irreducible (no step can be dropped) beyond.
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from tomkit.checker import witness as W
@@ -33,6 +33,9 @@ from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 NAME = "global-order"
 MAX_SOURCES = 2000
 
@@ -42,6 +45,10 @@ def _sequences(trace: Trace) -> dict[str, list[str]]:
 
 
 def check(trace: Trace, options: Options = Options()) -> Result:
+    # networkx costs a quarter second to import; only traces the vectorized filter cannot
+    # settle come here, and a run of clean traces never does
+    import networkx as nx
+
     seqs = _sequences(trace)
     g = nx.DiGraph()
     for s in seqs.values():
@@ -68,6 +75,8 @@ def shortest_cycle(seqs: dict[str, list[str]], g: nx.DiGraph) -> list[tuple[str,
     for p, s in seqs.items():
         for m in s:
             where.setdefault(m, []).append(p)
+    import networkx as nx
+
     best: list[tuple[str, str]] | None = None
     comps = [c for c in nx.strongly_connected_components(g) if len(c) > 1]
     for comp in sorted(comps, key=lambda c: min(c)):

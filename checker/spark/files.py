@@ -41,11 +41,16 @@ from tomkit.checker.spark.read import PARTITIONS, SchemaMismatch
 from tomkit.checker.spark.storage import Store, store_of
 from tomkit.checker.spark.summary import Summary
 
-__all__ = ["DataFile", "list_files", "plan_groups", "run_files"]
+__all__ = ["IN_PROCESS_BYTES", "DataFile", "in_process", "list_files", "plan_groups",
+           "run_files"]
 
 #: a group of files is about this share of the data set per core, for balance
 GROUPS_PER_CORE = 4
 MIN_GROUP_BYTES = 1 << 20
+#: a local data set up to this size is scanned in the calling process, without Spark: a
+#: JVM's start, a Python worker's and a job's scheduling cost seconds, while tomkit's
+#: engine checks about this much in a second or two (docs/spark.md, "Which engine")
+IN_PROCESS_BYTES = 64 << 20
 
 
 def list_files(roots: list[str], settings: dict[str, str] | None = None) -> list[DataFile]:
@@ -99,6 +104,22 @@ def plan_groups(files: list[DataFile], parallelism: int) -> list[list[int]]:
     return groups
 
 
+class _Counter:
+    """(files, events) checked, as a Spark accumulator counts them, in this process."""
+
+    def __init__(self) -> None:
+        self.value = (0, 0)
+
+    def add(self, pair: tuple[int, int]) -> None:
+        self.value = (self.value[0] + pair[0], self.value[1] + pair[1])
+
+
+def in_process(files: list[DataFile]) -> bool:
+    """Is the data set small enough, and local, to scan it without Spark?"""
+    return all(f.store.scheme in ("", "file") for f in files) and \
+        sum(f.size for f in files) <= IN_PROCESS_BYTES
+
+
 class _Pair(AccumulatorParam):
     """(files, events) checked, summed over the tasks."""
 
@@ -109,17 +130,25 @@ class _Pair(AccumulatorParam):
         return (a[0] + b[0], a[1] + b[1])
 
 
-def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
+def run_files(spark: SparkSession | None, files: list[DataFile], target: Target | None,
               progress=None, options: Options = Options()) -> Summary:
     """Check ``files`` (``list_files``), writing the verdict and rejected parts under
     ``target`` (``verdicts/``, ``rejected/``; None: write nothing), and return the report's
     Summary (module docstring). A Parquet file whose columns do not fit the format stops
     the scan (``SchemaMismatch``), as the other engines' schema check does. ``progress``
-    (``progress.Progress``) is told the files and events checked as tasks finish."""
-    sc = spark.sparkContext
+    (``progress.Progress``) is told the files and events checked as tasks finish.
+    ``spark=None`` runs the same tasks one after another in this process (``in_process``)."""
     if target is not None:
         for d in ("verdicts", "rejected"):
             target.store.fs.create_dir(f"{target.root}/{d}", recursive=True)
+    if spark is None:
+        plan = plan_groups(files, 1)
+        done = _Counter()
+        if progress is not None:
+            progress.watch(lambda: done.value, len(files))
+        first = list(iter_groups(iter(range(len(plan))), plan, files, target, done, options))
+        return _merge(None, files, first, target, options)
+    sc = spark.sparkContext
     plan = plan_groups(files, sc.defaultParallelism)
     bfiles, bplan = sc.broadcast(files), sc.broadcast(plan)
     done = sc.accumulator((0, 0), _Pair())
@@ -128,6 +157,13 @@ def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
     sc.setJobDescription(f"tomkit scan: {len(files)} file(s)")
     first = sc.parallelize(range(len(plan)), len(plan)).mapPartitions(
         lambda gs: iter_groups(gs, bplan.value, bfiles.value, target, done, options)).collect()
+    return _merge(spark, files, first, target, options)
+
+
+def _merge(spark: SparkSession | None, files: list[DataFile], first: list, target: Target | None,
+           options: Options) -> Summary:
+    """The first pass's summaries, and a second pass over the sets of files that share
+    traces (module docstring), as Spark tasks or, without ``spark``, here."""
     bad = sorted(m for _, s, _ in first for m in s.mismatches)
     if bad:
         more = f" (and {len(bad) - 1} more file(s))" if len(bad) > 1 else ""
@@ -145,11 +181,17 @@ def run_files(spark: SparkSession, files: list[DataFile], target: Target | None,
                 part = target.part(d, f"f{i:06d}")
                 if target.store.fs.get_file_info(part).type != pafs.FileType.NotFound:
                     target.store.fs.delete_file(part)
-        bsets = sc.broadcast(sets)
-        sc.setJobDescription(f"tomkit scan: {len(sets)} set(s) of files that share traces")
-        again = sc.parallelize(range(len(sets)), len(sets)).map(
-            lambda c: check_together([bfiles.value[i] for i in bsets.value[c]],
-                                     f"s{c:06d}", target, options)).collect()
+        if spark is None:
+            again = [check_together([files[i] for i in fis], f"s{c:06d}", target, options)
+                     for c, fis in enumerate(sets)]
+        else:
+            sc = spark.sparkContext
+            bfiles, bsets = sc.broadcast(files), sc.broadcast(sets)
+            sc.setJobDescription(f"tomkit scan: {len(sets)} set(s) of files that share "
+                                 "traces")
+            again = sc.parallelize(range(len(sets)), len(sets)).map(
+                lambda c: check_together([bfiles.value[i] for i in bsets.value[c]],
+                                         f"s{c:06d}", target, options)).collect()
         for s in again:
             summary.merge(s)
     return summary

@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import sys
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,9 +92,12 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     the options-taking properties (realtime-latency, rate), as ``tomkit check`` takes them."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
+    if spark is None and engine != "files":
+        raise ValueError(f"the {engine} engine needs a Spark session")
     from tomkit.checker.spark.session import apply_conf
 
-    apply_conf(spark)
+    if spark is not None:
+        apply_conf(spark)
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
     progress = progress or Progress(spark, enabled=False)
     if engine == "files":
@@ -217,7 +221,7 @@ def _after_failure(tree: Tree, out: str) -> None:
         recover(tree, out)
 
 
-def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str | None,
+def _scan_files(spark: SparkSession | None, paths: list[str], out: str | None, fmt: str | None,
                 fail_after_write: bool, progress: Progress,
                 options: Options = Options()) -> ScanResult:
     """The files engine's scan: its tasks write the verdict and rejected parts straight
@@ -226,9 +230,14 @@ def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str
     from tomkit.checker.spark.files_task import REJECTED_SCHEMA, VERDICT_SCHEMA, Target
     from tomkit.checker.spark.storage import hadoop_settings, qualify, store_of
 
-    roots = [qualify(spark, p) for p in paths]
-    dest = qualify(spark, out) if out is not None else None
-    settings = hadoop_settings(spark, roots + ([dest] if dest else []))
+    if spark is None:  # in this process: local paths only (small_local)
+        roots = [_local_path(p) for p in paths]
+        dest = _local_path(out) if out is not None else None
+        settings: dict[str, str] = {}
+    else:
+        roots = [qualify(spark, p) for p in paths]
+        dest = qualify(spark, out) if out is not None else None
+        settings = hadoop_settings(spark, roots + ([dest] if dest else []))
     target, tree = None, None
     if dest is not None:  # before anything else: put right what a killed run left
         st = store_of(dest, settings)
@@ -262,6 +271,33 @@ def _scan_files(spark: SparkSession, paths: list[str], out: str | None, fmt: str
         raise
 
 
+def _local_path(path: str) -> str:
+    """A local path or ``file:`` URI as an absolute path."""
+    if path.startswith("file:"):
+        return os.path.abspath(urllib.parse.unquote(urllib.parse.urlsplit(path).path))
+    return os.path.abspath(path)
+
+
+def small_local(inputs: list[str], out: str | None) -> bool:
+    """May a files scan of ``inputs`` run in this process, without Spark? When every path
+    is on the local file system without asking Hadoop (no scheme, or ``file:``; and no
+    Hadoop configuration in the environment, which could make a bare path HDFS) and the
+    data files come to at most ``files.IN_PROCESS_BYTES``. Missing inputs go to Spark's
+    path, which reports them."""
+    from tomkit.checker.spark.files import in_process, list_files
+
+    if any(os.environ.get(v) for v in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")):
+        return False
+    paths = list(inputs) + ([out] if out is not None else [])
+    if any(urllib.parse.urlsplit(p).scheme not in ("", "file") for p in paths):
+        return False
+    try:
+        files = list_files([_local_path(p) for p in inputs])
+    except (FileNotFoundError, OSError):
+        return False
+    return in_process(files)
+
+
 def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentParser:
     from tomkit.checker.spark.options import add_arguments
 
@@ -284,8 +320,11 @@ def run_args(args: argparse.Namespace) -> int:
     if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
             and not under_spark_submit():
         master = "local[*]"
-    spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
-                        verbose=args.verbose)
+    spark = None
+    if not (args.engine == "files" and not args.spark and master is not None
+            and master.startswith("local") and small_local(args.inputs, args.out)):
+        spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
+                            verbose=args.verbose)
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,

@@ -37,6 +37,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          "tomkit's engine on whole files, read and written through pyarrow on "
                          "any store), arrow (the same numpy engine on Spark's rows, in "
                          "mapInArrow; needs pandas), sql (DataFrame windows and joins)")
+    ap.add_argument("--spark", action="store_true",
+                    help="start Spark even for a small local data set (the files engine "
+                         "scans local data sets up to 64 MB in this process, without Spark's "
+                         "start)")
     ap.add_argument("--shuffle-partitions", type=int, default=None,
                     help="spark.sql.shuffle.partitions (default: 4 per core in local mode)")
     ap.add_argument("--verbose", action="store_true",

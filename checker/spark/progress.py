@@ -32,7 +32,8 @@ def rate(n: float) -> str:
 
 class Progress:
     def __init__(self, spark, stream: TextIO | None = None, enabled: bool = True):
-        self.sc = spark.sparkContext
+        # None: a files scan in this process (files.py), which reports through watch()
+        self.sc = spark.sparkContext if spark is not None else None
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = self.stream.isatty()

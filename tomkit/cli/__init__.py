@@ -25,19 +25,27 @@ def _module(name: str) -> str:
     return "import_" if name == "import" else name  # "import" is a Python keyword
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only`` (a subcommand), that subcommand's parser in
+    full and the others as bare names. Building a subcommand's parser imports its module,
+    and some import the protocol models, Z3 or Spark's helpers: ``tomkit check`` should
+    not wait for them (a second or more of a short run)."""
     parser = argparse.ArgumentParser(
         prog="tomkit",
         description="Formal models and conformance checking for totally ordered multicast.")
     parser.add_argument("--version", action="version", version=f"tomkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in SUBCOMMANDS:
-        importlib.import_module(f"tomkit.cli.{_module(name)}").add_parser(sub)
+        if only is None or name == only:
+            importlib.import_module(f"tomkit.cli.{_module(name)}").add_parser(sub)
+        else:
+            sub.add_parser(name)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     return args.func(args)
 

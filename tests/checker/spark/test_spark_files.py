@@ -14,6 +14,7 @@ import os
 import random
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from tomkit.checker.engine import check_paths, select
@@ -181,6 +182,17 @@ def test_split_traces_and_broken_files(spark, tmp_path, ext):
                     lat.append(r["time"] - sent[r["msg"]])
     (group,) = res.doc["groups"]
     assert group["latency"]["deliveries"] == len(lat)
+
+    # the same scan in this process, without Spark (a small local data set): the same
+    # verdict rows, rejected rows and report
+    out2 = tmp_path / "out-in-process"
+    here = scan(None, str(tmp_path / "in"), str(out2), engine="files")
+    for d in ("verdicts", "rejected"):
+        keys = [(c, "ascending") for c in ("source", "line", "row", "trace", "property")
+                if c in pq.read_schema(next((out / d).glob("*.parquet"))).names]
+        a, b = (pq.read_table(str(o / d)).sort_by(keys) for o in (out, out2))
+        assert a.equals(b), d
+    assert here.doc == res.doc and here.text == res.text and here.exit_code == 1
     assert group["latency"]["max"] == pytest.approx(max(lat))
     want_p50 = float(np.quantile(lat, 0.5, method="inverted_cdf"))
     assert group["latency"]["p50"] == pytest.approx(want_p50, rel=ALPHA)
@@ -315,3 +327,28 @@ def test_quiet_mode_drops_the_errors_spark_ignores(spark):
     cfg.setLevel(INBOX_LOGGER, spark._jvm.org.apache.logging.log4j.Level.ERROR)
     quiet(spark._jvm)
     assert str(lm.getLogger(INBOX_LOGGER).getLevel()) == "FATAL"
+
+
+def test_small_local_data_sets_skip_spark(tmp_path, monkeypatch):
+    """Which scans run in this process: local paths, no Hadoop configuration that could
+    make a bare path HDFS, at most IN_PROCESS_BYTES of data files."""
+    from tomkit.checker.spark import files
+    from tomkit.checker.spark.job import small_local
+
+    path = tmp_path / "in" / "one.parquet"
+    path.parent.mkdir()
+    write_records(str(path), clean_trace("t", n_processes=2, n_messages=2, recv=False),
+                  grouped=True)
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    monkeypatch.delenv("YARN_CONF_DIR", raising=False)
+    assert small_local([str(tmp_path / "in")], str(tmp_path / "out"))
+    assert small_local([f"file://{tmp_path / 'in'}"], None)
+    assert not small_local([str(tmp_path / "nothing")], None)  # Spark's path reports it
+    assert not small_local(["s3a://bucket/data"], None)
+    assert not small_local([str(tmp_path / "in")], "s3a://bucket/out")
+    monkeypatch.setattr(files, "IN_PROCESS_BYTES", path.stat().st_size - 1)
+    assert not small_local([str(tmp_path / "in")], None)
+    monkeypatch.setattr(files, "IN_PROCESS_BYTES", path.stat().st_size)
+    assert small_local([str(tmp_path / "in")], None)
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
+    assert not small_local([str(tmp_path / "in")], None)
