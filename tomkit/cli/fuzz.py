@@ -81,9 +81,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit fuzz: a RULE ({args.rule_name!r}) and --protocol {args.protocol} "
               f"were both given: fuzz one{hint}", file=sys.stderr)
         return 2
-    if args.n < 2 or (args.examples is not None and args.examples < 1):
-        print("tomkit fuzz: --n must be >= 2 and --examples >= 1", file=sys.stderr)
-        return 2
+    for flag, value, least in (("--n", args.n, 2), ("--examples", args.examples, 1),
+                               ("--messages", args.messages, 1),
+                               ("--crashes", args.crashes, 0)):
+        if value is not None and value < least:
+            print(f"tomkit fuzz: {flag} must be at least {least}, got {value}",
+                  file=sys.stderr)
+            return 2
     return run_protocol(args) if args.protocol else run_rule(args)
 
 
