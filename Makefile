@@ -3,13 +3,15 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# wait for another apt (a helper, unattended upgrades) rather than fail on its lock
+APT := apt-get -o DPkg::Lock::Timeout=600
 
 .PHONY: demo test lint bench java clean record record-deps systems fuzz
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
 # Spark and TLC need Java 17, counterexample pictures need Graphviz's dot, the HTML
@@ -17,11 +19,11 @@ $(STAMP): pyproject.toml
 # install Debian's packages where they are missing.
 java:
 	@command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -q 'version "17' || \
-	  (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
+	  ($(APT) update -q && $(APT) install -y -q openjdk-17-jre-headless)
 	@command -v dot >/dev/null 2>&1 || \
-	  (apt-get update -q && apt-get install -y -q graphviz)
+	  ($(APT) update -q && $(APT) install -y -q graphviz)
 	@command -v chromium >/dev/null 2>&1 || \
-	  (apt-get update -q && apt-get install -y -q chromium)
+	  ($(APT) update -q && $(APT) install -y -q chromium)
 
 demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
@@ -58,9 +60,9 @@ RECORD_BIN_jgroups := javac
 record-deps:
 	@command -v $(RECORD_BIN_$(SYSTEM)) >/dev/null 2>&1 && \
 	  { [ "$(SYSTEM)" != jgroups ] || [ -e /usr/share/java/jgroups.jar ]; } || \
-	  (apt-get update -q && apt-get install -y -q $(RECORD_PKGS_$(SYSTEM)))
+	  ($(APT) update -q && $(APT) install -y -q $(RECORD_PKGS_$(SYSTEM)))
 
-# make test records each system live (tests/test_record.py): install all three where
+# make test records each system live (tests/record/test_record.py): install all three where
 # possible; a system that cannot be installed is skipped by its tests, with the reason
 systems:
 	-@for s in etcd corosync jgroups; do $(MAKE) -s record-deps SYSTEM=$$s; done

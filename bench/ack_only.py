@@ -8,9 +8,9 @@ causal messages are never candidates) and section 6 (Tables 2 and 3's runs: n = 
 delta = 4, periodic and Poisson sources, 50 - 200 msgs/s in all; bench/toto_tables.py
 explains the load and the LAN delays).
 
-The ToTo family's processes send an ACK-only message when idle (model/toto.py). Before,
+The ToTo family's processes send an ACK-only message when idle (model/toto/process.py). Before,
 the simulator ordered those as candidates like agreed messages; now they vote while in G
-and leave it once all they follow is delivered, never a candidate (model/dag.py,
+and leave it once all they follow is delivered, never a candidate (model/toto/dag.py,
 ``DagView._retire``). Both readings run here on the same inputs (same seed: the same
 application messages at the same times over the same delays), for ToTo and the three
 rules of 002, and the bench prints, per row:

@@ -12,7 +12,7 @@ printed beside the measurements ("paper" columns):
   protocol follows the 2D line and the latency of the symmetric protocol follows the
   D + t line"; token-site better iff 2D < D + t, i.e. D < t = 100 ms.
 * Figure 3 (section 4.4): D1 = 20 ms, D2 = 500 ms, H = 100 msg/s, L lost (1 msg/s,
-  ours), the scenario table lost (ours: model/load.py); token-site with A the sequencer;
+  ours), the scenario table lost (ours: model/net/load.py); token-site with A the sequencer;
   "heavily loaded processes are active and lightly loaded processes are passive in all
   scenarios"; token-site best when the load sits near A, degraded when it moves away;
   symmetric best in scenario 9; the hybrid "almost flat", matching the best case. The
@@ -25,9 +25,9 @@ printed beside the measurements ("paper" columns):
   higher". Each scenario lasts ``--dwell`` seconds (20, ours); "settled" is the second
   half of each scenario, "peak" the worst 1 s window of the first half (the transient).
 
-The simulations and every choice of ours: model/hybrid_runs.py, model/topology.py (the
-delay model and the variance reading), model/load.py (rates, scenarios),
-model/latency_001.py (the metric). Plots: fig1.png and fig5.png in ``--out``
+The simulations and every choice of ours: tomkit/runs/hybrid.py, model/net/topology.py (the
+delay model and the variance reading), model/net/load.py (rates, scenarios),
+model/hybrid/latency.py (the metric). Plots: fig1.png and fig5.png in ``--out``
 (default out/hybrid-figures).
 
 ``--quick``: Figure 1 at D = 50 and 200 ms for 4 s, Figure 3's scenarios 1, 4, 6 and 9
@@ -42,7 +42,9 @@ import sys
 import time
 from pathlib import Path
 
-from tomkit.model.hybrid_runs import (
+from tomkit.model.net.load import FIG5_DWELL
+from tomkit.model.net.topology import fig3_topology
+from tomkit.runs.hybrid import (
     FIG1_DELAYS,
     PROTOCOLS,
     fig1,
@@ -52,8 +54,6 @@ from tomkit.model.hybrid_runs import (
     plot_fig1,
     plot_fig5,
 )
-from tomkit.model.load import FIG5_DWELL
-from tomkit.model.topology import fig3_topology
 
 #: Figure 5's mean-shift k (001 footnote 6 lost it; ours, docs/hybrid-figures.md)
 FIG5_K = 10
@@ -104,7 +104,7 @@ def print_fig5(res, k: int) -> None:
           f"{res.window:g} s window of the first half, the hybrid's transient)")
     print(f"{'sc':>2} {'loads':>5} | {'token':>6} {'symm':>6} {'hybrid':>6} | "
           f"{'peak':>6} | hybrid roles (settled)")
-    from tomkit.model.load import FIG3_SCENARIOS
+    from tomkit.model.net.load import FIG3_SCENARIOS
 
     for k, sc in enumerate(res.scenarios):
         lo, mid = k * res.dwell, (k + 0.5) * res.dwell

@@ -1,5 +1,5 @@
 """The process fuzzer against every literal reading of 001's Figure 4 (Rodrigues,
-Fonseca, Verissimo; model/hybrid.py's VARIANTS), full size: for each variant and seed,
+Fonseca, Verissimo; model/hybrid/process.py's VARIANTS), full size: for each variant and seed,
 the run at which a property first failed, the property, the trace as found, and the
 trace after fuzz/reduce.py's step-level reduction (records before -> after, steps,
 replays, seconds); against the baseline measured in the same run on the first seed,
@@ -12,7 +12,7 @@ variant's settings and must pass.
     python bench/hybrid_fuzz_variants.py [--examples 1000] [--seeds 1-8] [--variant NAME]
                                          [--no-baseline]
 
-(tests/test_model_hybrid_fuzz.py is the smoke form: every variant found and reduced
+(tests/model/hybrid/test_model_hybrid_fuzz.py is the smoke form: every variant found and reduced
 with one seed each, without the baseline.)
 """
 
@@ -27,7 +27,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure, process_machine
 from tomkit.fuzz.reduce import reduce
-from tomkit.model.hybrid import VARIANTS
+from tomkit.model.hybrid.process import VARIANTS
 
 #: variant -> (n, options, messages per run, steps per run, crashes, judge liveness).
 #: literal-ot's total-order breach needs a goingToActive, two tickets of the old

@@ -31,8 +31,8 @@ import time
 
 from tqdm import tqdm
 
-from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
-from tomkit.model.mutants import resolve_rule
+from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
+from tomkit.model.toto.mutants import resolve_rule
 
 #: seconds for every delta, as docs/prove.md recorded them for issue 19's first version
 #: (facts encoding; symmetry for the rank-free rules, the split alone for GL-ToTo)

@@ -1,6 +1,6 @@
 """Issue 4, point 5, at n = 5: Z3 against exhaustive enumeration on *every* DAG shape.
 
-The test suite (tests/test_prove_crosscheck.py) is exhaustive for n <= 4 and samples
+The test suite (tests/fuzz/prove/test_prove_crosscheck.py) is exhaustive for n <= 4 and samples
 n = 5, since every shape at n = 5 (5,552 shapes with K = 1, every pair of views, every
 allowed delta, all four properties) takes minutes per rule. This script runs the full
 n = 5 comparison for every built-in rule and mutant, with the test's own ``compare``,

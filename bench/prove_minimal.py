@@ -1,10 +1,10 @@
 """Counterexample sizes before and after minimisation, for every refuted mutant.
 
 Issue 19 part 6: a counterexample DAG should be the smallest one. For each mutant of
-``model/mutants.py`` (the built-in rules are proved safe, so they have none), each n in
+``model/toto/mutants.py`` (the built-in rules are proved safe, so they have none), each n in
 ``--n`` and each delta the mutant accepts, ``tomkit prove``'s pipeline runs twice in the
 same process: with Z3's first model, shrunk greedily (what ``tomkit prove`` did before,
-``--first-model``), and with the minimal one (``fuzz/prove/minimal.py``: fewest messages,
+``--first-model``), and with the minimal one (``fuzz/prove/delivery/minimal.py``: fewest messages,
 then fewest causal edges between processors). It prints both sizes as
 messages/edges, and both times.
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
-from tomkit.model.mutants import MUTANTS
+from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
+from tomkit.model.toto.mutants import MUTANTS
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,8 +20,8 @@ import sys
 
 from tqdm import tqdm
 
-from tomkit.fuzz.prove.timestamps import KINDS, PROTOCOLS, VARIANTS
-from tomkit.fuzz.prove.ts_solve import TsOutcome, prove_protocol
+from tomkit.fuzz.prove.timestamps.solve import TsOutcome, prove_protocol
+from tomkit.fuzz.prove.timestamps.state import KINDS, PROTOCOLS, VARIANTS
 
 
 def row(o: TsOutcome, base: float) -> str:

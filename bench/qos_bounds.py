@@ -41,7 +41,7 @@ import os
 import sys
 import time
 
-from tomkit.qos_runs import (
+from tomkit.runs.qos import (
     NET,
     OPTIONS,
     RATE,

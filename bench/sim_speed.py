@@ -47,7 +47,7 @@ if old:
     else:
         from tomkit.model.sim import SimConfig as Config, simulate
 else:
-    from tomkit.model.network import Delay
+    from tomkit.model.net.links import Delay
     from tomkit.model.sim import SimConfig as Config, simulate
 cfg = Config(protocol=protocol, delay=Delay("gamma", 0.001), **kw)
 t0 = time.process_time()

@@ -31,7 +31,7 @@ load) sees the same application messages at the same times with the same link de
    ToTo, on the same inputs, makes by its default rule, and the share it makes later in
    time; and of those S-ToTo makes before NTail(G) = n, the share ToTo makes at NTail(G)
    = n. ToTo delivers every message in the end, so "not delivered" can only mean "not
-   delivered early" (decision). Against 000's ToTo (model/rules.py) and against ToTo as
+   delivered early" (decision). Against 000's ToTo (model/toto/rules.py) and against ToTo as
    002 section 3 restates it (``toto-002``, :func:`toto_as_002_restates`).
 2. "As much as 5% of all messages can be delivered early with the lexicographic order":
    the share of GL-ToTo's deliveries made by its prefix clause (002 section 5), and the
@@ -59,17 +59,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from toto_tables import LAN, wide_links  # noqa: E402  (bench/ is not a package)
 
+from tomkit.model.sim import SimConfig  # noqa: E402
+
 # ToTo as 002 section 3 restates it, as printed (NTail(s') > n - delta) and with ">=":
 # not 000's ToTo, and not safe (``tomkit prove`` refutes agreement at n = 6, delta = 3);
-# model/mutants.py has them (the first is the mutant ``toto-002-restated``). 002's "10 %"
+# model/toto/mutants.py has them (the first is the mutant ``toto-002-restated``). 002's "10 %"
 # of claim 1 compares S-ToTo with *this* ToTo, so it is measured too, and the bench checks
 # every run for agreement (``agree``) and reports it.
-from tomkit.model.mutants import toto_002_restated as toto_as_002_restates  # noqa: E402
-from tomkit.model.mutants import (  # noqa: E402
+from tomkit.model.toto.mutants import toto_002_restated as toto_as_002_restates  # noqa: E402
+from tomkit.model.toto.mutants import (  # noqa: E402
     toto_002_restated_ge as toto_as_002_restates_ge,
 )
-from tomkit.model.sim import SimConfig  # noqa: E402
-from tomkit.model.toto_metrics import Measured, mean, simulate_measured  # noqa: E402
+from tomkit.runs.toto import Measured, mean, simulate_measured  # noqa: E402
 
 __all__ = ["DELTAS", "TOPOLOGIES", "claims", "main", "topology_rows", "toto_as_002_restates",
            "toto_as_002_restates_ge"]

@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from tomkit.model.network import SOURCES, Delay
+from tomkit.model.net.links import SOURCES, Delay
 from tomkit.model.sim import SimConfig, simulate
 
 LAN = Delay("gamma", 0.020, cv2=0.05)

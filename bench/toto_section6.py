@@ -8,7 +8,7 @@ Sources: 000 (Dolev, Kramer, Malki) section 6 (Figures 5 and 6, Tables 2-5, equa
 (1) and (2), "up to O(log(n)) speedup" of the abstract and section 1) and section 4.3
 (the cost of a reception, O(n_p + n_c^2)). The set-up is bench/toto_tables.py's: n = 8,
 delta = 4, "load" = total msgs/s (load/n per machine), links a shifted gamma of mean 1 ms;
-4000 messages per run, as in 000. Every run is measured by model/toto_metrics.py.
+4000 messages per run, as in 000. Every run is measured by tomkit/runs/toto.py.
 
 Output
 ------
@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from toto_tables import LAN, wide_links  # noqa: E402  (bench/ is not a package)
 
 from tomkit.model.sim import SimConfig  # noqa: E402
-from tomkit.model.toto_metrics import (  # noqa: E402
+from tomkit.runs.toto import (  # noqa: E402
     Measured,
     bin_receptions,
     distribution,

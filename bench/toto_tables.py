@@ -64,7 +64,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from tomkit.model.network import Delay
+from tomkit.model.net.links import Delay
 from tomkit.model.sim import SimConfig, SimResult, simulate
 
 __all__ = ["PAPER", "cpu_rate", "main", "run_all", "table_rows", "throughput_rows", "wide_rows"]

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tomkit import __version__
-from tomkit.checker.engine import CheckReport
 from tomkit.checker.result import Verdict
 from tomkit.traces.schema import FORMAT_VERSION
+
+if TYPE_CHECKING:
+    from tomkit.checker.engine import CheckReport
 
 ALL_TRACES_UP_TO = 10  # below this many traces, every verdict is listed
 DETAILED_UP_TO = 20  # traces with violations shown in full
@@ -154,7 +156,7 @@ def to_json(report: CheckReport) -> str:
 def to_dict(report: CheckReport) -> dict[str, Any]:
     """The report as plain data (what ``tomkit check --format json`` prints)."""
     return {
-        "tomkit": __version__,
+        "tomkit": version("tomkit"),
         "format_version": FORMAT_VERSION,
         "properties": report.properties,
         # every setting the verdicts depend on, so a stored report says what it judged

@@ -3,8 +3,8 @@
 A :class:`Counterexample` comes from ``tomkit prove`` (a Z3 witness, :func:`from_witness`,
 or an enumeration find, :func:`from_found`) and, later, from the stateful fuzzer. Every
 one is *replayed concretely* (:func:`replay`): the rule runs on a
-:class:`~tomkit.model.dag.DagView` of each view through
-:class:`~tomkit.model.vocab.ConcreteRuleView`; :func:`validate` raises
+:class:`~tomkit.model.toto.dag.DagView` of each view through
+:class:`~tomkit.model.toto.vocab.ConcreteRuleView`; :func:`validate` raises
 :class:`ReplayMismatch` unless the replay reproduces the violation (and, for a Z3
 witness, Z3's claimed deliveries), so the symbolic encoding is checked on every answer.
 
@@ -39,11 +39,11 @@ from typing import Any
 
 from tomkit.checker import spacetime
 from tomkit.checker.spacetime import Arrow, Cut, Event
-from tomkit.fuzz.prove import enumerate as en
-from tomkit.model.dag import DagView, Message
-from tomkit.model.mutants import resolve_rule
-from tomkit.model.rules import Params, Rule, drain
-from tomkit.model.vocab import (
+from tomkit.fuzz.prove.delivery import enumerate as en
+from tomkit.model.toto.dag import DagView, Message
+from tomkit.model.toto.mutants import resolve_rule
+from tomkit.model.toto.rules import Params, Rule, drain
+from tomkit.model.toto.vocab import (
     WIN_BOTTOM,
     ConcreteRuleView,
     Delivery,
@@ -96,7 +96,7 @@ class Counterexample:
 
     def size(self) -> tuple[int, int]:
         """(messages, causal edges between messages of different processors): the two
-        numbers ``tomkit prove`` minimises (``fuzz/prove/minimal.py``)."""
+        numbers ``tomkit prove`` minimises (``fuzz/prove/delivery/minimal.py``)."""
         sender = {i: s for i, s, _ in self.messages}
         return len(self.messages), sum(1 for _, s, deps in self.messages for d in deps
                                        if sender[d] != s)

@@ -2,12 +2,12 @@
 
 What is fuzzed
 --------------
-A delivery rule (``model/rules.py``, or a user's rule written over ``model/vocab.py``)
+A delivery rule (``model/toto/rules.py``, or a user's rule written over ``model/toto/vocab.py``)
 is meant to be a pure function of a process's causal DAG view that every process can
 evaluate on its own and still deliver the same messages in the same order (000 section
 4: agreement; the rule's internal and external stability are what make it so). The
 machine below builds a random DAG the way processes do, reveals it to every process in
-its own order, evaluates the rule at every step (:func:`~tomkit.model.rules.drain`) and
+its own order, evaluates the rule at every step (:func:`~tomkit.model.toto.rules.drain`) and
 checks, as an invariant, that the delivery sequences of any two processes are prefixes
 of one another. Shrinking then gives a minimal DAG and reveal order.
 
@@ -48,9 +48,9 @@ from hypothesis.stateful import (
 )
 
 from tomkit.fuzz.counterexample import Counterexample, CxView, shrink, validate
-from tomkit.model.dag import DagView, Message
-from tomkit.model.rules import Params, Rule, drain
-from tomkit.model.vocab import Delivery
+from tomkit.model.toto.dag import DagView, Message
+from tomkit.model.toto.rules import Params, Rule, drain
+from tomkit.model.toto.vocab import Delivery
 
 __all__ = ["Batch", "Disagreement", "RuleFailure", "activation_counterexample",
            "rule_machine"]

@@ -27,7 +27,7 @@ with ``keep_going``. An outcome is one of:
               rows its footer declares, when the footer reads).
 
 Crashes, hangs and accounting errors are failures; their inputs are written to
-``--out`` with the traceback. ``make fuzz`` runs it for minutes; tests/test_fuzz_inputs.py
+``--out`` with the traceback. ``make fuzz`` runs it for minutes; tests/fuzz/test_fuzz_inputs.py
 runs a small seeded slice.
 
     python -m tomkit.fuzz.inputs [--inputs N] [--seconds S] [--seed S] [--out DIR]

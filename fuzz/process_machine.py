@@ -19,7 +19,7 @@ and the membership against them, within what the protocol says it assumes
 * ``notify``: the membership's Crash(q) at a live process, once no packet of q is still
   on its way there (000 section 5.1).
 
-A protocol whose processes carry a membership service (``model/membership.py``,
+A protocol whose processes carry a membership service (``model/toto/membership.py``,
 ``toto-dynamic``) gets it instead of ``notify``: ``crash`` goes to the service, and
 ``join`` (a crashed process restarts, or one of ``spares`` processes outside the first view
 joins), ``partition`` (the network splits in two), ``heal`` and ``agree`` (the service's
@@ -40,7 +40,6 @@ checker's own properties.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
@@ -49,6 +48,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
+from tomkit.fuzz.failure import ProcessFailure, RuleFailure
+from tomkit.fuzz.qos_machine import timed_machine
 from tomkit.model.process import Output, Process
 from tomkit.model.protocols import protocol as get_protocol
 from tomkit.model.recorder import Recorder
@@ -57,37 +58,6 @@ __all__ = ["ProcessFailure", "RuleFailure", "process_machine"]
 
 #: drain rounds before the teardown gives up on quiescence (liveness then decides)
 DRAIN_ROUNDS = 60
-
-
-@dataclass
-class ProcessFailure:
-    """A property the checker found violated on the run's trace."""
-
-    protocol: str
-    n: int
-    options: dict[str, Any]
-    kind: str  # the property's name
-    explanation: str
-    records: list[dict] = field(default_factory=list)
-    #: runs Hypothesis had started when a property first failed (set by the runner)
-    found_at: int | None = None
-    #: the run's steps, replayable by :meth:`ProcessMachine.apply` (``fuzz/reduce.py``)
-    schedule: list[tuple] = field(default_factory=list)
-    #: records of the failure before ``fuzz/reduce.py`` reduced it (None: not reduced)
-    reduced_from: int | None = None
-    #: records of the reduced run once drained, when ``records`` is only the prefix that
-    #: already violates the (safety) property (``fuzz/reduce.py``)
-    drained: int | None = None
-
-    def describe(self) -> str:
-        was = "" if self.reduced_from is None else f", reduced from {self.reduced_from}"
-        return f"{self.kind}: {self.explanation} ({len(self.records)} events{was})"
-
-
-class RuleFailure(AssertionError):
-    def __init__(self, found: ProcessFailure) -> None:
-        super().__init__(found.describe())
-        self.found = found
 
 
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
@@ -105,8 +75,6 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     stopped by a liveness failure found first."""
     proto = get_protocol(protocol)
     if getattr(proto, "timing", None) is not None:  # 003's timed network (qos)
-        from tomkit.fuzz.qos_machine import timed_machine
-
         return timed_machine(protocol, n, options, max_messages=max_messages,
                              max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
-from tomkit.model.qos_net import REAL_TIME
+from tomkit.model.net.timed import REAL_TIME
 
 __all__ = ["SAFETY", "Violation", "latencies", "liveness", "safety"]
 

@@ -21,7 +21,7 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
   simulator);
 * ``lose``: a packet in flight is lost if its link then still loses at most L of any I
   consecutive packets (``fec.within_burst_bound``); a packet sent before its sender's
-  latest crash may be lost without that bound (003 3.3), one sent after a recovery not;
+  latest crash may be lost without that bound (003 section 3.3), one sent after a recovery not;
 * ``crash`` (a minority of the processes at most), ``join`` of a process that is down
   (from time 0, or crashed: a recovery), ``join_two`` (two down processes join close
   together, as a group forms), ``leave`` of a member. A joiner may have missed what was
@@ -30,7 +30,7 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
 The teardown drains (time runs until every slot is delivered), then checks integrity,
 total-order-weak and global-order with the checker's own properties, and 003's liveness
 (``fuzz/qos_check.py``). A failure is shrunk and reported as the process machine's
-:class:`~tomkit.fuzz.process_machine.ProcessFailure`.
+:class:`~tomkit.fuzz.failure.ProcessFailure`.
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from tomkit.fuzz import qos_check
-from tomkit.model.fec import within_burst_bound
+from tomkit.fuzz.failure import ProcessFailure, RuleFailure
+from tomkit.model.net.timed import RealTimeRecorder
 from tomkit.model.process import Output
 from tomkit.model.protocols import protocol as get_protocol
-from tomkit.model.qos_net import RealTimeRecorder
+from tomkit.model.qos.fec import within_burst_bound
 
 __all__ = ["FEATURES", "timed_machine"]
 
@@ -59,8 +60,6 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
                   label: str | None = None) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of a timed ``protocol``
     (module docstring)."""
-    from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure
-
     proto = get_protocol(protocol)
     opts = proto.resolve(options)
     timing = proto.timing(opts)  # type: ignore[attr-defined]

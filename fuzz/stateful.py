@@ -45,8 +45,8 @@ def fuzz(rule_name: str, n: int, delta: int | None, examples: int, seed_: int,
     """The rule form: a ToTo-family delivery rule (built-in, mutant or module:function)
     on the DAG machine, or in the process machine of the ToTo family. None when nothing
     failed, else the failure (with ``.found``)."""
-    from tomkit.model.mutants import resolve_rule
-    from tomkit.model.rules import RULES, Params
+    from tomkit.model.toto.mutants import resolve_rule
+    from tomkit.model.toto.rules import RULES, Params
 
     rule_fn = resolve_rule(rule_name)
     if machine == "dag":

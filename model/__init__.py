@@ -1,17 +1,30 @@
 """Executable reference models of the protocols, behind one process interface.
 
-* The interface and the protocol registry: ``process`` (what every protocol's process
-  implements, and a protocol's description), ``protocols`` (every protocol by name).
-* Driving them: ``sim`` (the one discrete-event simulator), ``network`` (link delays and
-  application sources), ``recorder`` (outputs as v1 trace records), ``conform`` (the one
-  replayer of recorded traces).
-* The ToTo family (papers 000 and 002): ``dag`` (causally closed DAG views), ``vocab``
-  (the vocabulary delivery rules are written in, and its concrete interpretation),
-  ``rules`` (all-ack, ToTo, S-ToTo, G-ToTo, GL-ToTo as pure functions, and a driver),
-  ``compiled`` (rules compiled per number of candidates, for speed), ``toto`` (the
-  process: a DAG view, a rule and Transis' idle ACKs), ``mutants`` (broken rules).
-* ABCAST and TOMP (paper 004): ``abcast``, ``tomp``.
+The kernel, at this folder's top:
+
+* ``process``: what every protocol's process implements (the process interface) and a
+  protocol's description, with what it needs from its environment;
+* ``protocols``: every protocol by name (the registry);
+* ``sim``: the one discrete-event simulator; ``recorder``: outputs as v1 trace records;
+* ``conform``: the one replayer of recorded traces;
 * ``dataset``: data sets of many simulated traces, some faulty, for ``tomkit scan``.
 
-``model`` imports nothing of tomkit but ``traces`` (tests/test_layers.py).
+The rooms, one folder each:
+
+* ``net/``: networks and environments: ``net/links.py`` (link delays and application
+  sources), ``net/topology.py`` (delays per sender-recipient pair, 001's topologies),
+  ``net/load.py`` (load schedules), ``net/timed.py`` (003's timed network);
+* ``toto/``: the ToTo family (000, 002): ``toto/dag.py``, ``toto/vocab.py``,
+  ``toto/rules.py``, ``toto/compiled.py``, ``toto/process.py``, ``toto/mutants.py``,
+  ``toto/membership.py`` (000's membership service);
+* ``abcast/``: ABCAST and TOMP (004): ``abcast/abcast.py``, ``abcast/tomp.py``;
+* ``hybrid/``: the hybrid token-site / symmetric protocol (001): ``hybrid/vsync.py``,
+  ``hybrid/wire.py``, ``hybrid/switch.py``, ``hybrid/process.py``,
+  ``hybrid/protocol.py``, ``hybrid/latency.py``;
+* ``qos/``: the QoS-preserving multicast (003): ``qos/fec.py``, ``qos/slots.py``,
+  ``qos/process.py``, ``qos/protocol.py``.
+
+``model`` imports nothing of tomkit but ``traces`` (tests/test_layers.py); this map names
+every module (tests/test_layers.py keeps it true). Experiment runners that use the models
+live in ``tomkit/runs/``.
 """

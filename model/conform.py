@@ -27,7 +27,7 @@ unreplayable: :class:`~tomkit.model.process.ReplayError`, naming the process and
 
 Views: the protocol's replay says what a logged ``view`` is. The fixed-group ToTo family
 reads a view that leaves q out as Crash(q) (and cannot replay a join: q stays Defunc);
-``toto-dynamic`` (``model/membership.py``) reads it as the configuration change of 000
+``toto-dynamic`` (``model/toto/membership.py``) reads it as the configuration change of 000
 section 5.1, which the model refuses while M_p is not empty, and a ``crash`` record as the
 end of that process's incarnation.
 """

@@ -15,7 +15,7 @@ Where traces come from
   and 11 messages a trace has about 100 events (sends, recvs, deliveries).
 * Faulty, a ``faulty`` fraction of the traces, the variants taken round robin:
 
-  - ``mutant:majority``: the broken rule of ``model/mutants.py`` run in the same
+  - ``mutant:majority``: the broken rule of ``model/toto/mutants.py`` run in the same
     simulator (partition ``protocol=mutant-majority``). It violates total order in about
     40 % of runs; the rest of its traces are correct executions, so its ground truth says
     "may violate". Runs that would never end are cut (``mutants.Runaway``) and retried
@@ -40,6 +40,7 @@ the worker processes only change who computes it, not what.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -48,13 +49,17 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tomkit.traces.generate import FAULTS, bulk_table, faulty_trace
 from tomkit.traces.writer import write_records, write_table
 
-__all__ = ["CONFIGS", "PROTOCOLS", "SimSpec", "generate", "write_bulk"]
+if TYPE_CHECKING:
+    from tomkit.model.sim import SimConfig, SimResult
+
+__all__ = ["CONFIGS", "PROTOCOLS", "SimSpec", "generate", "simulate_mutant", "write_bulk"]
 
 PROTOCOLS = ("all-ack", "toto", "s-toto", "g-toto", "gl-toto")
 TRACES_PER_FILE = 1000  # a task for one worker: a few seconds of simulation
@@ -97,7 +102,7 @@ def _seed(*parts: int) -> int:
 
 
 def _sim_records(protocol: str, spec: SimSpec, trace_id: str, seed: int) -> list[dict]:
-    from tomkit.model.network import Delay
+    from tomkit.model.net.links import Delay
     from tomkit.model.sim import SimConfig, simulate
 
     cfg = SimConfig(protocol=protocol, n=spec.n, options={"delta": spec.delta},
@@ -107,8 +112,7 @@ def _sim_records(protocol: str, spec: SimSpec, trace_id: str, seed: int) -> list
 
 
 def _mutant_records(trace_id: str, seed: int) -> list[dict]:
-    from tomkit.model.mutants import simulate_mutant
-    from tomkit.model.network import Delay
+    from tomkit.model.net.links import Delay
     from tomkit.model.sim import Runaway, SimConfig
 
     s = MUTANT_SPEC
@@ -356,3 +360,19 @@ def part_files(path: str) -> Iterator[str]:
         for f in sorted(files):
             if not f.startswith(("_", ".")) and f.endswith((".parquet", ".jsonl", ".jsonl.gz")):
                 yield os.path.join(root, f)
+
+
+def simulate_mutant(config: SimConfig, max_events: int | None = None) -> SimResult:
+    """Run ``model.sim.simulate(config)`` where ``config.options["rule"]`` names a mutant,
+    cut with :class:`~tomkit.model.sim.Runaway` after ``max_events`` events (default
+    50 * messages * n^2).
+
+    Why a cut: a stalled process whose view stops changing sends idle ACKs forever. The
+    cut is an event budget, not a clock, so the same runs are cut on every machine; a
+    finished run of the data sets' mutant spec takes at most 229 events (300 seeds
+    measured), a stalled one never ends."""
+    from tomkit.model.sim import simulate  # lazily: the scan imports this module
+
+    if max_events is None:
+        max_events = 50 * config.messages * config.n ** 2
+    return simulate(dataclasses.replace(config, max_events=max_events))

@@ -3,8 +3,12 @@ the command line read (each protocol declares itself in its own module)."""
 
 from __future__ import annotations
 
-from tomkit.model import abcast, hybrid_protocol, membership, qos_protocol, tomp, toto
+from tomkit.model.abcast import abcast, tomp
+from tomkit.model.hybrid import protocol as hybrid_protocol
 from tomkit.model.process import Protocol
+from tomkit.model.qos import protocol as qos_protocol
+from tomkit.model.toto import membership
+from tomkit.model.toto import process as toto
 
 __all__ = ["PROTOCOLS", "protocol"]
 

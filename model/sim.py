@@ -16,18 +16,18 @@ The model
 ---------
 * n processes ``p0 .. p{n-1}`` (process ``pi`` has index i); a fixed group.
 * Links: every ordered pair (i, j), i != j, is a reliable FIFO link whose delay is drawn
-  from the link's :class:`~tomkit.model.network.Delay` (constant, exponential, or shifted
+  from the link's :class:`~tomkit.model.net.links.Delay` (constant, exponential, or shifted
   gamma). FIFO: a packet never arrives before an earlier packet of the same link (its
   arrival time is at least the previous one's; ties keep sending order). One link carries
   every kind of packet from i to j, like one TCP connection. A process receives what it
   sends to itself at once.
 * Sources: each process has its own source of application messages, periodic,
-  quasi-periodic or Poisson (``model/network.py``), at ``rate`` messages per second *per
+  quasi-periodic or Poisson (``model/net/links.py``), at ``rate`` messages per second *per
   process*, named ``<process>.<k>``. Sources stop when the total budget ``messages`` is
   spent.
 * 001's set-up (optional; ``SimConfig.topology`` and ``SimConfig.load``): a delay
-  distribution per sender-recipient pair (``model/topology.py``), and per-process rates
-  that change at given times (``model/load.py``; each new rate starts at a random phase,
+  distribution per sender-recipient pair (``model/net/topology.py``), and per-process rates
+  that change at given times (``model/net/load.py``; each new rate starts at a random phase,
   sources stop at the schedule's end).
 * Timers: a process asks for a timer (``Output.timer``); the simulator calls its
   ``on_timer`` then.
@@ -36,7 +36,7 @@ The model
   membership's Agree stage fixes one set of q's messages for everybody: virtual
   synchrony). Every surviving process p gets Crash(q) ``detection_delay`` later, but never
   before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth").
-* Membership (000 section 5, ``model/membership.py``), for protocols whose processes
+* Membership (000 section 5, ``model/toto/membership.py``), for protocols whose processes
   carry a membership service (``toto-dynamic``): crashes, ``joins`` and ``partitions``
   go through it instead. Each is noticed ``detection_delay`` later (Initiate), when the
   service agrees on the next configuration and its members flush and install it (``view``
@@ -68,13 +68,13 @@ from typing import Any
 
 import numpy as np
 
-from tomkit.model.load import LoadSchedule, phase_start
-from tomkit.model.network import SOURCES, Delay, DelayDraws, first_send, source_gap
+from tomkit.model.net.links import SOURCES, Delay, DelayDraws, first_send, source_gap
+from tomkit.model.net.load import LoadSchedule, phase_start
+from tomkit.model.net.timed import RealTimeRecorder, TimedNet
+from tomkit.model.net.topology import Topology
 from tomkit.model.process import Output, Protocol, Transmit
 from tomkit.model.protocols import protocol
-from tomkit.model.qos_net import RealTimeRecorder, TimedNet
 from tomkit.model.recorder import Recorder
-from tomkit.model.topology import Topology
 
 __all__ = ["Runaway", "SimConfig", "SimResult", "simulate"]
 
@@ -106,11 +106,11 @@ class SimConfig:
     trace_id: str = "sim"
     #: stop with :class:`Runaway` after this many events (arrivals, sends, timers); None:
     #: no limit. A run whose rule never delivers again sends idle ACKs forever, so those
-    #: who run broken rules (model/mutants.py) set one; it cuts at the same point on
+    #: who run broken rules (model/toto/mutants.py) set one; it cuts at the same point on
     #: every machine, unlike a clock
     max_events: int | None = None
-    # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2; model/topology.py and
-    # model/load.py. None: today's behaviour (every link ``delay``/``link_delays``, every
+    # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2; model/net/topology.py and
+    # model/net/load.py. None: today's behaviour (every link ``delay``/``link_delays``, every
     # source at ``rate``)
     #: a delay distribution per pair (``link_delays`` still override it); n must match
     topology: Topology | None = None
@@ -124,7 +124,7 @@ class SimConfig:
     #: (time, components): the network splits into these groups of processes (the ones
     #: not listed form one more); ``(time, ())`` heals it
     partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
-    # ---- timed networks (003; model/qos_net.py), for protocols that declare a timing
+    # ---- timed networks (003; model/net/timed.py), for protocols that declare a timing
     #: per-process clock offsets, each within eps/2 (None: drawn from the seed)
     clock_offsets: Sequence[float] | None = None
     #: (kind, process, real time) with kind join, leave or recover
@@ -236,7 +236,7 @@ class _Sim:
         #: per process, every other process
         self.others = [tuple(j for j in range(n) if j != i) for i in range(n)]
         # With one delay for every link, a packet's k delays are the next k values of its
-        # stream, taken from blocks drawn ahead (the same values: model/network.py)
+        # stream, taken from blocks drawn ahead (the same values: model/net/links.py)
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
         self.ctl_delays = DelayDraws(cfg.delay, self.ctl_rng, 16 * (n - 1))
         self.crash_at: dict[int, float] = {}
@@ -269,7 +269,7 @@ class _Sim:
         if self.members is not None and cfg.load is not None:
             raise ValueError("a load schedule (001) and a membership service (000 section 5) "
                              "do not run together: the service starts and stops sources")
-        #: local clock offsets; a timed protocol's network (model/qos_net.py)
+        #: local clock offsets; a timed protocol's network (model/net/timed.py)
         self.off = [0.0] * n
         self.timed: TimedNet | None = None
         timing = getattr(self.protocol, "timing", None)
@@ -373,7 +373,7 @@ class _Sim:
 
     def load_change(self, moved: list[tuple[int, float]]) -> None:
         """The load schedule sets each process of ``moved`` to its new rate: its source
-        restarts at a random phase of the new period (model/load.py)."""
+        restarts at a random phase of the new period (model/net/load.py)."""
         for i, r in moved:
             self.generation[i] += 1
             self.periods[i] = 1.0 / r if r > 0 else math.inf
@@ -416,7 +416,7 @@ class _Sim:
         if out.timer is not None:
             if self.timed is None:
                 self.push(out.timer, _TIMER, i)
-            else:  # local to real; after the arrivals of its instant (model/qos_net.py)
+            else:  # local to real; after the arrivals of its instant (model/net/timed.py)
                 self.counter += 1
                 heapq.heappush(self.heap, (out.timer - self.off[i],
                                            self.timed.timer_counter(self.counter), _TIMER,
@@ -481,7 +481,7 @@ class _Sim:
 
     def start_membership(self) -> None:
         """View 1 for every process not joining later for the first time; the joins and
-        partitions as events (model/membership.py's Driver is this simulator)."""
+        partitions as events (model/toto/membership.py's Driver is this simulator)."""
         cfg, first_join = self.cfg, {}
         for p, t in sorted(cfg.joins, key=lambda x: x[1]):
             i = cfg.index(p)

@@ -6,7 +6,7 @@ every model (``--ci`` only the small ones the tests run) and rewrites the
 the state counts and TLC's time, measured on the machine at hand (2 shared
 cores when the recorded figures were taken: times are noisy). The entries
 themselves (module, config, size, what is expected) are written by hand;
-tests/test_specs.py reads them to know what to run and what to expect.
+tests/specs/test_specs.py reads them to know what to run and what to expect.
 """
 
 from __future__ import annotations

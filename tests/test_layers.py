@@ -74,3 +74,117 @@ def test_the_private_import_test_sees_one(tmp_path):
     bad = tmp_path / "x.py"
     bad.write_text("from tomkit.checker.chunk import Piece, _ranges\n")
     assert private_imports(bad) == {"tomkit.checker.chunk._ranges"}
+
+
+#: the top-level folders and the tomkit packages they install as (pyproject's package-dir)
+PACKAGES = {"traces": "tomkit.traces", "model": "tomkit.model", "checker": "tomkit.checker",
+            "fuzz": "tomkit.fuzz", "tomkit": "tomkit"}
+
+
+def module_name(path: Path) -> str:
+    """``model/toto/dag.py`` -> ``tomkit.model.toto.dag``; a package's ``__init__.py`` ->
+    the package."""
+    rel = path.relative_to(ROOT)
+    parts = [PACKAGES[rel.parts[0]], *rel.parts[1:]]
+    parts[-1] = parts[-1].removesuffix(".py")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(files: list[Path]) -> dict[str, set[str]]:
+    """module -> the tomkit modules it imports, wherever the import stands (at the top or
+    inside a function): ``from pkg import name`` counts as importing ``pkg.name`` when that
+    is a module."""
+    names = {module_name(f): f for f in files}
+    graph: dict[str, set[str]] = {}
+    for mod, f in names.items():
+        out = set()
+        for node in runtime_nodes(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                out.add(node.module)
+                out.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+        graph[mod] = {m for m in out if m in names and m != mod}
+    return graph
+
+
+def runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for type hints
+    only, never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                stack.extend(child.orelse)
+            else:
+                stack.append(child)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    import networkx as nx
+
+    g = nx.DiGraph([(a, b) for a, bs in graph.items() for b in bs])
+    return sorted(nx.simple_cycles(g), key=len)
+
+
+def package_files() -> list[Path]:
+    return sorted(p for top in PACKAGES for p in (ROOT / top).rglob("*.py"))
+
+
+def test_no_import_loops():
+    """No module imports, directly or through others, a module that imports it back, not
+    even through an import placed inside a function (which only hides the loop): a piece
+    two modules share has a home below both."""
+    found = cycles(import_graph(package_files()))
+    assert not found, "import loops: " + "; ".join(" -> ".join(c) for c in found[:5])
+
+
+def test_the_loop_test_sees_one_inside_a_function(tmp_path):
+    pkg = tmp_path / "model"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from tomkit.model.b import x\n")
+    (pkg / "b.py").write_text("def f():\n    from tomkit.model.a import y\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        graph = import_graph(sorted(pkg.glob("*.py")))
+    finally:
+        ROOT = saved
+    assert cycles(graph) == [["tomkit.model.a", "tomkit.model.b"]] or \
+        cycles(graph) == [["tomkit.model.b", "tomkit.model.a"]]
+
+
+def test_the_model_map_names_every_module():
+    """model/__init__.py is the map of the models: it names every module of model/."""
+    import tomkit.model
+
+    doc = tomkit.model.__doc__ or ""
+    for f in sorted((ROOT / "model").rglob("*.py")):
+        if f.name == "__init__.py":
+            continue
+        rel = f.relative_to(ROOT / "model")
+        short = rel.stem if len(rel.parts) == 1 else rel.as_posix()
+        assert f"``{short}``" in doc or f"``{rel.as_posix()}``" in doc, \
+            f"model/__init__.py does not name {rel.as_posix()}"
+
+
+def test_every_package_folder_installs(monkeypatch):
+    """setup.py finds every folder with an __init__.py as a package to install, named as
+    pyproject.toml's package-dir maps it."""
+    import runpy
+
+    import setuptools
+
+    seen = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **kw: seen.update(kw))
+    runpy.run_path(str(ROOT / "setup.py"))
+    listed = set(seen["packages"])
+    inits = [f for f in package_files() if f.name == "__init__.py"]
+    assert len(inits) > 20
+    for f in inits:
+        assert module_name(f) in listed, f"{f.parent.relative_to(ROOT)} is not installed"
+    assert {"tomkit", "tomkit.model.toto", "tomkit.fuzz.prove.delivery"} <= listed

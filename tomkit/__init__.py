@@ -11,7 +11,7 @@ command prints; each has ``to_dict()`` for plain data:
   (``tomkit conform``): a :class:`~tomkit.model.conform.ConformReport`, per trace a
   :class:`~tomkit.model.conform.ProcessReport` per process;
 * :func:`prove` proves a ToTo-family delivery rule with Z3 for one (n, delta), or
-  refutes it (``tomkit prove``): an :class:`~tomkit.fuzz.prove.rules.Outcome`.
+  refutes it (``tomkit prove``): an :class:`~tomkit.fuzz.prove.delivery.prove.Outcome`.
 
 >>> import os, tempfile, tomkit
 >>> run = tomkit.simulate("tomp", n=3, messages=30, seed=2)
@@ -45,15 +45,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tomkit.checker.engine import CheckReport
-    from tomkit.fuzz.prove.rules import Outcome
+    from tomkit.fuzz.prove.delivery.prove import Outcome
     from tomkit.model.conform import ConformReport
     from tomkit.model.sim import SimResult
 
-__version__ = "0.1.0"
+#: from the installed distribution, so that pyproject.toml is its one source
+__version__ = version("tomkit")
 __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
 
 
@@ -159,7 +161,7 @@ def _typed(name: str, value: Any, kind: type) -> None:
     if isinstance(value, bool) and kind is not bool:
         ok = False
     if not ok:
-        hint = (" (e.g. Delay('gamma', 0.001), from tomkit.model.network)"
+        hint = (" (e.g. Delay('gamma', 0.001), from tomkit.model.net.links)"
                 if kind.__name__ == "Delay" else "")
         raise TypeError(f"{name} must be {'a number' if kind is float else kind.__name__}"
                         f"{hint}, got {type(value).__name__} {value!r}")
@@ -185,7 +187,7 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     ``variant`` of ABCAST and TOMP: ``tomkit simulate --help`` lists them)."""
     from dataclasses import fields
 
-    from tomkit.model.network import Delay
+    from tomkit.model.net.links import Delay
     from tomkit.model.sim import SimConfig
     from tomkit.model.sim import simulate as run
 
@@ -247,13 +249,13 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
 def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outcome:
     """Prove a ToTo-family delivery rule (a name, a mutant or ``module:function``) for
     ``n`` processors and ``delta``, as ``tomkit prove`` does; ``settings`` are those of
-    :func:`~tomkit.fuzz.prove.rules.prove_rule` (k, props, crashes, method, timeout).
-    ValueError for an unknown rule, n < 2, or a delta the rule does not accept (or none
-    given to a rule that needs one); TypeError for a setting of the wrong type."""
+    :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method,
+    timeout). ValueError for an unknown rule, n < 2, or a delta the rule does not accept
+    (or none given to a rule that needs one); TypeError for a setting of the wrong type."""
     import inspect
 
-    from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule
-    from tomkit.model.mutants import resolve_rule
+    from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
+    from tomkit.model.toto.mutants import resolve_rule
 
     _typed("rule", rule, str)
     _typed("n", n, int)

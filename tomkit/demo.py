@@ -217,7 +217,7 @@ def hybrid(out: Path, seed: int) -> bool:
     """001's hybrid switching roles as the load moves (Figure 5 in short), against its
     two baselines on the same inputs, with the latency plot."""
     banner("13. the hybrid token-site/symmetric protocol (001) switching roles")
-    from tomkit.model.hybrid_runs import run_demo
+    from tomkit.runs.hybrid import run_demo
 
     res = run_demo(out / "hybrid", seed)
     print("Figure 3's two LANs (A B C | D E, 20 ms inside, 520 ms across); each scenario "
@@ -240,7 +240,7 @@ def qos(out: Path, seed: int) -> bool:
     judged against the paper's guarantees (no agreement: a crashed sender's message may
     reach some processes only), and latency against n beside ABCAST's."""
     banner("14. the QoS-preserving protocol (003): a crash, a join, a leave")
-    from tomkit.qos_runs import run_demo
+    from tomkit.runs.qos import run_demo
 
     res = run_demo(str(out / "qos"), seed)
     print(res["text"].rstrip("\n"))
@@ -261,8 +261,8 @@ def prove_demo(out_dir: Path) -> str:
     n = 6, delta = 3, and draw its counterexample. Returns a short report naming the
     files."""
     from tomkit.fuzz.counterexample import counterexample_files, explain
-    from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
-    from tomkit.model.mutants import resolve_rule
+    from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule, stem
+    from tomkit.model.toto.mutants import resolve_rule
 
     lines = ["tomkit prove (Z3, one activation, K = 3 messages per processor):"]
     rule = resolve_rule("toto")

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk, concat_ranges
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.order_filter import consistent_traces
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace

@@ -31,7 +31,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import LEAVE, Chunk
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import correct_counts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace

@@ -29,7 +29,7 @@ Read on a finite trace, with these decisions:
 * The ``join`` record marks the moment the process is a member (the trace format's
   meaning, README "The trace format"): 003's ``join_OK``, at the start of its join slot;
   in a view-synchronous membership, the installation of its first view (``toto-dynamic``
-  logs ``join`` just before that ``view`` record, model/membership.py). It is not the
+  logs ``join`` just before that ``view`` record, model/toto/membership.py). It is not the
   request to join; a log that records the request should carry the join slot as
   ``x_slot``.
 * With views (a view-synchronous membership: Dolev, Kramer and Malki, section 5.1; 003
@@ -60,7 +60,7 @@ import numpy as np
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import CRASH, JOIN, LEAVE, Chunk
-from tomkit.checker.properties import Options, Property, verdicts
+from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Ev, Trace
 

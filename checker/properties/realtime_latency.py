@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from tomkit.checker.chunk import Chunk
-from tomkit.checker.properties import Options, Property
+from tomkit.checker.properties.base import Options, Property
 from tomkit.checker.properties.latency import judge, latencies, measure, over_bound
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.trace import Trace

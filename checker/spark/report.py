@@ -22,12 +22,12 @@ files engine) fill a ``summary.Summary``, and :func:`document` turns it into the
 from __future__ import annotations
 
 import math
+from importlib.metadata import version
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from tomkit import __version__
 from tomkit.checker.spark.properties import NAMES
 from tomkit.checker.spark.summary import ALPHA, Summary
 from tomkit.traces.schema import FORMAT_VERSION
@@ -113,7 +113,7 @@ def document(summary: Summary, paths: list[str], fmt: str,
              "rejected_listed_of": summary.rejected + summary.seq_traces}
     violated = any(g["counts"][p]["violated"] for g in groups for p in NAMES)
     return {
-        "tomkit": __version__, "format_version": FORMAT_VERSION, "input": ", ".join(paths),
+        "tomkit": version("tomkit"), "format_version": FORMAT_VERSION, "input": ", ".join(paths),
         "format": fmt, "properties": NAMES,
         "verdict": "violated" if violated else "holds",
         "exit_code": 1 if violated else (2 if total["rejected"] else 0),

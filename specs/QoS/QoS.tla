@@ -91,9 +91,9 @@ None == -1
 
 CeilDiv(a, b) == (a + b - 1) \div b
 
-\* the join slot of a process whose clock reads c (003, joins; B2)
+\* the join slot of a process whose clock reads c (003 section 3.3, joins; B2)
 JoinSlot(c) == c \div SlotLen + CeilDiv(Delay + Eps, SlotLen) + 1
-\* the failure timeout after the local end of a slot (003, process failures)
+\* the failure timeout after the local end of a slot (003 section 3.3, process failures)
 TimeoutLen == Delay + Eps
 \* the join windows (B5)
 SafeWindow(sj) == sj .. sj + CeilDiv(Eps, SlotLen) + 1
@@ -231,7 +231,7 @@ Quiet(to, Win(_)) == EnvDone /\ \A q \in Proc : ~Forced(q, to, Win)
 -----------------------------------------------------------------------------
 (* The environment: ends of slot, joins, crashes.                         *)
 
-\* p's end of slot s (003, static case): its batch, with its message if it has one, leaves
+\* p's end of slot s (003 section 3.2, static case): its batch, with its message if it has one, leaves
 \* for every process in the group (a joiner discards the slots before its join
 \* slot, so they are not sent to it). Lowest index first.
 EndSlot(p) ==
@@ -265,7 +265,7 @@ Join(r, to, Win(_), JS(_)) ==
     /\ UNCHANGED <<now, off, faulty, crashed, broadcast, sentAt, net, from, ct,
                    delivered>>
 
-\* q records r's join: it waits for r from slot start[r] on (003, joins)
+\* q records r's join: it waits for r from slot start[r] on (003 section 3.3, joins)
 JoinArrive(r, q) ==
     /\ JoinDue(r, q)
     /\ jnet' = [jnet EXCEPT ![r][q] = "got"]

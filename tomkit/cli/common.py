@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tomkit.model.network import DELAYS, SOURCES
+from tomkit.model.net.links import DELAYS, SOURCES
 from tomkit.model.process import Option, Protocol
 from tomkit.model.protocols import PROTOCOLS
 
@@ -72,7 +72,7 @@ def protocol_options(args: argparse.Namespace, protocol: Protocol) -> dict[str, 
 
 
 def add_network_arguments(s: argparse.ArgumentParser) -> None:
-    """Processes, sources and link delays (model/network.py)."""
+    """Processes, sources and link delays (model/net/links.py)."""
     s.add_argument("--n", type=int, default=8, help="number of processes (default 8)")
     s.add_argument("--source", choices=SOURCES, default="poisson")
     s.add_argument("--rate", type=float, default=100.0,

@@ -5,8 +5,8 @@ of any protocol (its options, such as ``--variant``, as ``tomkit simulate`` take
 a network that reorders (and, where the protocol tolerates it, loses and duplicates),
 crashes and crash notices, the trace checkers as invariants, liveness after draining.
 ``tomkit fuzz RULE`` (or ``--rule RULE``) fuzzes a ToTo-family delivery rule (a
-built-in rule, a mutant of ``model/mutants.py`` or ``module:function``, as for ``tomkit
-prove``): ``--machine dag``
+built-in rule, a mutant of ``model/toto/mutants.py`` or ``module:function``, as for
+``tomkit prove``): ``--machine dag``
 (default) runs :mod:`tomkit.fuzz.dag_machine` (the rule on DAG views revealed in
 adversarial orders, agreement as an invariant, liveness after draining), ``--machine
 process`` the process machine of the ToTo family with that rule. The run is
@@ -145,7 +145,7 @@ def run_protocol(args: argparse.Namespace) -> int:
 def run_rule(args: argparse.Namespace) -> int:
     from tomkit.fuzz.counterexample import counterexample_files
     from tomkit.fuzz.stateful import default_delta, fuzz
-    from tomkit.model.mutants import resolve_rule
+    from tomkit.model.toto.mutants import resolve_rule
 
     if args.variant is not None or args.rule is not None or args.ack_timeout is not None \
             or args.control_records is not None or args.crashes is not None:

@@ -3,21 +3,21 @@
 ``tomkit prove --protocol qos [--n N]``: prove 003's latency bound (``qos_bound.py``).
 
 For each (n, delta) (every delta the rule accepts when ``--delta`` is not given) it
-decides the four activation queries of ``fuzz/prove/solve.py`` (agreement, stability,
+decides the four activation queries of ``fuzz/prove/delivery/solve.py`` (agreement, stability,
 internal and external stability) on one activation with at most K messages per
 processor, and prints one line: proved / counterexample / unknown, the method, the time.
 
 RULE is a built-in rule (``model.rules.RULES``), a mutant (``model.mutants.MUTANTS``) or
-``module:function``; the work is :mod:`tomkit.fuzz.prove.rules`'s. Every counterexample
+``module:function``; the work is :mod:`tomkit.fuzz.prove.delivery.prove`'s. Every counterexample
 is written to ``--out`` as a trace, DOT, SVG and a text explanation
 (``fuzz/counterexample.py``); a rule outside the vocabulary is enumerated and the line
 says ``method=enumeration``.
 
 With ``--protocol`` (004, Dasser: ABCAST and TOMP) it decides, for each n, the queries
-of ``fuzz/prove/ts_solve.py`` (base case, the inductive step per transition, safety) on
-the invariant of ``fuzz/prove/ts_invariant.py`` and prints one line; a broken variant
+of ``fuzz/prove/timestamps/solve.py`` (base case, the inductive step per transition, safety) on
+the invariant of ``fuzz/prove/timestamps/invariant.py`` and prints one line; a broken variant
 fails the step and is refuted by a shortest run found by bounded model checking, replayed
-on the model and written to ``--out`` as a trace and a text (``fuzz/prove/ts_replay.py``).
+on the model and written to ``--out`` as a trace and a text (``fuzz/prove/timestamps/replay.py``).
 
 Exit codes: 0 every property proved, 1 a counterexample, 2 bad input, 3 unknown
 (timeout, or too large to enumerate) and no counterexample.
@@ -29,12 +29,12 @@ import argparse
 import sys
 
 from tomkit.fuzz.counterexample import ReplayMismatch, counterexample_files
-from tomkit.fuzz.prove.rules import allowed_deltas, prove_rule, stem
-from tomkit.fuzz.prove.solve import ENCODINGS, QUERIES
-from tomkit.fuzz.prove.timestamps import PROTOCOLS, VARIANTS
-from tomkit.fuzz.prove.ts_replay import write_run
-from tomkit.fuzz.prove.ts_solve import prove_protocol
-from tomkit.model.mutants import MUTANTS, resolve_rule
+from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule, stem
+from tomkit.fuzz.prove.delivery.solve import ENCODINGS, QUERIES
+from tomkit.fuzz.prove.timestamps.replay import write_run
+from tomkit.fuzz.prove.timestamps.solve import prove_protocol
+from tomkit.fuzz.prove.timestamps.state import PROTOCOLS, VARIANTS
+from tomkit.model.toto.mutants import MUTANTS, resolve_rule
 
 __all__ = ["add_parser", "run"]
 

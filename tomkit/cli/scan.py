@@ -7,6 +7,8 @@ records were rejected (and nothing violated) or the input does not fit the forma
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 
 from tomkit.checker.spark.options import add_arguments
 
@@ -26,7 +28,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    # pyspark is imported only when a scan runs, so that `tomkit` starts quickly
+    # pyspark is imported only when a scan runs, so that `tomkit` starts quickly and runs
+    # without the `spark` extra
+    if not spark_installed():
+        print("tomkit scan: needs Spark, which is not installed: "
+              "pip install 'tomkit[spark]' (or 'tomkit[all]')", file=sys.stderr)
+        return 2
     from tomkit.checker.spark.job import run_args
 
     return run_args(args)
+
+
+def spark_installed() -> bool:
+    """Whether pyspark and pandas (the `spark` extra) can be imported."""
+    return all(importlib.util.find_spec(m) is not None for m in ("pyspark", "pandas"))

@@ -22,7 +22,7 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
-from tomkit.model.network import Delay
+from tomkit.model.net.links import Delay
 from tomkit.model.protocols import protocol
 from tomkit.model.sim import SimConfig, simulate
 
@@ -100,8 +100,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     for a in s._actions:  # argparse has no public way to reach a declared flag's help
         if a.dest == "joins":
             a.help = (a.help or "") + JOINS_HELP
-    # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2: model/topology.py and
-    # model/load.py
+    # 001 (Rodrigues, Fonseca, Verissimo) sections 3, 4.4 and 6.2: model/net/topology.py and
+    # model/net/load.py
     s.add_argument("--topology", metavar="FILE.toml|PRESET",
                    help="a delay distribution per process pair, from a TOML file or a "
                    "preset (001-fig3: 001's two LANs A B C / D E, 20 ms and 520 ms); sets "
@@ -150,7 +150,7 @@ def _membership(args: argparse.Namespace, p: Any,
     says so). ValueError naming the flag and the bad value."""
     joins: tuple[tuple[str, float], ...] = ()
     if getattr(args, "joins", None) is not None and p.option("joins") is None:
-        from tomkit.model.qos_net import parse_schedule
+        from tomkit.model.net.timed import parse_schedule
 
         joins = tuple((q, t) for _, q, t in parse_schedule("join", args.joins))
         args.joins = None
@@ -168,8 +168,8 @@ def _membership(args: argparse.Namespace, p: Any,
 def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
     """--topology and --load-schedule: a TOML file or a preset name (ValueError naming
     the file, line and field)."""
-    from tomkit.model.load import LOAD_PRESETS, load_preset, read_load_schedule
-    from tomkit.model.topology import TOPOLOGY_PRESETS, read_topology, topology_preset
+    from tomkit.model.net.load import LOAD_PRESETS, load_preset, read_load_schedule
+    from tomkit.model.net.topology import TOPOLOGY_PRESETS, read_topology, topology_preset
 
     topology = load = None
     for flag, spec, presets in (("--topology", getattr(args, "topology", None),
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
                  [f"sent {st['sends']} messages, {st['deliveries']} deliveries"]):
         print(line)
     if cfg.topology is not None or cfg.load is not None:
-        from tomkit.model.latency_001 import latency_001
+        from tomkit.model.hybrid.latency import latency_001
 
         lat = latency_001(result)
         print(f"001 latency (mean over messages of the last delivery): {lat.mean * 1e3:.1f} "

@@ -1,7 +1,7 @@
 """Re-capture the TLC -tool output samples beside this file from real runs.
 
 Run from the repository root: ``.venv/bin/python tests/data/tlc/capture.py``.
-Each sample is TLC's raw stdout; tests/test_tlc.py parses them without Java.
+Each sample is TLC's raw stdout; tests/fuzz/tlc/test_tlc.py parses them without Java.
 """
 
 from __future__ import annotations

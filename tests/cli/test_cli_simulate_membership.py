@@ -1,0 +1,119 @@
+"""`tomkit simulate` with toto-dynamic's membership schedule (000 section 5, Dolev, Kramer
+and Malki): ``--joins`` (the protocol decides what it means: qos's own option, else the
+simulator's membership service), ``--partition`` and ``--heal``; errors name the flag and
+the bad value."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tomkit
+from tomkit.cli import main
+from tomkit.model.net.links import Delay
+
+DYN = ["simulate", "--protocol", "toto-dynamic", "--n", "6", "--messages", "200", "--rate",
+       "200", "--mean-delay", "0.003", "--detection-delay", "0.02"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def records(path):
+    return [json.loads(x) for x in path.read_text().splitlines()[1:]]
+
+
+def test_joins_partition_and_heal_reach_the_membership_service(capsys, tmp_path):
+    out = tmp_path / "dyn.jsonl"
+    code, text, err = run(capsys, *DYN, "--crash", "p1@0.03", "--crash", "p4@0.09",
+                          "--joins", "p5@0.05,p1@0.15", "--partition", "0.07:p0,p2,p3",
+                          "--heal", "0.13", "--seed", "1", "--out", str(out))
+    assert code == 0, err
+    assert "seed 1" in text and "4 configurations" in text
+    recs = records(out)
+    # p5 joins outside the first view; p1 restarts; the partition cuts p4 and p5 off
+    # (a crash each) and the heal brings p5 back: new incarnations
+    assert {r["process"] for r in recs if r["kind"] == "join"} == {"p5", "p1~2", "p4~2",
+                                                                    "p5~2"}
+    assert {r["process"] for r in recs if r["kind"] == "crash"} == {"p1", "p4", "p5"}
+    first = [r for r in recs if r["kind"] == "view" and r["process"] == "p0"][0]
+    assert "p5" not in first["members"]
+    # the same run as the Python API's SimConfig.joins / partitions gives
+    api = tomkit.simulate("toto-dynamic", n=6, messages=200, rate=200.0,
+                          delay=Delay("exponential", 0.003), detection_delay=0.02, seed=1,
+                          crashes=[("p1", 0.03), ("p4", 0.09)],
+                          joins=[("p5", 0.05), ("p1", 0.15)],
+                          partitions=[(0.07, [["p0", "p2", "p3"]]), (0.13, [])])
+    assert recs == api.records
+    assert main(["check", str(out), "-q", "--guarantee", "model-toto-dynamic"]) == 0
+    assert main(["check", str(out), "-q", "-p", "member-liveness"]) == 0
+
+
+def test_the_order_of_partition_and_heal_flags_does_not_matter(capsys, tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert run(capsys, *DYN, "--partition", "0.08:p0,p1,p2,p3", "--heal", "0.16",
+               "--out", str(a))[0] == 0
+    assert run(capsys, *DYN, "--heal", "0.16", "--partition", "0.08:p0,p1,p2,p3",
+               "--out", str(b))[0] == 0
+    assert records(a) == records(b)
+    assert {r["process"] for r in records(a) if r["kind"] == "join"} == {"p4~2", "p5~2"}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--joins", "p9@0.1"], "--joins: unknown process 'p9' (processes are p0 .. p5)"),
+    (["--joins", "p1@soon"], "--joins: expected PROCESS@TIME[,PROCESS@TIME...] (e.g. "
+     "p3@0.5), got 'p1@soon'"),
+    (["--partition", "0.1:p0,p7"], "--partition: unknown process 'p7'"),
+    (["--joins", "p1@0.1,p1@0.2"], "joins: p1 joins twice"),
+])
+def test_bad_membership_values_are_named(capsys, tmp_path, argv, message):
+    code, _, err = run(capsys, *DYN, *argv, "--out", str(tmp_path / "x.jsonl"))
+    assert code == 2 and message in err
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("bad", ["0.1", "x:p0,p1", "0.1:p0,,p1", "-1:p0"])
+def test_a_malformed_partition_is_a_usage_error_naming_it(capsys, tmp_path, bad):
+    with pytest.raises(SystemExit) as e:
+        main([*DYN, f"--partition={bad}", "--out", str(tmp_path / "x.jsonl")])
+    assert e.value.code == 2
+    assert "argument --partition: expected TIME:P,P[/P,P...]" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*DYN, "--heal", "later", "--out", str(tmp_path / "x.jsonl")])
+    assert "argument --heal: expected a TIME >= 0 in seconds, got 'later'" in \
+        capsys.readouterr().err
+
+
+def test_protocols_without_a_membership_service_refuse_the_schedule(capsys, tmp_path):
+    out = str(tmp_path / "x.jsonl")
+    code, _, err = run(capsys, "simulate", "--protocol", "toto", "--n", "4", "--messages",
+                       "10", "--joins", "p1@0.1", "--out", out)
+    assert code == 2 and "toto has no membership service" in err
+    code, _, err = run(capsys, "simulate", "--protocol", "qos", "--n", "4", "--messages",
+                       "10", "--partition", "0.1:p0,p1", "--out", out)
+    assert code == 2 and "qos has no membership service" in err
+    # conform and fuzz take no schedule: --joins is qos's option there only
+    code, _, err = run(capsys, "fuzz", "--protocol", "toto-dynamic", "--joins", "p1@0.1")
+    assert code == 2 and "--joins does not apply to toto-dynamic" in err
+
+
+def test_qos_keeps_its_own_joins(capsys, tmp_path):
+    out = tmp_path / "q.jsonl"
+    code, _, err = run(capsys, "simulate", "--protocol", "qos", "--n", "4", "--messages",
+                       "40", "--rate", "20", "--joins", "p3@0.2", "--seed", "2",
+                       "--out", str(out))
+    assert code == 0, err
+    joins = [r for r in records(out) if r["kind"] == "join"]
+    assert [r["process"] for r in joins] == ["p3"] and "real_time" in joins[0]
+
+
+def test_help_says_what_joins_means_per_protocol(capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--joins is the simulator's: P joins at TIME" in text
+    assert "--partition TIME:P,P[/P,P...]" in text and "--heal TIME" in text
