@@ -262,3 +262,16 @@ def test_simulate_names_the_presets_of_an_unknown_topology_or_load(capsys, tmp_p
                        "--out", tmp_path / "x.jsonl")
     line = _one_line_error(err, f"tomkit simulate: {flag} nosuch: neither a preset (")
     assert code == 2 and presets in line and line.endswith("nor a file")
+
+
+def test_a_file_named_twice_is_checked_once_and_merged_without_a_false_alarm(capsys,
+                                                                             tmp_path):
+    data = tmp_path / "d"
+    data.mkdir()
+    write_records(data / "a.jsonl", clean_trace("a", seed=1))
+    for extra in ([], ["--merge"]):
+        code, out, err = run(capsys, "check", data / "a.jsonl", data, data / "a.jsonl",
+                             "--format", "json", "-q", *extra)
+        assert code == 0, (extra, out, err)
+        doc = json.loads(out)
+        assert [t["trace"] for t in doc["traces"]] == ["a"]
