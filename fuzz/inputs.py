@@ -147,8 +147,12 @@ def _lines(rng: np.random.Generator, data: bytes) -> bytes:
 
 def mutate(rng: np.random.Generator, suffix: str, data: bytes) -> bytes:
     """One input: ``data`` (a file of format ``suffix``) with one to three mutations."""
+    if suffix == ".parquet" and rng.random() < 0.25:
+        # first, on the valid seed: reading a damaged file whole (as the retyping does)
+        # can kill the process in Arrow, and the retyping runs in the fuzzer's own
+        data = retype_parquet(rng, data)
     for _ in range(int(rng.integers(1, 4))):
-        kind = rng.integers(4 if suffix == ".parquet" else 3)
+        kind = rng.integers(3)
         if suffix == ".jsonl.gz":
             if kind == 0:
                 plain = gzip.decompress(data) if _inflates(data) else data
@@ -165,8 +169,6 @@ def mutate(rng: np.random.Generator, suffix: str, data: bytes) -> bytes:
                 data = bytes(b)
         elif suffix == ".jsonl" and kind < 2:
             data = _lines(rng, data)
-        elif suffix == ".parquet" and kind == 3:
-            data = retype_parquet(rng, data)
         else:
             b = bytearray(data)
             if suffix == ".parquet" and kind == 0 and len(b) > 16:
