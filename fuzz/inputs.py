@@ -147,8 +147,12 @@ def _lines(rng: np.random.Generator, data: bytes) -> bytes:
 
 def mutate(rng: np.random.Generator, suffix: str, data: bytes) -> bytes:
     """One input: ``data`` (a file of format ``suffix``) with one to three mutations."""
+    if suffix == ".parquet" and rng.random() < 0.25:
+        # first, on the valid seed: reading a damaged file whole (as the retyping does)
+        # can kill the process in Arrow, and the retyping runs in the fuzzer's own
+        data = retype_parquet(rng, data)
     for _ in range(int(rng.integers(1, 4))):
-        kind = rng.integers(4 if suffix == ".parquet" else 3)
+        kind = rng.integers(3)
         if suffix == ".jsonl.gz":
             if kind == 0:
                 plain = gzip.decompress(data) if _inflates(data) else data
@@ -165,8 +169,6 @@ def mutate(rng: np.random.Generator, suffix: str, data: bytes) -> bytes:
                 data = bytes(b)
         elif suffix == ".jsonl" and kind < 2:
             data = _lines(rng, data)
-        elif suffix == ".parquet" and kind == 3:
-            data = retype_parquet(rng, data)
         else:
             b = bytearray(data)
             if suffix == ".parquet" and kind == 0 and len(b) > 16:
@@ -229,8 +231,15 @@ def run_one(path: str, suffix: str) -> list[Outcome]:
     from tomkit.traces.errors import TraceFormatError
 
     props = select([n for n in properties() if n != "latency"], Options())
-    out = []
+    out: list[Outcome] = []
+    clean = None
     for keep_going in (False, True):
+        if keep_going and clean is not None:
+            # the first run read every record and rejected none, so keep_going changes
+            # nothing the run does (it acts on bad records only): its report stands for
+            # both, and its count is checked (the second run of a clean input, saved)
+            out.append(_accounted(clean, path, suffix))
+            continue
         try:
             rep = check_paths([path], props, Options(), keep_going=keep_going, workers=1)
         except TraceFormatError as e:
@@ -241,14 +250,22 @@ def run_one(path: str, suffix: str) -> list[Outcome]:
         except Exception:  # noqa: BLE001 - the point: any other exception is a crash
             out.append(Outcome("crash", traceback.format_exc()))
             continue
-        if keep_going:
-            want = _records_in(path, suffix)
-            got = rep.n_accepted + rep.n_rejected
-            if want is not None and got != want:
-                out.append(Outcome("accounting", f"{got} accounted for, {want} in the input"))
-                continue
-        out.append(Outcome("verdict"))
+        if not keep_going:
+            clean = rep if rep.n_rejected == 0 else None
+            out.append(Outcome("verdict"))
+        else:
+            out.append(_accounted(rep, path, suffix))
     return out
+
+
+def _accounted(rep, path: str, suffix: str) -> Outcome:
+    """A verdict whose records are all accounted for (accepted or rejected), or the
+    accounting error."""
+    want = _records_in(path, suffix)
+    got = rep.n_accepted + rep.n_rejected
+    if want is not None and got != want:
+        return Outcome("accounting", f"{got} accounted for, {want} in the input")
+    return Outcome("verdict")
 
 
 def _task(data: bytes, suffix: str, workdir: str) -> list[Outcome]:

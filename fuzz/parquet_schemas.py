@@ -7,8 +7,9 @@ error naming the file and the column -- never a traceback. The mutation here tak
 valid trace table and gives one to three of its columns (core or new ``x_`` ones) a
 type drawn from all of Arrow's: null, boolean, every integer width and signedness,
 the floats, decimals, strings, binaries and their large, view and fixed-size forms,
-dates, times, timestamps, durations, intervals, dictionaries of any index type, the
-list kinds, structs and maps, nested to a few levels. The values are the column's
+dates, times, timestamps, durations, intervals, the canonical extension types (uuid,
+json, bool8, opaque), dictionaries of any index type, the list kinds, structs and maps,
+nested to a few levels. The values are the column's
 own, converted, when the conversion works (so that a correct reader still finds a
 valid trace), and random values of the type otherwise; some rows become null.
 
@@ -41,9 +42,11 @@ BINARIES = (pa.binary(), pa.large_binary(), pa.binary_view(), pa.binary(3))
 TEMPORAL = (pa.date32(), pa.date64(), pa.time32("s"), pa.time64("us"),
             pa.timestamp("ms"), pa.timestamp("ns", tz="UTC"), pa.duration("s"),
             pa.month_day_nano_interval())
+#: Arrow's canonical extension types (Parquet stores their name beside the storage)
+EXTENSIONS = (pa.uuid(), pa.json_(), pa.bool8(), pa.opaque(pa.int32(), "t", "tomkit"))
 PRIMITIVES: tuple[pa.DataType, ...] = (
     pa.null(), pa.bool_(), *INTEGERS, *FLOATS, pa.decimal128(9, 0), pa.decimal128(12, 3),
-    pa.decimal256(40, 2), *STRINGS, *BINARIES, *TEMPORAL,
+    pa.decimal256(40, 2), *STRINGS, *BINARIES, *TEMPORAL, *EXTENSIONS,
 )
 
 
@@ -114,6 +117,8 @@ def _value(rng: np.random.Generator, t: pa.DataType) -> Any:
     """A random Python value of type t (None now and then)."""
     if pa.types.is_null(t) or rng.random() < 0.05:
         return None
+    if isinstance(t, pa.BaseExtensionType):
+        return _value(rng, t.storage_type)
     if pa.types.is_boolean(t):
         return bool(rng.integers(2))
     if pa.types.is_integer(t):
@@ -172,6 +177,8 @@ def _plain(t: pa.DataType) -> pa.DataType:
     Arrow builds from Python values, to be cast to t."""
     if pa.types.is_dictionary(t):
         return _plain(t.value_type)
+    if isinstance(t, pa.BaseExtensionType):
+        return _plain(t.storage_type)
     if pa.types.is_float16(t):
         return pa.float32()
     if pa.types.is_fixed_size_list(t):

@@ -253,9 +253,8 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
     """Prove a ToTo-family delivery rule (a name, a mutant or ``module:function``) for
     ``n`` processors and ``delta``, as ``tomkit prove`` does; ``settings`` are those of
     :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method,
-    timeout).
-    ValueError for an unknown rule, n < 2, or a delta the rule does not accept (or none
-    given to a rule that needs one); TypeError for a setting of the wrong type."""
+    timeout). ValueError for an unknown rule, n < 2, or a delta the rule does not accept
+    (or none given to a rule that needs one); TypeError for a setting of the wrong type."""
     import inspect
 
     from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule

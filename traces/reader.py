@@ -81,12 +81,22 @@ def detect_format(path: str) -> str:
 def trace_files(paths: Iterable[str | os.PathLike]) -> list[str]:
     """The paths, each directory replaced by the files below it, as ``tomkit scan`` lists
     a data set: recursively, in path order, skipping names that start with ``_`` or ``.``
-    below it (``_SUCCESS``, ``.crc``, a data set's ``_ground_truth.jsonl``). A directory
-    with no such file is a TraceFormatError naming it."""
+    below it (``_SUCCESS``, ``.crc``, a data set's ``_ground_truth.jsonl``). A file named
+    twice (itself and through its folder, say) is read once: twice, its traces would be
+    checked twice, and merged (``--merge``) every event would be doubled. A directory with
+    no such file is a TraceFormatError naming it."""
     out: list[str] = []
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+
     for path in map(os.fspath, paths):
         if not os.path.isdir(path):
-            out.append(path)
+            add(path)
             continue
         found = []
         for top, dirs, files in os.walk(path):
@@ -95,7 +105,8 @@ def trace_files(paths: Iterable[str | os.PathLike]) -> list[str]:
         if not found:
             raise TraceFormatError(Location(path), "a directory with no trace file in it "
                                    "(names starting with _ or . are skipped)")
-        out += sorted(found)
+        for f in sorted(found):
+            add(f)
     return out
 
 

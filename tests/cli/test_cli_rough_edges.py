@@ -77,7 +77,7 @@ def test_simulate_refuses_a_run_it_cannot_make(capsys, tmp_path, argv, said):
     assert "nan" not in stdout
 
 
-def test_simulate_makes_the_output_folder_as_sample_does(capsys, tmp_path):
+def test_simulate_makes_the_output_folder_as_generate_does(capsys, tmp_path):
     out = tmp_path / "new" / "run.jsonl"
     code, stdout, err = run(capsys, "simulate", "--n", "3", "--messages", "5", "-q",
                             "--out", out)
@@ -214,3 +214,64 @@ def test_conform_reads_the_trace_files_of_a_folder(capsys, tmp_path):
     code, out, err = run(capsys, "conform", data, "--protocol", "tomp", "--format", "json")
     assert code == 0, err
     assert sorted(json.loads(out)["traces"]) == ["r1", "r2"]
+
+
+# --------------------------------------------------------------------------
+# tomkit sample, tomkit fuzz counts, simulate's --topology and --load-schedule
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--traces", "0"], "--traces must be at least 1, got 0"),
+    (["--processes", "0"], "--processes must be at least 1, got 0"),
+    (["--messages", "-1"], "--messages must be at least 1, got -1"),
+    (["--fault", "split-view", "--processes", "1"], "fault 'split-view' needs at least"),
+])
+def test_sample_refuses_counts_it_cannot_make(capsys, tmp_path, argv, said):
+    out = tmp_path / "s.jsonl"
+    code, _, err = run(capsys, "sample", "--out", out, *argv)
+    line = _one_line_error(err, "tomkit sample: ")
+    assert code == 2 and said in line and not out.exists()
+
+
+def test_sample_refuses_a_name_without_a_format_and_makes_its_folder(capsys, tmp_path):
+    code, _, err = run(capsys, "sample", "--out", tmp_path / "s.txt")
+    assert code == 2 and "cannot tell the format from the name" in \
+        _one_line_error(err, "tomkit sample: ")
+    code, _, err = run(capsys, "sample", "--out", tmp_path / "new" / "s.parquet")
+    assert code == 0, err
+    assert (tmp_path / "new" / "s.parquet").exists()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["toto", "--messages", "0"], "--messages must be at least 1, got 0"),
+    (["toto", "--messages", "-1"], "--messages must be at least 1, got -1"),
+    (["toto", "--n", "1"], "--n must be at least 2, got 1"),
+    (["toto", "--examples", "0"], "--examples must be at least 1, got 0"),
+    (["--protocol", "toto", "--crashes", "-1"], "--crashes must be at least 0, got -1"),
+])
+def test_fuzz_refuses_counts_by_flag(capsys, argv, said):
+    code, out, err = run(capsys, "fuzz", *argv)
+    assert code == 2 and said in _one_line_error(err, "tomkit fuzz: ") and out == ""
+
+
+@pytest.mark.parametrize(("flag", "presets"), [("--topology", "001-fig3"),
+                                               ("--load-schedule", "001-fig5")])
+def test_simulate_names_the_presets_of_an_unknown_topology_or_load(capsys, tmp_path, flag,
+                                                                   presets):
+    code, _, err = run(capsys, "simulate", "--n", "3", "--messages", "5", flag, "nosuch",
+                       "--out", tmp_path / "x.jsonl")
+    line = _one_line_error(err, f"tomkit simulate: {flag} nosuch: neither a preset (")
+    assert code == 2 and presets in line and line.endswith("nor a file")
+
+
+def test_a_file_named_twice_is_checked_once_and_merged_without_a_false_alarm(capsys,
+                                                                             tmp_path):
+    data = tmp_path / "d"
+    data.mkdir()
+    write_records(data / "a.jsonl", clean_trace("a", seed=1))
+    for extra in ([], ["--merge"]):
+        code, out, err = run(capsys, "check", data / "a.jsonl", data, data / "a.jsonl",
+                             "--format", "json", "-q", *extra)
+        assert code == 0, (extra, out, err)
+        doc = json.loads(out)
+        assert [t["trace"] for t in doc["traces"]] == ["a"]

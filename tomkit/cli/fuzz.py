@@ -6,10 +6,11 @@ a network that reorders (and, where the protocol tolerates it, loses and duplica
 crashes and crash notices, the trace checkers as invariants, liveness after draining.
 ``tomkit fuzz RULE`` (or ``--rule RULE``) fuzzes a ToTo-family delivery rule (a
 built-in rule, a mutant of ``model/toto/mutants.py`` or ``module:function``, as for
-``tomkit prove``): ``--machine dag`` (default) runs :mod:`tomkit.fuzz.dag_machine` (the
-rule on DAG views revealed in adversarial orders, agreement as an invariant, liveness
-after draining), ``--machine process`` the process machine of the ToTo family with that
-rule. The run is deterministic given ``--seed`` (printed); ``--examples`` bounds the runs Hypothesis
+``tomkit prove``): ``--machine dag``
+(default) runs :mod:`tomkit.fuzz.dag_machine` (the rule on DAG views revealed in
+adversarial orders, agreement as an invariant, liveness after draining), ``--machine
+process`` the process machine of the ToTo family with that rule. The run is
+deterministic given ``--seed`` (printed); ``--examples`` bounds the runs Hypothesis
 tries. A failure is shrunk by Hypothesis, then written to ``--out``: the run as a v1
 trace (``tomkit check`` rejects it), and for an agreement failure of the DAG machine the
 activation where the two processors parted as a counterexample of
@@ -80,9 +81,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit fuzz: a RULE ({args.rule_name!r}) and --protocol {args.protocol} "
               f"were both given: fuzz one{hint}", file=sys.stderr)
         return 2
-    if args.n < 2 or (args.examples is not None and args.examples < 1):
-        print("tomkit fuzz: --n must be >= 2 and --examples >= 1", file=sys.stderr)
-        return 2
+    for flag, value, least in (("--n", args.n, 2), ("--examples", args.examples, 1),
+                               ("--messages", args.messages, 1),
+                               ("--crashes", args.crashes, 0)):
+        if value is not None and value < least:
+            print(f"tomkit fuzz: {flag} must be at least {least}, got {value}",
+                  file=sys.stderr)
+            return 2
     return run_protocol(args) if args.protocol else run_rule(args)
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 __all__ = ["add_parser", "run"]
@@ -28,11 +29,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from tomkit.traces.generate import FAULTS, clean_trace, faulty_trace
-    from tomkit.traces.writer import write_records
+    from tomkit.traces.writer import output_format, write_records
 
     if args.fault and args.fault not in FAULTS:
         print(f"tomkit sample: unknown fault {args.fault}; known: {', '.join(FAULTS)}",
               file=sys.stderr)
+        return 2
+    for flag, value in (("--traces", args.traces), ("--processes", args.processes),
+                        ("--messages", args.messages)):
+        if value < 1:
+            print(f"tomkit sample: {flag} must be at least 1, got {value}", file=sys.stderr)
+            return 2
+    try:
+        output_format(args.out)
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    except (ValueError, OSError) as e:
+        print(f"tomkit sample: {e}", file=sys.stderr)
         return 2
     records = []
     truths = []
@@ -40,11 +52,15 @@ def run(args: argparse.Namespace) -> int:
     for i in range(args.traces):
         tid = f"t{i}"
         seed = args.seed + i
-        if args.fault:
-            recs, truth = faulty_trace(tid, args.fault, seed=seed, **kw)
-            truths.append(truth)
-        else:
-            recs = clean_trace(tid, seed=seed, **kw)
+        try:
+            if args.fault:
+                recs, truth = faulty_trace(tid, args.fault, seed=seed, **kw)
+                truths.append(truth)
+            else:
+                recs = clean_trace(tid, seed=seed, **kw)
+        except ValueError as e:  # a fault that needs more processes or messages
+            print(f"tomkit sample: {e}", file=sys.stderr)
+            return 2
         records.extend(recs)
     n = write_records(args.out, records, grouped=True)
     what = f"trace(s) with a planted '{args.fault}' fault" if args.fault else "clean trace(s)"

@@ -188,6 +188,13 @@ def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
     from tomkit.model.net.topology import TOPOLOGY_PRESETS, read_topology, topology_preset
 
     topology = load = None
+    for flag, spec, presets in (("--topology", getattr(args, "topology", None),
+                                 TOPOLOGY_PRESETS),
+                                ("--load-schedule", getattr(args, "load_schedule", None),
+                                 LOAD_PRESETS)):
+        if spec and spec.partition(":")[0] not in presets and not os.path.isfile(spec):
+            raise ValueError(f"{flag} {spec}: neither a preset ({', '.join(presets)}) nor "
+                             "a file")
     if getattr(args, "topology", None):
         topology = (topology_preset(args.topology) if args.topology in TOPOLOGY_PRESETS
                     else read_topology(args.topology))
@@ -208,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         output_format(args.out)
-        # made now (as sample and generate make theirs), so that a folder that cannot be
+        # made now (as generate makes its own), so that a folder that cannot be
         # is found before the simulation, not after
         folder = os.path.dirname(os.path.abspath(args.out))
         try:

@@ -34,7 +34,7 @@ from typing import Any
 
 import z3
 
-from tomkit.model.toto.vocab import Refusals, scale
+from ....model.toto.vocab import Refusals, scale
 
 __all__ = ["Slot", "SlotSet", "Sym", "SymDelivery", "SymOutcome", "Z3RuleView", "first_of",
            "outcome_of"]
