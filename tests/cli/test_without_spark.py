@@ -4,7 +4,7 @@
 import subprocess
 import sys
 
-#: run the command line with pyspark and pandas unimportable, as without the extra
+#: run the command line with pyspark unimportable, as without the extra
 BLOCKED = """
 import importlib.abc
 import sys
@@ -12,7 +12,7 @@ import sys
 
 class NotInstalled(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("pyspark", "pandas"):
+        if name.split(".")[0] in ("pyspark",):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
@@ -20,7 +20,7 @@ class NotInstalled(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, NotInstalled())
 import importlib.util
 real = importlib.util.find_spec
-importlib.util.find_spec = lambda n, *a: None if n.split(".")[0] in ("pyspark", "pandas") \\
+importlib.util.find_spec = lambda n, *a: None if n.split(".")[0] in ("pyspark",) \\
     else real(n, *a)
 from tomkit.cli import main
 sys.exit(main(sys.argv[1:]))

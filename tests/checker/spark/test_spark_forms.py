@@ -26,5 +26,5 @@ def test_every_scanned_property_has_a_form_or_is_declared_exact():
 
 
 def test_the_scan_takes_the_options_its_properties_read():
-    assert scanned_options() == ["latency_bound", "realtime_bound", "slot", "rate_max",
-                                 "rate_avg", "rate_window"]
+    assert scanned_options() == ["latency_bound", "liveness_reading", "realtime_bound",
+                                 "slot", "rate_max", "rate_avg", "rate_window"]

@@ -203,7 +203,8 @@ def test_schema_mismatch_is_a_clear_error(spark, tmp_path, engine):
         write_records(d / "part-0.parquet", clean_trace("t0", n_processes=2, n_messages=2),
                       grouped=True)
     want = {"files": r"part-1.parquet: field 'time': column has type string; expected a "
-                     r"numeric column: the Parquet file's columns do not fit",
+                     r"numeric column \(an integer, float or decimal\): the Parquet file's "
+                     r"columns do not fit",
             "arrow": "column 'time' has type string, expected double"}[engine]
     with pytest.raises(SchemaMismatch, match=want):
         scan(spark, str(d), None, engine=engine)
