@@ -71,13 +71,19 @@ class Watch:
         self.judged: set[tuple[str, str]] = set()
         self.out_path = out_path
         self.last_checkpoint = time.monotonic()
+        restored = False
         if state_dir:
             os.makedirs(state_dir, exist_ok=True)
-            self._restore()
+            restored = self._restore()
         if out_path is not None:
             self.out = open(out_path, "a", encoding="utf-8")
         else:
             self.out = out or sys.stdout
+        if state_dir and not restored:
+            # a first checkpoint before anything is judged: a kill before the next one
+            # then cuts the output back to what it held at the start, so a verdict
+            # written in between is not written twice after the restart
+            self.checkpoint()
 
     # ---- checkpoints --------------------------------------------------------------------
 
@@ -85,10 +91,11 @@ class Watch:
         assert self.state_dir
         return os.path.join(self.state_dir, STATE_FILE)
 
-    def _restore(self) -> None:
+    def _restore(self) -> bool:
+        """Take up the last checkpoint, if there is one (whether there was)."""
         path = self._state_path()
         if not os.path.exists(path):
-            return
+            return False
         with open(path, "rb") as f:
             data = pickle.load(f)
         if data["version"] != STATE_VERSION or data["paths"] != self.paths or \
@@ -106,6 +113,7 @@ class Watch:
         if self.out_path is not None:
             with open(self.out_path, "a+b") as f:
                 f.truncate(data["out_len"])
+        return True
 
     def checkpoint(self) -> None:
         """Write the state atomically (module docstring)."""
