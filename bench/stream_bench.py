@@ -131,9 +131,11 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     live.write_bytes(lines[0])  # the header
     watch = subprocess.Popen([sys.executable, "-m", "tomkit", "watch", str(live), "--out",
                               str(out), "--format", "json", "--poll", "0.01",
-                              "--idle-exit", "2", "--summary-every", "0"],
+                              "--idle-exit", "6", "--summary-every", "0"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(3)  # its start-up, outside the measure
+    # its start-up, outside the measure; the idle exit (6 s) must not come before the
+    # first write, whatever the start-up takes
+    time.sleep(3)
     step = max(1, rate // 100)  # a write every 10 ms
     t_certain = seen = None
     t0 = time.perf_counter()
