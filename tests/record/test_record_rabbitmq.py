@@ -21,7 +21,12 @@ def test_rabbitmq_live(tmp_path, run):
                say=lambda s: None)
     code, report = check("--guarantee-file", str(mod.profile_file()), str(out))
     assert code == 0, report["traces"][0]["results"]
-    code, report = check("-p", "agreement,validity,total-order-strong", str(out))
+    # validity of every send holds on a clean run; with the leader killed, a publish that
+    # was never confirmed may be lost (RabbitMQ promises only confirmed messages, its
+    # publisher-confirms guide), so there the promise is the confirmed-not-lost check below
+    props = "agreement,validity,total-order-strong" if run == "clean" else \
+        "agreement,total-order-strong"
+    code, report = check("-p", props, str(out))
     assert code == 0, verdicts(report)
     recs = records(out)
     confirmed = {r["msg"] for r in recs if r["kind"] == "send" and r.get("x_put") == "ok"}
