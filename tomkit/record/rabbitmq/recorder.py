@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import until
+from tomkit.record.clients import ClientLoop
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, free_ports
 from tomkit.record.server import Server
@@ -315,64 +316,20 @@ class _Publisher:
             await _close(producer)
 
 
-class _Cluster:
+class _Cluster(ClientLoop):
     """The nodes seen by the fault schedule (:class:`tomkit.record.faults.Cluster`);
     the clients are tasks of one asyncio loop in a thread of its own."""
 
+    QUIET_CLOSE = True
+
     def __init__(self, nodes: list[_Node], run: RabbitRun, log: EventLog,
                  rng: random.Random, deadline: float):
+        super().__init__([n.name for n in nodes], run, log, rng, deadline,
+                         "rabbitmq-clients")
         self.nodes = {n.name: n for n in nodes}
-        self.run, self.log, self.rng, self.deadline = run, log, rng, deadline
-        self.members = [n.name for n in nodes]
-        self.incarnation = dict.fromkeys(self.members, 0)
         self.readers: dict[str, _Reader] = {}
         self.publishers: dict[str, _Publisher] = {}
         self.old: list[_Reader] = []
-        self.dead: set[str] = set()
-        self.sent = 0
-        self._lock = threading.Lock()
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
-                                       name="rabbitmq-clients")
-        self.thread.start()
-        self.send_until = deadline if run.send_for is None else min(
-            deadline, time.monotonic() + run.send_for)
-        # a message sent before send_until is retried up to 60 s more, within the run
-        self.retry_until = min(deadline, self.send_until + 60)
-
-    def call(self, coro, timeout: float = 30):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def spawn(self, coro) -> None:
-        asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def close(self) -> None:
-        async def shutdown() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            if tasks:
-                await asyncio.wait(tasks, timeout=5)
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-        try:
-            self.call(shutdown(), timeout=15)
-        except Exception:
-            pass
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
-
-    def process(self, server: str) -> str:
-        k = self.incarnation[server]
-        return server if k == 0 else f"{server}r{k}"
-
-    def count(self) -> None:
-        with self._lock:
-            self.sent += 1
-
-    def progress(self) -> float:
-        return self.sent / (self.run.messages * len(self.members))
 
     def attach(self, server: str, send: bool = True) -> None:
         proc = self.process(server)
