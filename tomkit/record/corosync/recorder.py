@@ -49,8 +49,9 @@ from pathlib import Path
 from tomkit.record.child import EventReader, drain, until
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "PROFILE", "CpgRun", "record", "available", "ACTIONS"]
+__all__ = ["SYSTEM", "RUNS", "PROFILE", "CpgRun", "record", "available", "ACTIONS"]
 
 PROFILE = "totem-evs"
 HERE = Path(__file__).parent
@@ -398,3 +399,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
             shutil.rmtree(tmp, ignore_errors=True)
     log.write(out)
     return log
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("corosync", RUNS, ACTIONS, record, available, profile=PROFILE)

@@ -56,8 +56,9 @@ from pathlib import Path
 
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent, free_ports
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "PROFILE", "EtcdRun", "record", "available", "ACTIONS"]
+__all__ = ["SYSTEM", "RUNS", "PROFILE", "EtcdRun", "record", "available", "ACTIONS"]
 
 PREFIX = "tomkit/"
 #: the profile of what etcd documents (checker/profiles)
@@ -446,3 +447,7 @@ def _drain(members, watchers: dict, dead: set, deadline, say) -> None:
         time.sleep(0.05)
     lag = {m.name: w.last_rev for m, w in alive if w.last_rev < final}
     say(f"  warning: not drained by the deadline (last revision {final}, watchers at {lag})")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("etcd", RUNS, ACTIONS, record, available, profile=PROFILE)

@@ -55,8 +55,9 @@ from pathlib import Path
 from tomkit.record.child import EventReader, drain, until
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent, free_ports
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "PROFILE", "JgroupsRun", "record", "available", "stack_xml",
+__all__ = ["SYSTEM", "RUNS", "PROFILE", "JgroupsRun", "record", "available", "stack_xml",
            "profile_file", "ACTIONS"]
 
 HERE = Path(__file__).parent
@@ -319,3 +320,7 @@ def _sent_in_views_with(log: EventLog, joiner: str) -> set[str]:
         elif r["kind"] == "send" and r["process"] in inside:
             owed.add(r["msg"])
     return owed
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("jgroups", RUNS, ACTIONS, record, available, profile_file=profile_file)

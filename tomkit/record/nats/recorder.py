@@ -56,8 +56,9 @@ from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, free_ports
 from tomkit.record.nats.store import read_stream, stream_folder
 from tomkit.record.server import Server
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "NatsRun", "record", "available", "profile_file"]
+__all__ = ["SYSTEM", "RUNS", "NatsRun", "record", "available", "profile_file"]
 
 HERE = Path(__file__).parent
 STREAM = "TOMKIT"
@@ -415,3 +416,8 @@ def _report_lost(log: EventLog, say) -> None:
     lost = sorted(_acked(log) - delivered)
     if lost:
         say(f"  acknowledged but stored by no replica read: {len(lost)} ({', '.join(lost[:5])})")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("nats", RUNS, ACTIONS, record, available, profile_file=profile_file,
+                long_runs=True)

@@ -52,8 +52,9 @@ from tomkit.record.clients import ClientLoop
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, free_ports
 from tomkit.record.server import Server
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "RabbitRun", "record", "available", "profile_file", "ACTIONS"]
+__all__ = ["SYSTEM", "RUNS", "RabbitRun", "record", "available", "profile_file", "ACTIONS"]
 
 HERE = Path(__file__).parent
 STREAM = "tomkit"
@@ -546,3 +547,8 @@ def _drain(cluster: _Cluster, deadline: float, say) -> None:
         time.sleep(0.1)
     say("  warning: not drained by the deadline: a running replica misses a confirmed or "
         "stored message, or deliveries were still changing")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("rabbitmq", RUNS, ACTIONS, record, available,
+                profile_file=profile_file, long_runs=True)
