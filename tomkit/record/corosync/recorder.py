@@ -46,7 +46,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tomkit.record.child import EventReader, drain, until
+from tomkit.record.child import EventReader, audience, drain, until
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent
 from tomkit.record.system import System
@@ -233,20 +233,6 @@ class _Client(EventReader):
         return rec
 
 
-def _audience(log: EventLog, process: str) -> set[str]:
-    """The messages some process delivered in a view that includes ``process``: what
-    extended virtual synchrony owes it (a message sent before a partition and delivered
-    in the smaller configuration is not owed to the node cut off)."""
-    members: dict[str, list[str]] = {}
-    owed = set()
-    for r in list(log.records):
-        if r["kind"] == "view":
-            members[r["process"]] = r["members"]
-        elif r["kind"] == "deliver" and process in members.get(r["process"], ()):
-            owed.add(r["msg"])
-    return owed
-
-
 class _Ring:
     """The nodes seen by the fault schedule (:class:`tomkit.record.faults.Cluster`).
     Totem has no leader; the ring's representative is its lowest node id, so a
@@ -378,7 +364,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
             until(lambda k=k: all(k.process not in c.members for c in alive), deadline,
                   "corosync: the survivors did not install a view without the node", tmp)
         # a message is owed to the members of a view it was delivered in
-        drain(alive, deadline, say, owed=lambda reader, sent: sent & _audience(log,
+        drain(alive, deadline, say, owed=lambda reader, sent: sent & audience(log,
                                                                            reader.process))
     finally:
         log.freeze()
