@@ -325,9 +325,9 @@ def test_a_killed_recorder_leaves_nothing_running(tmp_path, system):
     while time.monotonic() < deadline and _running_under(tmp_path):
         time.sleep(0.1)
     assert _running_under(tmp_path) == []
-    # every recorder runs its servers in namespaces: the next recorder removes them
+    # every recorder runs its servers in namespaces: the next recorder removes them (or
+    # has already: another recorder may run on this machine)
     from tomkit.record import netns
 
-    assert [n for n in netns.ours() if n.startswith(f"tomkit-{rec.pid}-")]
     netns.remove_stale()
     assert not [n for n in netns.ours() if n.startswith(f"tomkit-{rec.pid}-")]
