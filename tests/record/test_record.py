@@ -165,9 +165,58 @@ def test_late_joiner_keeps_the_flush_profile():
     assert code == 0, verdicts(report)
 
 
+#: JGroups under a partition (docs/case-studies.md): the profile broken, in more ways
+#: than one; each has its own test below
+PARTITIONS = ("jgroups-sequencer-flush-partition-follower-s1",
+              "jgroups-sequencer-flush-partition-leader-s1")
+
+
+def _view_at(recs: list[dict], event: dict) -> dict:
+    """The view the event's process had installed when the event happened."""
+    (view,) = [r for r in recs if r["process"] == event["process"] and r["kind"] == "view"
+               and r["seq"] < event["seq"]][-1:]
+    return view
+
+
+def test_partitioned_member_is_delivered_twice_by_the_others():
+    # SEQUENCER drops a member's duplicate-suppression entry when it leaves the view, and
+    # the cut-off member resends its forward table: its messages come back a second time
+    path = REAL / f"{PARTITIONS[0]}.jsonl.gz"
+    code, report = check("--guarantee-file", str(JG / "jgroups-flush.toml"), str(path))
+    assert code == 1 and verdicts(report)["integrity"] == "violated"
+    (result,) = [r for r in report["traces"][0]["results"] if r["property"] == "integrity"]
+    first, second = result["witness"]
+    assert first["process"] == second["process"] and first["msg"] == second["msg"]
+    recs = records(path)
+    sender = first["msg"].split(".")[0]
+    for d in (first, second):  # both in a view without the sender: it was cut off
+        event = [r for r in recs if r["process"] == d["process"] and r["kind"] == "deliver"
+                 and r["msg"] == d["msg"]][0 if d is first else 1]
+        assert sender not in _view_at(recs, event)["members"]
+    assert any(f["fault"] == "partition" and f["server"] == sender
+               for r in recs for f in r.get("x_fault", ()))
+
+
+def test_new_coordinator_sequences_its_new_messages_before_its_forward_table():
+    # the leader cut off: j2 takes over as sequencer and multicasts its new messages at
+    # once, then resends those still in its forward table: its own FIFO order breaks
+    path = REAL / f"{PARTITIONS[1]}.jsonl.gz"
+    code, report = check("--guarantee-file", str(JG / "jgroups-flush.toml"), str(path))
+    assert code == 1 and verdicts(report)["fifo-order@correct"] == "violated"
+    (result,) = [r for r in report["traces"][0]["results"]
+                 if r["property"] == "fifo-order@correct"]
+    early, late, d_late, d_early = result["witness"]
+    assert (early["kind"], late["kind"], d_late["kind"], d_early["kind"]) == (
+        "send", "send", "deliver", "deliver")
+    assert early["process"] == late["process"] != "j1"
+    recs = records(path)
+    cut = {f["server"] for r in recs for f in r.get("x_fault", ()) if f["fault"] == "partition"}
+    assert cut == {"j1"}
+
+
 def test_every_fixture_is_judged():
     assert {p.name.removesuffix(".jsonl.gz") for p in REAL.iterdir()} == \
-        set(FIXTURES) | set(FINDINGS)
+        set(FIXTURES) | set(FINDINGS) | set(PARTITIONS)
 
 
 def test_fixtures_are_small():
