@@ -43,6 +43,7 @@ producer name and publishing id. The profile is ``rabbitmq.toml`` beside this mo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -51,6 +52,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,9 +65,12 @@ from tomkit.record.netns import available as netns_available
 from tomkit.record.server import Server
 from tomkit.record.system import System
 
-__all__ = ["SYSTEM", "RUNS", "RabbitRun", "record", "available", "profile_file", "ACTIONS"]
+__all__ = ["SYSTEM", "Boot", "booted", "RUNS", "RabbitRun", "record", "available",
+           "profile_file", "ACTIONS"]
 
 HERE = Path(__file__).parent
+#: the stream of a run is named ``tomkit-<run>-s<seed>``: runs on one booted cluster
+#: (:func:`booted`) each have their own
 STREAM = "tomkit"
 USER = PASSWORD = "guest"
 #: the faults this recorder can inflict
@@ -205,8 +210,9 @@ def _consumer_on(host: str, port: int):
 class _Reader:
     """One node's replica, read from its first offset by a consumer on that node."""
 
-    def __init__(self, node: _Node, process: str, log: EventLog, behind=lambda r: False):
-        self.node, self.process, self.log = node, process, log
+    def __init__(self, node: _Node, process: str, log: EventLog, stream: str,
+                 behind=lambda r: False):
+        self.node, self.process, self.log, self.stream = node, process, log, stream
         self.behind = behind  # behind(reader): another running replica's reader is ahead
         self.resubscribed = 0
         self.fresh = False  # subscribed again, nothing delivered since
@@ -246,7 +252,8 @@ class _Reader:
                     consumer = _consumer_on(self.node.host, self.node.stream_port)
                     await asyncio.wait_for(consumer.start(), 20)
                     await asyncio.wait_for(consumer.subscribe(
-                        STREAM, on_message, offset_specification=ConsumerOffsetSpecification(
+                        self.stream, on_message,
+                        offset_specification=ConsumerOffsetSpecification(
                             OffsetType.OFFSET, self.next_offset)), 20)
                     self.error = None
                     return
@@ -292,8 +299,9 @@ class _Publisher:
     """A node's publisher: one message at a time, each confirmed or sent again."""
 
     def __init__(self, node: _Node, process: str, run: RabbitRun, log: EventLog,
-                 rng: random.Random, count, confirmed: set[str]):
+                 rng: random.Random, count, confirmed: set[str], stream: str):
         self.node, self.process, self.run_, self.log = node, process, run, log
+        self.stream = stream
         self.rng, self.count = rng, count
         self.confirmed = confirmed  # the run's confirmed messages, shared
         self.stopped = threading.Event()
@@ -332,7 +340,7 @@ class _Publisher:
                                                 username=USER, password=PASSWORD)
                             await asyncio.wait_for(producer.start(), 20)
                         await asyncio.wait_for(producer.send_wait(
-                            STREAM, RawMessage(msg.encode(), publishing_id=k + 1),
+                            self.stream, RawMessage(msg.encode(), publishing_id=k + 1),
                             publisher_name=self.process, timeout=5), 10)
                     except Exception as e:
                         last = f"{type(e).__name__}: {e}"[:200]
@@ -359,10 +367,11 @@ class _Cluster(ClientLoop):
     QUIET_CLOSE = True
 
     def __init__(self, nodes: list[_Node], run: RabbitRun, log: EventLog,
-                 rng: random.Random, deadline: float):
+                 rng: random.Random, deadline: float, stream: str):
         super().__init__([n.name for n in nodes], run, log, rng, deadline,
                          "rabbitmq-clients")
         self.nodes = {n.name: n for n in nodes}
+        self.stream = stream
         self.readers: dict[str, _Reader] = {}
         self.publishers: dict[str, _Publisher] = {}
         self.old: list[_Reader] = []
@@ -372,11 +381,11 @@ class _Cluster(ClientLoop):
         proc = self.process(server)
         node = self.nodes[server]
         if send:
-            self.log.add(proc, "view", view=f"stream-{STREAM}", members=self.members)
+            self.log.add(proc, "view", view=f"stream-{self.stream}", members=self.members)
             self.publishers[server] = _Publisher(node, proc, self.run, self.log,
                                                  random.Random(self.rng.random()), self.count,
-                                                 self.confirmed)
-        reader = _Reader(node, proc, self.log, behind=self._behind)
+                                                 self.confirmed, self.stream)
+        reader = _Reader(node, proc, self.log, self.stream, behind=self._behind)
         self.readers[server] = reader
         self.spawn(reader.run(self.deadline))
 
@@ -398,7 +407,7 @@ class _Cluster(ClientLoop):
             try:
                 await asyncio.wait_for(producer.start(), 5)
                 client = await producer.default_client
-                leader, _ = await asyncio.wait_for(client.query_leader_and_replicas(STREAM), 5)
+                leader, _ = await asyncio.wait_for(client.query_leader_and_replicas(self.stream), 5)
             except Exception:
                 continue
             finally:
@@ -448,7 +457,8 @@ class _Cluster(ClientLoop):
         self.spawn(self.publishers[server].run(self.send_until, self.retry_until))
 
 
-async def _create_stream(host: str, port: int, replicas: int, deadline: float) -> None:
+async def _create_stream(host: str, port: int, stream: str, replicas: int,
+                         deadline: float) -> None:
     from rstream import Producer
 
     last = None
@@ -456,7 +466,7 @@ async def _create_stream(host: str, port: int, replicas: int, deadline: float) -
         producer = Producer(host, port, username=USER, password=PASSWORD)
         try:
             await asyncio.wait_for(producer.start(), 20)
-            await producer.create_stream(STREAM, arguments={
+            await producer.create_stream(stream, arguments={
                 "x-initial-cluster-size": replicas}, exists_ok=True)
             return
         except Exception as e:
@@ -467,43 +477,112 @@ async def _create_stream(host: str, port: int, replicas: int, deadline: float) -
     raise RuntimeError(f"rabbitmq: could not create the stream: {last}")
 
 
-def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
-           workdir: str | Path | None = None, say=print) -> EventLog:
-    """Record one run into ``out``; the log. ``seed`` seeds the publishers' pauses and
-    names the run (RabbitMQ's schedule is not seeded)."""
+class Boot:
+    """Nodes booted and clustered in their namespaces: the stage of one or more runs.
+
+    Booting three Erlang VMs is most of a run's time (25 s unloaded, up to 2 minutes
+    under load), so runs may share one boot (:func:`booted`), each with a stream of its
+    own; a node that a run killed is started again before the next run."""
+
+    def __init__(self, nodes: int, workdir: str | Path | None = None):
+        self.net = Network([f"r{i + 1}" for i in range(nodes)])
+        self.tmp = Path(tempfile.mkdtemp(prefix="tomkit-rabbitmq-", dir=workdir))
+        cookie = self.tmp / ".erlang.cookie"
+        cookie.write_text(f"TOMKIT{random.Random().getrandbits(64):016X}")
+        cookie.chmod(0o600)
+        (self.tmp / "inetrc").write_text(_inetrc(self.net))
+        self.nodes = [_Node(i + 1, self.net, self.tmp) for i in range(nodes)]
+        self.runs = 0
+
+    def start(self, deadline: float) -> None:
+        """Make the namespaces, start every node and wait until each is up."""
+        self.net.up()
+        for n in self.nodes:
+            n.epmd.start()
+        for n in self.nodes:
+            n.server.start()
+        for n in self.nodes:
+            _await_startup(n, deadline, self.tmp)
+
+    def ready(self, deadline: float) -> None:
+        """Before a run on a used boot: every partition healed, every node running."""
+        for s in list(self.net.cut):
+            self.net.heal(s)
+        down = [n for n in self.nodes if not n.server.alive()]
+        for n in self.nodes:
+            n.server.resume()
+        for n in down:
+            n.server.start()
+        for n in down:
+            _await_startup(n, deadline, self.tmp)
+
+    def stop(self) -> None:
+        for n in self.nodes:
+            n.server.stop()
+        for n in self.nodes:
+            n.epmd.stop()
+        self.net.down()
+        if not os.environ.get("TOMKIT_KEEP_RECORD"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def booted(nodes: int = 3, timeout: float = 240.0,
+           workdir: str | Path | None = None) -> Iterator[Boot]:
+    """A cluster booted once for several runs (``record(..., boot=b)``); everything it
+    made is removed at the end, also on an error or Ctrl-C."""
     why = available()
     if why:
         raise RuntimeError(why)
-    net = Network([f"r{i + 1}" for i in range(run.nodes)])
+    boot = Boot(nodes, workdir)
     try:
-        net.up()
-        with net.clients():  # the clients, and every thread of the run, in the hub
-            return _record(run, out, net, seed, timeout, workdir, say)
+        boot.start(time.monotonic() + timeout)
+        yield boot
     finally:
-        net.down()
+        boot.stop()
 
 
-def _record(run: RabbitRun, out: str | Path, net: Network, seed: int, timeout: float,
-            workdir: str | Path | None, say) -> EventLog:
-    rng = random.Random(seed)
+def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
+           workdir: str | Path | None = None, say=print, boot: Boot | None = None) -> EventLog:
+    """Record one run into ``out``; the log. ``seed`` seeds the publishers' pauses and
+    names the run (RabbitMQ's schedule is not seeded). Without ``boot`` the run boots
+    its own cluster (within ``timeout``); with one, it runs on that cluster, within
+    ``timeout`` of its own."""
+    why = available()
+    if why:
+        raise RuntimeError(why)
     deadline = time.monotonic() + timeout
+    if boot is None:
+        boot = Boot(run.nodes, workdir)
+        try:
+            boot.start(deadline)
+            return _on(boot, run, out, seed, deadline, say)
+        finally:
+            boot.stop()
+    if len(boot.nodes) != run.nodes:
+        raise ValueError(f"the run wants {run.nodes} nodes, the boot has {len(boot.nodes)}")
+    boot.ready(deadline)
+    return _on(boot, run, out, seed, deadline, say)
+
+
+def _on(boot: Boot, run: RabbitRun, out: str | Path, seed: int, deadline: float,
+        say) -> EventLog:
+    with boot.net.clients():  # the clients, and every thread of the run, in the hub
+        return _record(boot, run, out, seed, deadline, say)
+
+
+def _record(boot: Boot, run: RabbitRun, out: str | Path, seed: int, deadline: float,
+            say) -> EventLog:
+    rng = random.Random(seed)
     log = EventLog(f"rabbitmq-{run.name}-s{seed}")
-    tmp = Path(tempfile.mkdtemp(prefix="tomkit-rabbitmq-", dir=workdir))
-    cookie = tmp / ".erlang.cookie"
-    cookie.write_text(f"TOMKIT{random.Random().getrandbits(64):016X}")
-    cookie.chmod(0o600)
-    (tmp / "inetrc").write_text(_inetrc(net))
-    nodes = [_Node(i + 1, net, tmp) for i in range(run.nodes)]
-    cluster = _Cluster(nodes, run, log, rng, deadline)
+    nodes, tmp = boot.nodes, boot.tmp
+    boot.runs += 1
+    stream = f"{STREAM}-{run.name}-s{seed}-{boot.runs}"
+    cluster = _Cluster(nodes, run, log, rng, deadline, stream)
     faults: FaultRunner | None = None
     try:
-        for n in nodes:
-            n.epmd.start()
-        for n in nodes:
-            n.server.start()
-        for n in nodes:
-            _await_startup(n, deadline, tmp)
-        cluster.call(_create_stream(nodes[0].host, nodes[0].stream_port, run.nodes, deadline),
+        cluster.call(_create_stream(nodes[0].host, nodes[0].stream_port, stream, run.nodes,
+                                    deadline),
                      timeout=max(1.0, deadline - time.monotonic()))
         until(lambda: cluster.leader() is not None, deadline,
               "rabbitmq: the stream has no leader", tmp)
@@ -539,12 +618,6 @@ def _record(run: RabbitRun, out: str | Path, net: Network, seed: int, timeout: f
         for p in cluster.publishers.values():
             p.stopped.set()
         cluster.close()
-        for n in nodes:
-            n.server.stop()
-        for n in nodes:
-            n.epmd.stop()
-        if not os.environ.get("TOMKIT_KEEP_RECORD"):
-            shutil.rmtree(tmp, ignore_errors=True)
     for r in [*cluster.readers.values(), *cluster.old]:
         if r.error:
             say(f"  warning: {r.error}")
