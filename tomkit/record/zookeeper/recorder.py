@@ -72,6 +72,8 @@ JAR = Path("/usr/share/java/zookeeper.jar")
 SLF4J = Path("/usr/share/java/slf4j-simple.jar")
 ROOT = "/tomkit"
 TICK_MS = 500
+#: seconds a session lives without its server (the recorder's sessions ask for this much)
+SESSION_TIMEOUT = 30.0
 #: kazoo logs every dropped connection; the recorder reports what matters itself
 _QUIET = logging.getLogger("tomkit.record.zookeeper.kazoo")
 _QUIET.setLevel(logging.CRITICAL)
@@ -153,7 +155,10 @@ class _Zk:
                  f"dataDir={self.data}", f"clientPort={self.client_port}",
                  f"clientPortAddress={self.host}", "4lw.commands.whitelist=srvr,stat,ruok",
                  "admin.enableServer=false", "autopurge.purgeInterval=0",
-                 "maxClientCnxns=0", "standaloneEnabled=false"]
+                 "maxClientCnxns=0", "standaloneEnabled=false",
+                 # a session outlives an 8 s partition of its server and the election
+                 # after it (the default bound is 20 ticks, 10 s)
+                 f"maxSessionTimeout={SESSION_TIMEOUT * 1000:.0f}"]
         lines += [f"server.{z.sid}={z.host}:{z.quorum_port}:{z.election_port}"
                   for z in everyone]
         self.cfg.write_text("\n".join(lines) + "\n")
@@ -203,7 +208,7 @@ class _Reader(threading.Thread):
         from kazoo.client import KazooClient
         from kazoo.exceptions import KazooException, NoNodeError
 
-        client = KazooClient(hosts=f"{self.zk.host}:{self.zk.client_port}", timeout=10.0,
+        client = KazooClient(hosts=f"{self.zk.host}:{self.zk.client_port}", timeout=SESSION_TIMEOUT,
                              logger=_QUIET,
                              connection_retry={"max_tries": -1, "max_delay": 0.5})
         self.client = client
@@ -281,7 +286,7 @@ class _Writer(threading.Thread):
     def run(self) -> None:
         from kazoo.client import KazooClient, KazooState
 
-        client = KazooClient(hosts=f"{self.zk.host}:{self.zk.client_port}", timeout=10.0,
+        client = KazooClient(hosts=f"{self.zk.host}:{self.zk.client_port}", timeout=SESSION_TIMEOUT,
                              logger=_QUIET,
                              connection_retry={"max_tries": -1, "max_delay": 0.5})
         lost = threading.Event()
