@@ -7,6 +7,7 @@ capability is found by probing a module's attributes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,9 @@ class System:
     actions the recorder can inflict (``tomkit/record/faults.py``); ``long_runs``: its
     run shape has ``send_for`` and ``period``, so ``--long`` can build a run of the
     repeating schedule from ``clean``; ``profile``: a built-in profile's name, or
-    ``profile_file(run)``, the guarantee file a run is checked under."""
+    ``profile_file(run)``, the guarantee file a run is checked under; ``boot``: where
+    booting the system is most of a run's cost, ``boot(timeout=...)`` is a context
+    manager of a booted system that several runs share (``record(..., boot=b)``)."""
 
     name: str
     runs: Mapping[str, Any]
@@ -32,6 +35,7 @@ class System:
     profile: str | None = None
     profile_file: Callable[[Any], Path] | None = None
     long_runs: bool = False
+    boot: Callable[..., AbstractContextManager[Any]] | None = None
 
     def __post_init__(self) -> None:
         if (self.profile is None) == (self.profile_file is None):

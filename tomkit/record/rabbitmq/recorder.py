@@ -677,4 +677,4 @@ def _drain(cluster: _Cluster, deadline: float, say) -> None:
 
 #: what this recorder provides (tomkit/record/system.py)
 SYSTEM = System("rabbitmq", RUNS, ACTIONS, record, available,
-                profile_file=profile_file, long_runs=True)
+                profile_file=profile_file, long_runs=True, boot=booted)
