@@ -40,7 +40,7 @@ from .client import Client, History
 from .nemesis import NemesisEvent, plan
 from .network import Latency, Network
 from .node_process import NodeProcess, end_all, start_node
-from .protocol import Message
+from .protocol import Message, dumps_line
 from .services import make_services
 from .workloads import WORKLOADS, Anomaly
 
@@ -433,14 +433,12 @@ class Harness:
         records = self.trace_records()
         trace_path = out / "trace.jsonl"
         write_records(trace_path, records, grouped=True)
-        with open(out / "history.jsonl", "w") as f:
-            for op in self.history.ops:
-                for ev in op.to_events():
-                    f.write(json.dumps(ev) + "\n")
-        with open(out / "messages.jsonl", "w") as f:
-            for s in self.net.journal:
-                f.write(json.dumps({"time": round(s.time, 6), "from": s.src, **s.msg.to_dict(),
-                                    "fate": s.fate}) + "\n")
+        with open(out / "history.jsonl", "wb") as f:
+            f.writelines(dumps_line(ev) for op in self.history.ops for ev in op.to_events())
+        with open(out / "messages.jsonl", "wb") as f:
+            f.writelines(dumps_line({"time": round(s.time, 6), "from": s.src, "src": s.msg.src,
+                                     "dest": s.msg.dest, "body": s.msg.body, "fate": s.fate})
+                         for s in self.net.journal)
         nemesis = [e.to_dict() for e in self.nemesis_log]
         with open(out / "nemesis.jsonl", "w") as f:
             for e in nemesis:
