@@ -72,7 +72,7 @@ def test_encode_decode_round_trip(extra):
     ('"n\u00e9ud \u00b5s"', "n\u00e9ud \u00b5s"),
 ])
 def test_decode_reads_what_the_standard_library_reads(text, value):
-    line = ('{"src":"n1","dest":"n2","body":{"type":"x","v":%s}}' % text).encode()
+    line = b'{"src":"n1","dest":"n2","body":{"type":"x","v":' + text.encode() + b"}}"
     v = decode(line, "n1", 1).body["v"]
     if value is None:
         assert v != v  # NaN

@@ -72,6 +72,10 @@ class RunConfig:
     topology: str = "grid"
     key_count: int = 3  # kafka
     max_messages: int = 5_000_000  # a node that floods the network past this stops the run
+    #: Maelstrom's --availability: the fraction of operations that must succeed (1.0 for
+    #: "total"); None: no availability check
+    availability: float | None = None
+    log_stderr: bool = False  # show each node's stderr on the harness's, as it comes
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: (sorted(v) if isinstance(v, frozenset) else str(v) if isinstance(v, Path)
@@ -210,7 +214,8 @@ class Harness:
         try:
             proc = await start_node(self.cfg.bin, node, inc,
                                     self.cfg.out / "nodes" / f"{node}.log",
-                                    self._on_message, self._on_error, self._on_exit)
+                                    self._on_message, self._on_error, self._on_exit,
+                                    log_stderr=self.cfg.log_stderr)
         except OSError as e:
             raise HarnessError(f"cannot run the node program {self.cfg.bin[0]!r}: "
                                f"{e.strerror or e}") from None
@@ -445,6 +450,7 @@ class Harness:
                 f.write(json.dumps(e) + "\n")
         verdicts, explanations = self._judge(trace_path)
         anomalies = self.workload.anomalies(self.history)
+        anomalies.extend(self._availability())
         for t, name, how in self.crashes:
             if how != "killed by the nemesis":
                 anomalies.append(Anomaly("crash", "-", f"{name} {how} at {t:.3f} s "
@@ -471,8 +477,22 @@ class Harness:
         (out / "results.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
         return result
 
+    def _availability(self) -> list[Anomaly]:
+        """Maelstrom's availability checker: the fraction of operations that completed
+        ok, against ``--availability``."""
+        a, ops = self.cfg.availability, self.history.ops
+        if a is None or not ops:
+            return []
+        ok = sum(o.type == "ok" for o in ops)
+        if ok / len(ops) >= a:
+            return []
+        return [Anomaly("availability", "-", f"{ok} of {len(ops)} operations succeeded "
+                        f"({ok / len(ops):.3f}), below --availability {a:g}")]
+
     def _judge(self, trace_path: Path) -> tuple[dict[str, str], dict[str, str]]:
         """The workload's properties on the trace, by the checker's one registry."""
+        if not self.workload.properties:  # the counters: judged on the history alone
+            return {}, {}
         report = check(trace_path, properties=list(self.workload.properties))
         worst: dict[str, Any] = {}
         explanations: dict[str, str] = {}
