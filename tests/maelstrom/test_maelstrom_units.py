@@ -104,6 +104,34 @@ def test_client_gives_up_at_each_deadline_and_counts_late_replies():
     asyncio.run(main())
 
 
+def test_a_late_echo_is_slow_not_silent():
+    """An echo answered after the client gave up is info in the history and a delivery
+    in the trace: a loaded machine is not a validity violation; no answer at all is."""
+    from types import SimpleNamespace
+
+    from tomkit.maelstrom.client import Client, History
+    from tomkit.maelstrom.workloads.echo import Echo
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        h = History()
+        c = Client(0, "n0", lambda m: None, loop.time, [])
+        harness = SimpleNamespace(history=h, cfg=SimpleNamespace(timeout=0.05))
+        for _ in range(2):
+            await Echo(harness).operation(c, random.Random(1))
+        for op in h.ops:
+            op.received_by, op.received_at = "n0", op.time
+        c.receive(Message("n0", "c0", {"type": "echo_ok", "echo": h.ops[0].value,
+                                       "in_reply_to": 1}), "n0", loop.time())
+        return h
+
+    h = asyncio.run(main())
+    assert [op.type for op in h.ops] == ["info", "info"]
+    recs = Echo(None).records(h)
+    assert [(r["kind"], r["msg"]) for r in recs] == [
+        ("send", h.ops[0].value), ("deliver", h.ops[0].value), ("send", h.ops[1].value)]
+
+
 def test_error_codes_are_maelstroms():
     assert {c: e.name for c, e in ERRORS.items()}[11] == "temporarily-unavailable"
     assert is_definite(22) and is_definite(1)

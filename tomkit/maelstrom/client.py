@@ -51,6 +51,9 @@ class Op:
     replied_at: float | None = None
     #: the workload's name for the client's state when it invoked (kafka: its reader run)
     session: str | None = None
+    #: the reply that came after the client gave up (the op stays info, as in Jepsen;
+    #: the node did answer, which the trace may show)
+    late_reply: Reply | None = None
 
     def to_events(self) -> list[dict[str, Any]]:
         """The invoke and completion, as Jepsen history entries."""
@@ -93,9 +96,10 @@ class Client:
         self.index, self.id, self.node = index, f"c{index}", node
         self.route, self.now, self.faults = route, now, faults
         self.next_id = 0
-        #: msg_id -> (the future of its reply, its deadline on the loop's clock)
-        self.pending: dict[int, tuple[asyncio.Future, float]] = {}
-        self.given_up: set[int] = set()
+        #: msg_id -> (the future of its reply, its deadline on the loop's clock, its op)
+        self.pending: dict[int, tuple[asyncio.Future, float, Op | None]] = {}
+        #: msg_id -> the op of each request given up (None: an rpc outside any op)
+        self.given_up: dict[int, Op | None] = {}
         self.late = 0
         self._timer: asyncio.TimerHandle | None = None
 
@@ -105,6 +109,9 @@ class Client:
         if entry is None:
             if irt in self.given_up:
                 self.late += 1
+                op = self.given_up[irt]
+                if op is not None and op.late_reply is None:
+                    op.late_reply = Reply(msg.body, sender, time)
                 return
             self.faults.append(f"{msg.src} sent {self.id} a {msg.body.get('type')!r} "
                               f"message with in_reply_to {irt!r}, which answers no request "
@@ -114,14 +121,15 @@ class Client:
             entry[0].set_result(Reply(msg.body, sender, time))
 
     async def rpc(self, body: dict[str, Any], timeout: float,
-                  node: str | None = None) -> Reply | None:
-        """The reply, or None after ``timeout`` seconds."""
+                  node: str | None = None, op: Op | None = None) -> Reply | None:
+        """The reply, or None after ``timeout`` seconds (a reply after that is kept as
+        ``op.late_reply``)."""
         self.next_id += 1
         msg_id = self.next_id
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         deadline = loop.time() + timeout
-        self.pending[msg_id] = (fut, deadline)
+        self.pending[msg_id] = (fut, deadline, op)
         if self._timer is None or deadline < self._timer.when():
             self._arm(loop, deadline)
         self.route(Message(self.id, node or self.node, {**body, "msg_id": msg_id}))
@@ -137,14 +145,14 @@ class Client:
         self._timer = None
         loop = asyncio.get_running_loop()
         now = loop.time() + 1e-3  # the loop runs a timer up to its clock's resolution early
-        late = [m for m, (_, deadline) in self.pending.items() if deadline <= now]
+        late = [m for m, (_, deadline, _) in self.pending.items() if deadline <= now]
         for msg_id in late:
-            fut, _ = self.pending.pop(msg_id)
-            self.given_up.add(msg_id)
+            fut, _, op = self.pending.pop(msg_id)
+            self.given_up[msg_id] = op
             if not fut.done():
                 fut.set_result(None)
         if self.pending:
-            self._arm(loop, min(deadline for _, deadline in self.pending.values()))
+            self._arm(loop, min(deadline for _, deadline, _ in self.pending.values()))
 
     async def call(self, history: History, f: str, body: dict[str, Any], value: Any,
                    timeout: float, expect: str, node: str | None = None) -> Op:
@@ -152,7 +160,7 @@ class Client:
         ``expect``, fail on a definite error, info otherwise."""
         op = history.start(self.index, node or self.node, f, value, self.now())
         self.current = op
-        reply = await self.rpc(body, timeout, node)
+        reply = await self.rpc(body, timeout, node, op)
         op.done_time = self.now()
         if reply is None:
             op.type, op.error = "info", "timeout"
