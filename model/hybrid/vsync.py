@@ -69,6 +69,11 @@ Joins and recoveries (001 is silent: our decisions, docs/hybrid.md)
   which a joiner may never get: Crash(q) goes to the processes up when q crashed, and a
   joiner ignores the notices it gets before its first view (they may be of an
   incarnation that has already rejoined).
+* Gossip in the FLUSH: a FLUSH names the joiners its sender knows waiting (a coordinator
+  that restarted may have lost their JOINs, sent to its earlier incarnation) and the
+  members it knows crashed, each with the number of its view packets received; the
+  receiver counts such a member crashed once as many of its packets have arrived (then
+  it has all of them, a NEWVIEW it sent included).
 * Not covered (a joiner's knowledge in its first view): a member of the joiner's first
   view that crashed before the joiner started, and that the coordinator did not yet
   know crashed, is only known crashed to the joiner through the cut of a view that
@@ -97,10 +102,14 @@ class VsMsg(NamedTuple):
 
 
 class Flush(NamedTuple):
-    """``sender`` has sent its last message of view ``view``."""
+    """``sender`` has sent its last message of view ``view``; it tells of the joiners it
+    knows waiting (process, incarnation) and of the members it knows crashed, each with
+    how many packets of the view it received from it (module docstring)."""
 
     view: int
     sender: int
+    waiting: tuple[tuple[int, int], ...] = ()
+    down: tuple[tuple[int, int], ...] = ()
 
 
 class NewView(NamedTuple):
@@ -136,6 +145,7 @@ class State(NamedTuple):
     joined: tuple[tuple[int, int], ...]
     incarnations: tuple[tuple[int, int], ...]
     waiting: tuple[tuple[int, int], ...]
+    admitted: tuple[tuple[int, int], ...] = ()
     upper: Any = None
 
 
@@ -218,12 +228,18 @@ class VsyncLayer:
         self.incs: dict[int, int] = dict.fromkeys(self.members, 0)
         #: processes waiting to join, with their incarnations
         self.joiners: dict[int, int] = {}
+        #: per process, the last incarnation the group admitted (a JOIN of it or of an
+        #: earlier one is old news)
+        self.admitted: dict[int, int] = dict(self.incs)
         #: joiners known crashed before their admission (process -> incarnation)
         self.dead: dict[int, int] = {}
         #: members whose current incarnation is known crashed, all its packets here
         self.crashed: set[int] = set()
         #: per member, its packets of the current view received (the coordinator's cut)
         self.got: dict[int, int] = {}
+        #: members others know crashed, with how many packets of the view they sent
+        #: (known crashed here once that many have arrived)
+        self.told: dict[int, int] = {}
         self.flushed = False
         self.flushes: set[int] = set()
         self.proposal: NewView | None = None
@@ -304,13 +320,18 @@ class VsyncLayer:
         self.own_sent += 1
         step.sends.append((VsMsg(self.view, self.index, self.seq, payload), self.members))
 
+    def _wants(self, q: int, inc: int) -> bool:
+        """Is incarnation ``inc`` of ``q`` a joiner not yet admitted nor known dead?"""
+        return inc > self.admitted.get(q, -1) and inc > self.joiners.get(q, -1) and \
+            self.dead.get(q) != inc
+
     def _on_join(self, j: Join) -> None:
         q, inc = j.sender, j.incarnation
         if self.installed and q in self.members:
             if inc <= self.incs[q]:
                 return  # the JOIN that admitted it
             self.crashed.add(q)  # its old incarnation: all its packets are here (FIFO)
-        if inc > self.joiners.get(q, -1):
+        if self._wants(q, inc):
             self.joiners[q] = inc
 
     def _take(self, packet: Any, step: VsStep) -> None:
@@ -319,7 +340,7 @@ class VsyncLayer:
             self._on_join(packet)
             return
         if cls is State:
-            if not self.installed and self.index in packet.members:
+            if not self.installed and (self.index, self.incarnation) in packet.joined:
                 self._install_from(packet, step)
                 self.transferred = packet
             elif self.transferred is not None and packet.view == self.transferred.view \
@@ -348,6 +369,12 @@ class VsyncLayer:
         elif cls is Flush:
             if packet.view == self.view:
                 self.flushes.add(packet.sender)
+                for q, inc in packet.waiting:
+                    if q not in self.members and self._wants(q, inc):
+                        self.joiners[q] = inc
+                for q, k in packet.down:
+                    if q in self.members and q not in self.crashed:
+                        self.told[q] = max(self.told.get(q, 0), k)
                 self._flush(step)
         elif cls is NewView:
             if packet.view == self.view + 1:
@@ -366,11 +393,17 @@ class VsyncLayer:
             for payload in self.pre_flush():
                 self._send(payload, step)
         self.flushed = True
-        step.sends.append((Flush(self.view, self.index), self.members))
+        down = tuple((q, self.got.get(q, 0)) for q in sorted(self.crashed))
+        step.sends.append((Flush(self.view, self.index, tuple(sorted(self.joiners.items())),
+                                 down), self.members))
 
     def _progress(self, step: VsStep) -> None:
         """Start, coordinate and complete view changes as far as possible."""
         while self.installed:
+            for q, k in list(self.told.items()):  # all its packets of the view are here
+                if self.got.get(q, 0) >= k:
+                    self.crashed.add(q)
+                    del self.told[q]
             if self.proposal is None:
                 if not self.joiners and not any(m in self.crashed for m in self.members):
                     return
@@ -415,17 +448,18 @@ class VsyncLayer:
         self.view += 1
         self.members = prop.members
         self.incs = {m: joined.get(m, self.incs.get(m, 0)) for m in self.members}
+        self.admitted.update(joined)
         # what it knew of them was of an old incarnation, unless the new one crashed too
         self.crashed -= set(joined)
         self.crashed |= {q for q, inc in joined.items() if self.dead.get(q) == inc}
-        self.dead = {}
         self._admitted()
         self.proposal, self.proposed, self.flushed = None, False, False
         self.flushes = set()
         transfer = None
         if joined:
             transfer = (self.view, self.index, self.members, left, prop.joined,
-                        tuple(sorted(self.incs.items())), tuple(sorted(self.joiners.items())))
+                        tuple(sorted(self.incs.items())), tuple(sorted(self.joiners.items())),
+                        tuple(sorted(self.admitted.items())))
         step.events.append(VsInstall(self.view, self.members, left, tuple(joined), transfer))
         self._resume(step)
 
@@ -434,11 +468,12 @@ class VsyncLayer:
         is its new incarnation), joiners that are not in it yet, counts afresh."""
         self.crashed = {m for m in self.crashed if m in self.incs}
         self.joiners = {q: inc for q, inc in self.joiners.items()
-                        if q not in self.incs or inc > self.incs[q]}
+                        if inc > self.admitted.get(q, -1)}
         for q in self.joiners:  # a JOIN of a newer incarnation of a member (module doc)
             if q in self.incs:
                 self.crashed.add(q)
         self.got = {}
+        self.told = {}
         self.own_sent = self.own_got = 0
 
     def _install_from(self, st: State, step: VsStep) -> None:
@@ -446,6 +481,7 @@ class VsyncLayer:
         self.installed = True
         self.view, self.members, self.first = st.view, st.members, st.view
         self.incs = dict(st.incarnations)
+        self.admitted = dict(st.admitted)
         for q, inc in st.waiting:
             if inc > self.joiners.get(q, -1):
                 self.joiners[q] = inc

@@ -282,7 +282,7 @@ class GrowingNet:
         raise AssertionError("no quiescence")
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_views_grow_with_joins_and_recoveries(seed: int) -> None:
     """One sequence of views for every incarnation (each installs a stretch of it), one
     member set per view id, the same messages delivered in each view by the incarnations
