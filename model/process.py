@@ -55,9 +55,9 @@ from .events import EVENTS
 if TYPE_CHECKING:  # the timed network's description, for the type hint only
     from .net.timed import Timing
 
-__all__ = ["Crash", "Driver", "Input", "Logged", "Member", "MembershipService", "Option",
-           "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed", "Send",
-           "Timer", "Transmit", "View", "ViewChange", "feed"]
+__all__ = ["Crash", "Driver", "Input", "Installed", "Logged", "Member", "MembershipService",
+           "Option", "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed",
+           "Send", "Timer", "Transmit", "View", "ViewChange", "feed"]
 
 
 class Transmit(NamedTuple):
@@ -87,6 +87,20 @@ class View(NamedTuple):
     members: tuple[int, ...]
 
 
+class Installed(NamedTuple):
+    """A view a process installed during an input, logged as a ``view`` record: the view
+    (id and members), the record's extension fields, and ``at``, how many of the input's
+    deliveries come before it (for a protocol whose processes install views themselves,
+    as the hybrid's view-synchronous layer does, rather than a membership service)."""
+
+    view: View
+    fields: Mapping[str, Any] | None = None
+    at: int = 0
+    #: the members' names as the process knows them (incarnations: ``p0~2``), else the
+    #: run's names of their indices now
+    names: tuple[str, ...] | None = None
+
+
 class Output:
     """What one input did.
 
@@ -95,11 +109,14 @@ class Output:
     an application send (the ``deps`` the trace logs, possibly ``None`` for none logged,
     and the send record's extension fields); ``joined``: the process became a member
     during this input (003's join_OK, which may come long after the join request), with
-    the fields of its ``join`` record, written before the input's receptions; ``timer``:
+    the fields of its ``join`` record, written before the input's receptions;
+    ``installed``: views the process installed (:class:`Installed`), each written among
+    the deliveries at its place (one of an application send before the send); ``timer``:
     call :meth:`Process.on_timer` at this local time (each request is one call; a process
     ignores calls it no longer wants)."""
 
-    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "timer")
+    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "installed",
+                 "timer")
 
     # by hand rather than a dataclass: one Output is made per input, the simulator's
     # inner loop
@@ -110,6 +127,7 @@ class Output:
         self.deps: list[str] | None = None
         self.fields: Mapping[str, Any] | None = None
         self.joined: Mapping[str, Any] | None = None
+        self.installed: Sequence[Installed] = ()
         self.timer: float | None = None
 
     def __repr__(self) -> str:

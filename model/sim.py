@@ -38,7 +38,9 @@ The model
   stops (a ``crash`` record). Its packets already sent still reach every process (the
   membership's Agree stage fixes one set of q's messages for everybody: virtual
   synchrony). Every surviving process p gets Crash(q) ``detection_delay`` later, but never
-  before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth").
+  before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth"),
+  unless q recovers first: a notice still on its way then is dropped, q's next packets
+  (after its last ones on every link) telling of its restart.
 * A membership service (000 section 5, ``model/toto/membership.py``), for protocols that
   declare one (``Protocol.service``; ``toto-dynamic``): crashes, recoveries, joins,
   partitions and heals go through it instead. Each is noticed ``detection_delay`` later
@@ -285,6 +287,9 @@ class _Sim:
         # stream, taken from blocks drawn ahead (the same values: model/net/links.py)
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
         self.ctl_delays = DelayDraws(cfg.delay, self.ctl_rng, 16 * (n - 1))
+        #: each process's restarts: a Crash(q) notice still on its way when q recovers
+        #: is dropped (q's own packets, after its last ones on every link, announce it)
+        self.lives = [0] * n
         self.crash_at: dict[int, float] = {}
         for e in self.events:
             if e.kind == "crash":
@@ -406,8 +411,9 @@ class _Sim:
             elif kind == _CRASH:
                 self.crash(i)
             elif kind == _CRASH_NOTE:
-                if alive[i]:
-                    handle(i, procs[i].on_crash(data, t + off[i]))  # type: ignore[arg-type]
+                q, life = data  # type: ignore[misc]
+                if alive[i] and life == self.lives[q]:
+                    handle(i, procs[i].on_crash(q, t + off[i]))
             elif kind == _CALL:
                 data()  # type: ignore[operator]
             elif kind == _HOOK:
@@ -454,7 +460,7 @@ class _Sim:
         """Log what process i did, arm its timer, then send its packets (a packet to
         itself is received at once, before the next one is sent)."""
         t = self.now
-        if out.received or out.delivered or out.joined is not None:
+        if out.received or out.delivered or out.joined is not None or out.installed:
             if self.rec.logged(i, out, t + self.off[i]):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:
@@ -522,7 +528,7 @@ class _Sim:
         for j in range(self.n):
             if j != q and self.alive[j]:
                 t = max(self.now + self.cfg.detection_delay, self.last_arrival[q][j])
-                self.push(t, _CRASH_NOTE, j, q)
+                self.push(t, _CRASH_NOTE, j, (q, self.lives[q]))
 
     # ------------------------------------------- the membership service's driver
 
@@ -598,7 +604,12 @@ class _Sim:
             if kind == "join" and self.alive[i] and not proc.outside:
                 raise ValueError(f"{self.names[i]} joins at {self.now} while a member")
             self.alive[i] = True
+            if kind == "recover":
+                self.lives[i] += 1
             out = proc.on_recover(local) if kind == "recover" else proc.on_join(local)
+            if proc.name != self.names[i]:  # a new incarnation may be named anew
+                self.names[i] = proc.name
+                self.rec.names = tuple(self.names)
         if kind == "leave":  # a join's record is the process's own, at join_OK
             self.rec.event(i, "leave", local, out.fields)
         out.fields = None
