@@ -118,3 +118,11 @@ def test_a_trace_on_skewed_drifting_clocks_replays_without_difference() -> None:
     assert clock_error(recs) > 0.01
     reps = replay(recs, "hybrid", opts)
     assert reps and all(not r.differences for r in reps.values())
+
+
+def test_the_process_fuzzer_refuses_clocks_it_would_not_run() -> None:
+    from tomkit.fuzz.process_machine import process_machine
+
+    with pytest.raises(ValueError, match="one logical clock"):
+        process_machine("symmetric", 3, {"clock_skew": 0.1})
+    process_machine("symmetric", 3, {})  # no clocks asked for: as before
