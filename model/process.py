@@ -27,13 +27,14 @@ a membership service (000 section 5) gives the drivers that service, a
 :class:`MembershipService`, which they drive as its :class:`Driver`.
 
 What a protocol needs from its environment, its capabilities (the membership events it
-honours, a membership service, a timed network), is declared on its :class:`Protocol`,
-never probed: the simulator (``model/sim.py``), the Hypothesis machines
+honours, a membership service, a timed network, clocks of its own), is declared on its
+:class:`Protocol`, never probed: the simulator (``model/sim.py``), the Hypothesis machines
 (``fuzz/process_machine.py``, ``fuzz/qos_machine.py``) and the replayer
-(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service` and
-:attr:`Protocol.timing` and call the hooks these name; an event a protocol does not
-honour is refused before anything runs (:meth:`Protocol.refuse`, one line naming the
-protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
+(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service`,
+:attr:`Protocol.timing` and :attr:`Protocol.clocks` and call the hooks these name; an
+event a protocol does not honour is refused before anything runs
+(:meth:`Protocol.refuse`, one line naming the protocol and the event). The vocabulary
+of membership events is ``model/events.py``'s.
 
 Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1`` ... in
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
@@ -52,7 +53,8 @@ from typing import Protocol as Interface
 
 from .events import EVENTS
 
-if TYPE_CHECKING:  # the timed network's description, for the type hint only
+if TYPE_CHECKING:  # the environments' descriptions, for the type hints only
+    from .net.clocks import ClockBounds
     from .net.timed import Timing
 
 __all__ = ["Crash", "Driver", "Input", "Installed", "Logged", "Member", "MembershipService",
@@ -390,6 +392,11 @@ class Protocol:
     #: the timed network it runs on (003: clocks within eps, delays within delta, burst
     #: losses; ``model/net/timed.py``), from its resolved options
     timing: Callable[[Mapping[str, Any]], Timing] | None = None
+    #: its processes' own clocks on an ordinary network: bounded skew and drift, from
+    #: its resolved options (``model/net/clocks.py``; 001's rate synchronisation reads
+    #: them). Processes then get, log and time out in local time, and every record
+    #: carries ``real_time``
+    clocks: Callable[[Mapping[str, Any]], ClockBounds] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.events) - set(EVENTS)
