@@ -32,7 +32,7 @@ ENCODED = ("trace", "process", "msg")  # string columns worth dictionary-encodin
 #: the columns every chunk reads (the others on demand)
 CORE_COLUMNS = ("trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
                 "real_time")
-SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET = (KIND[k] for k in KINDS)
+SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET, NEGOTIATE = (KIND[k] for k in KINDS)
 #: an extension column the chunk carries when present: the slot of a send, join or packet
 #: (Bar-Joseph, Keidar, Anker and Lynch's time slots; checker/properties/member_liveness.py
 #: and rate.py read it)

@@ -56,8 +56,8 @@ if TYPE_CHECKING:  # the timed network's description, for the type hint only
     from .net.timed import Timing
 
 __all__ = ["Crash", "Driver", "Input", "Logged", "Member", "MembershipService", "Option",
-           "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed", "Send",
-           "Timer", "Transmit", "View", "ViewChange", "feed"]
+           "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed", "Reserving",
+           "Send", "Timer", "Transmit", "View", "ViewChange", "feed"]
 
 
 class Transmit(NamedTuple):
@@ -95,11 +95,15 @@ class Output:
     an application send (the ``deps`` the trace logs, possibly ``None`` for none logged,
     and the send record's extension fields); ``joined``: the process became a member
     during this input (003's join_OK, which may come long after the join request), with
-    the fields of its ``join`` record, written before the input's receptions; ``timer``:
+    the fields of its ``join`` record, written before the input's receptions;
+    ``negotiated``: the process asked the network for a reservation during this input
+    (003 section 2.1's join(r) or RN(r)), with the fields of its ``negotiate`` record,
+    written first; ``timer``:
     call :meth:`Process.on_timer` at this local time (each request is one call; a process
     ignores calls it no longer wants)."""
 
-    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "timer")
+    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "negotiated",
+                 "timer")
 
     # by hand rather than a dataclass: one Output is made per input, the simulator's
     # inner loop
@@ -110,6 +114,7 @@ class Output:
         self.deps: list[str] | None = None
         self.fields: Mapping[str, Any] | None = None
         self.joined: Mapping[str, Any] | None = None
+        self.negotiated: Mapping[str, Any] | None = None
         self.timer: float | None = None
 
     def __repr__(self) -> str:
@@ -163,6 +168,21 @@ class Member(Process, Interface):
 
     def on_recover(self, now: float) -> Output:
         """``recover``: the process, crashed, restarts with no state and rejoins."""
+
+
+@runtime_checkable
+class Reserving(Process, Interface):
+    """A process that holds a reservation of the network and renegotiates it (003 section
+    2.1's RN(r)): the processes of a protocol that honours ``renegotiate``. The drivers
+    call :meth:`on_renegotiate` at the schedule's ``renegotiate`` events; the process
+    logs its ``negotiate`` record itself (``Output.negotiated``)."""
+
+    #: messages of the application held back over its reservation, still to be sent:
+    #: the run is not over while a live process holds some
+    holding: bool
+
+    def on_renegotiate(self, r: tuple[int, int], now: float) -> Output:
+        """RN(r): ask for reservation r = (avg over K slots, max per slot)."""
 
 
 class Driver(Interface):
