@@ -56,8 +56,9 @@ if TYPE_CHECKING:  # the timed network's description, for the type hint only
     from .net.timed import Timing
 
 __all__ = ["Crash", "Driver", "Input", "Logged", "Member", "MembershipService", "Option",
-           "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed", "Reserving",
-           "Send", "Timer", "Transmit", "View", "ViewChange", "feed"]
+           "MemberEvent", "Output", "Process", "Protocol", "Receive", "Renegotiate",
+           "ReplayError", "Replayed", "Reserving", "Send", "Timer", "Transmit", "View",
+           "ViewChange", "feed"]
 
 
 class Transmit(NamedTuple):
@@ -286,11 +287,41 @@ class ViewChange(NamedTuple):
     view: View
 
 
-Input = Send | Receive | Timer | Crash | ViewChange
+class MemberEvent(NamedTuple):
+    """Input of a :class:`Member`: ``outside`` (down from time 0), ``join``, ``leave``,
+    ``recover``, or ``crash`` (the process stops: it takes no input, and its timers are
+    void, until it recovers)."""
+
+    kind: str
+
+
+class Renegotiate(NamedTuple):
+    """Input of a :class:`Reserving` process: RN(r), r = (avg, max)."""
+
+    reservation: tuple[int, int]
+
+
+Input = Send | Receive | Timer | Crash | ViewChange | MemberEvent | Renegotiate
 
 
 def feed(p: Process, inp: Input, now: float) -> Output:
     """Give ``p`` one input (for drivers that keep inputs as data: the replayer, tests)."""
+    if isinstance(inp, MemberEvent):
+        m: Member = p  # type: ignore[assignment]
+        if inp.kind == "join":
+            return m.on_join(now)
+        if inp.kind == "leave":
+            return m.on_leave(now)
+        if inp.kind == "recover":
+            return m.on_recover(now)
+        if inp.kind == "outside":
+            m.start_outside()
+            return Output()
+        if inp.kind == "crash":
+            return Output()
+        raise TypeError(f"not a member event: {inp.kind!r}")
+    if isinstance(inp, Renegotiate):
+        return p.on_renegotiate(inp.reservation, now)  # type: ignore[attr-defined]
     if isinstance(inp, Receive):
         return p.on_receive(inp.packet, now)
     if isinstance(inp, Send):
@@ -313,11 +344,13 @@ class Replayed(NamedTuple):
     """One input of a recorded process, for the replayer: where it is in the process's
     log (record index), the input, and whether it brought something new to the process
     (a reception or a send: the replayer counts a delivery as later than the model's when
-    such an input came between the two)."""
+    such an input came between the two); ``now``: the local time to give it, for a
+    protocol on a timed network (None: its position, as for untimed protocols)."""
 
     position: int
     input: Input
     fresh: bool = True
+    now: float | None = None
 
 
 # ---------------------------------------------------------------------------- description

@@ -85,12 +85,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from tomkit.model.process import Logged, Output, Transmit, View
 from tomkit.model.qos.fec import Eos, FecReceiver, FecSender, Packet
 from tomkit.model.qos.reserve import Reservation, Reservations, negotiate_fields
 from tomkit.model.qos.slots import join_slot, join_window
+from tomkit.model.qos.wire import Data, Join, Leave, reception
 
 __all__ = ["Data", "Join", "Leave", "QosParams", "QosProcess", "VARIANTS"]
 
@@ -132,6 +133,9 @@ class QosParams:
     window: int = 10
     early_rn: bool = False
     unshaped: bool = False
+    #: log a ``recv`` record per network message from another process
+    #: (``model/qos/wire.py``: what ``tomkit conform`` replays)
+    receptions: bool = False
 
     def __post_init__(self) -> None:
         if not self.slot > 0 or self.max_delay < 0 or self.epsilon < 0:
@@ -156,27 +160,6 @@ class QosParams:
         """003's latency bound in real time: Delta + delta + eps without failures (Figure
         3), Delta + delta + 2 eps with them (Figure 4); docs/qos.md derives both."""
         return self.slot + self.max_delay + (2 if failures else 1) * self.epsilon
-
-
-class Join(NamedTuple):
-    """join(p, s_j) (003 section 3.3), one of the 1 + L copies."""
-
-    sender: int
-    slot: int
-    copy: int
-
-
-class Data(NamedTuple):
-    """A network message of the FEC layer (``fec.Packet``) from process ``sender``."""
-
-    sender: int
-    packet: Packet
-
-
-class Leave(NamedTuple):
-    """The leave message a leaver FEC-sends in its last slot (003 section 3.3)."""
-
-    sender: int
 
 
 # status of a process
@@ -225,6 +208,7 @@ class QosProcess:
         self.first_slot = start if start is not None else 0  # nothing before it
         self.leave_slot: int | None = None
         self.join_at: float | None = None  # local time of join_OK
+        self.requested_at: float | None = None  # local time of the join request
         self.requested: set[float] = set()
         self.delivered: list[str] = []
         #: the sender's reservations per slot and the messages its shaper holds back
@@ -281,6 +265,8 @@ class QosProcess:
         self._advance(now, out)
         if self.status == OUT:
             return out
+        if self.p.receptions and packet.sender != self.index:
+            out.received.append(Logged(*reception(packet, self.names)))
         if isinstance(packet, Join):
             self._record_join(packet)
         elif isinstance(packet, Data):
@@ -321,6 +307,7 @@ class QosProcess:
         window = join_window(s_j, p.slot, p.epsilon, literal=p.literal_join)
         self.grace = range(window.start, window.stop - 1)
         self.join_at = p.join_ok(s_j)
+        self.requested_at = now
         out = Output()
         if self.app_r is not None:  # join(r): net_reserve(r') from the join slot on
             self.declare = False
@@ -419,7 +406,7 @@ class QosProcess:
                                               p.fec_i, p.fec_l, False)
         if self.status == JOINING and now >= self.join_at:  # type: ignore[operator]
             self.status = MEMBER
-            out.joined = {"x_slot": self.first_slot}
+            out.joined = {"x_slot": self.first_slot, "x_requested": self.requested_at}
         while self.status in (MEMBER, LEAVING) and now >= (self.fec.slot + 1) * p.slot:
             s = self.fec.slot
             self._transmit(self.fec.end_slot(), out)

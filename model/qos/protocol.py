@@ -20,6 +20,7 @@ from ..process import Option, Protocol
 from .fec import packets_per_slot, reserved_max
 from .process import VARIANTS, Data, Join, QosParams, QosProcess
 from .reserve import reservation_of
+from .wire import replay
 
 __all__ = ["PROFILE", "params", "protocol", "summary"]
 
@@ -38,6 +39,7 @@ def params(opts: Mapping[str, Any]) -> QosParams:
                      reserve=reservation_of(opts.get("reserve"), "--reserve"),
                      window=opts.get("window", 10),
                      early_rn=opts.get("variant") == "early-rn",
+                     receptions=bool(opts.get("receptions")),
                      unshaped=opts.get("variant") == "unshaped")
 
 
@@ -165,10 +167,13 @@ def protocol() -> Protocol:
                    "in any --window slots; the sender holds excess to later slots and logs "
                    "'negotiate' records (003 section 2.1; qos)"),
             Option("window", int, 10, "K, the slots of a reservation's AVG (qos)"),
+            Option("receptions", bool, False, "log a 'recv' record per network message "
+                   "received from another process, which 'tomkit conform' replays (qos)"),
             Option("packets", bool, False, "write a 'packet' record per network message "
                    "(qos)"),
             Option("variant", str, None, "a broken variant: " + "; ".join(
                 f"{k}: {v}" for k, v in VARIANTS.items()), choices=tuple(VARIANTS)),
         ),
         fifo=True, lossy=False, crashes=True, profile=PROFILE, live=False,
-        summary=summary, describe=describe, variants=VARIANTS, timing=timing)
+        summary=summary, describe=describe, variants=VARIANTS, timing=timing,
+        replay=replay)
