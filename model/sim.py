@@ -85,7 +85,7 @@ from .net.links import SOURCES, Delay, DelayDraws, first_send, source_gap
 from .net.load import LoadSchedule, phase_start
 from .net.timed import RealTimeRecorder, TimedNet
 from .net.topology import Topology
-from .process import Member, MembershipService, Output, Protocol, Transmit
+from .process import Member, MembershipService, Output, Protocol, Reserving, Transmit
 from .protocols import protocol
 from .recorder import Recorder
 
@@ -148,6 +148,9 @@ class SimConfig:
     partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
     #: times at which every partition heals
     heals: Sequence[float] = ()
+    #: (process, time, (avg, max)) or "P@TIME=AVG/MAX": a member asks for a new
+    #: reservation (003's RN(r); model/events.py)
+    renegotiations: Sequence[Any] = ()
     #: deprecated: (kind, process, time) with kind join, leave or recover (the lists above)
     membership: Sequence[tuple[str, int | str, float]] = ()
     # ---- timed networks (003; model/net/timed.py), for protocols that declare a timing
@@ -189,7 +192,8 @@ class SimConfig:
                 lists[kind] += at_pairs(f"--{kind}s", text)
         return schedule(self.index, crashes=lists["crash"], recovers=lists["recover"],
                         joins=lists["join"], leaves=lists["leave"],
-                        partitions=self.partitions, heals=self.heals)
+                        partitions=self.partitions, heals=self.heals,
+                        renegotiations=self.renegotiations)
 
 
 class Runaway(RuntimeError):
@@ -322,6 +326,8 @@ class _Sim:
         #: docstring), whose sources wait while they do not accept sends
         self.by_itself = self.members is None and any(
             self.protocol.honours(k) for k in ("join", "leave", "recover"))
+        #: the processes hold reservations and may hold messages back (Reserving)
+        self.reserving = self.protocol.honours("renegotiate")
         #: scheduled hooks not yet run, and the time of the last input (send or event)
         self.pending = 0
         self.last_input = 0.0
@@ -484,7 +490,8 @@ class _Sim:
         """Log what process i did, arm its timer, then send its packets (a packet to
         itself is received at once, before the next one is sent)."""
         t = self.now
-        if out.received or out.delivered or out.joined is not None or out.installed:
+        if (out.received or out.delivered or out.joined is not None or out.installed
+                or out.negotiated is not None):
             if self.rec.logged(i, out, self.local(i, t)):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:
@@ -600,6 +607,10 @@ class _Sim:
         first: dict[int, str] = {}
         for _, kind, i in moves:
             first.setdefault(i, kind)
+        for e in self.events:
+            if e.kind == "renegotiate":  # the process's own hook (model/qos/reserve.py)
+                self.push(e.time, _HOOK, e.process, (self.renegotiate, e.reservation))
+                self.pending += 1
         for i, kind in first.items():
             if kind == "join":
                 self.alive[i] = False
@@ -613,7 +624,7 @@ class _Sim:
             self.push(t, _HOOK, i, (self.member_event, kind))
         for t, i in self.scripted:
             self.push(t, _HOOK, i, (self.scripted_send, None))
-        self.pending = len(moves) + len(self.scripted)
+        self.pending += len(moves) + len(self.scripted)
 
     def member_event(self, i: int, kind: str) -> None:
         """Process i joins, leaves or recovers now (module docstring)."""
@@ -642,6 +653,16 @@ class _Sim:
         out.fields = None
         self.handle(i, out)
 
+    def renegotiate(self, i: int, r: tuple[int, int]) -> None:
+        """Process i asks for reservation ``r`` now (003's RN(r)); a process that is down
+        or outside the group then asks nothing."""
+        self.pending -= 1
+        self.last_input = self.now
+        proc: Reserving = self.procs[i]  # type: ignore[assignment]
+        if not self.alive[i] or (self.by_itself and self.procs[i].outside):  # type: ignore[attr-defined]
+            return
+        self.handle(i, proc.on_renegotiate(r, self.now + self.off[i]))
+
     def scripted_send(self, i: int, _: None) -> None:
         self.pending -= 1
         if self.alive[i] and (not self.by_itself or self.procs[i].accepting):
@@ -651,6 +672,10 @@ class _Sim:
         """Whether an input may still come: a scheduled hook, or a source with budget
         and a process up (and in the group) to spend it."""
         if self.pending:
+            return True
+        if self.reserving and any(self.alive[i] and self.procs[i].holding  # type: ignore[attr-defined]
+                                  for i in range(self.n)):
+            self.last_input = self.now  # a held message goes out at a later slot's start
             return True
         if self.budget <= 0:
             return False
