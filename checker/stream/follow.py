@@ -20,6 +20,7 @@ Rotation and truncation are told apart, never guessed at:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,9 @@ from ..chunk import Piece
 
 __all__ = ["FollowError", "Follower", "Position"]
 
-READ_BYTES = 8 << 20  # at most this much a read, so a huge backlog comes in batches
+#: at most this much a read: a backlog comes in pieces of a few thousand records, each
+#: checked (and its verdicts printed) before the next is parsed
+READ_BYTES = 1 << 20
 
 
 class FollowError(Exception):
@@ -91,47 +94,53 @@ class Follower:
             self.f.close()
             self.f = None
 
-    def read(self) -> list[Piece]:
-        """The records of the complete lines appended since the last read."""
+    def read(self) -> Iterator[Piece]:
+        """The records of the complete lines appended since the last read, piece by
+        piece: the position stands after each piece as it is handed out, so a caller
+        that checks each piece before taking the next reports a breach in a backlog
+        without parsing the rest of it first."""
         if self.f is None and not self._open():
-            return []
-        out = self._drain()
+            return
+        yield from self._drain()
         try:
             st = os.stat(self.pos.path)
         except FileNotFoundError:
-            return out  # mid-rotation: the new file is not there yet
+            return  # mid-rotation: the new file is not there yet
         if (st.st_dev, st.st_ino) != (self.pos.dev, self.pos.ino):
-            out += self._drain(final=True)  # the rotated file's last lines
+            yield from self._drain(final=True)  # the rotated file's last lines
             self.close()
             self.pos = Position(self.pos.path, rotation=self.pos.rotation + 1,
                                 records=self.pos.records)
             if self._open():
-                out += self._drain()
-        return out
+                yield from self._drain()
 
-    def _drain(self, final: bool = False) -> list[Piece]:
+    def _drain(self, final: bool = False) -> Iterator[Piece]:
         assert self.f is not None
         size = os.fstat(self.f.fileno()).st_size
         if size < self.pos.offset:
             raise FollowError(f"{self.pos.source}: truncated while followed (now {size} "
                               f"bytes, {self.pos.offset} read): the records written again "
                               "cannot be told from those read; tomkit watch stops")
-        out = []
+        want = READ_BYTES
         while True:
             self.f.seek(self.pos.offset)
-            data = self.f.read(READ_BYTES)
+            data = self.f.read(want)
             end = data.rfind(b"\n") + 1
+            if end == 0 and len(data) == want:
+                want *= 2  # one line longer than a read: read more, not never
+                continue
+            want = READ_BYTES
             if end == 0:
                 if final and data:
                     raise FollowError(f"{self.pos.source}: rotated with an unfinished last "
                                       f"line (after line {self.pos.line}): not read")
-                return out
+                return
             piece = self._parse(data[:end])
             self.pos.offset += end
             if piece is not None:
-                out.append(piece)
-            if len(data) < READ_BYTES:
-                return out
+                yield piece
+            if len(data) < want:
+                return
 
     def _parse(self, data: bytes) -> Piece | None:
         first = self.pos.line + 1

@@ -44,8 +44,9 @@ STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
 STATE_VERSION = 1
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
-#: that run when a trace breaks read few held records, and report within the second
-WATCH_TRIM_AT = 1 << 12
+#: that run when a trace breaks read few held records (a few thousand: tens of
+#: milliseconds), and report within the second on a loaded machine too
+WATCH_TRIM_AT = 1 << 8
 #: a broken trace's exact checks run again at most this often (seconds) as it grows
 RECHECK = 1.0
 #: with views, a later view installation can excuse what these found on a prefix
@@ -145,7 +146,11 @@ class Watch:
     # ---- one cycle ----------------------------------------------------------------------
 
     def cycle(self) -> int:
-        """Read what the files gained, print what became certain; the records read."""
+        """Read what the files gained, print what became certain; the records read.
+
+        Each piece read (at most follow.py's READ_BYTES) is checked, and a trace it broke
+        judged, before the next piece is parsed: a breach in a backlog is printed without
+        waiting for the rest of the backlog."""
         n = 0
         for fol in self.followers:
             for piece in fol.read():
@@ -155,6 +160,15 @@ class Watch:
                     st = self.run.states[tid]
                     if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
                         self.dirty.add(tid)
+                self._judge()
+        self._judge()
+        if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
+            self.checkpoint()
+        return n
+
+    def _judge(self) -> None:
+        """The exact checks of the broken traces whose records have grown enough since
+        their last check (a newly broken trace: at once)."""
         now = time.monotonic()
         for tid in sorted(self.dirty):
             st = self.run.states.get(tid)
@@ -169,14 +183,15 @@ class Watch:
                 self._early(st)
                 self.checked[tid] = (time.monotonic(), held)
                 self.dirty.discard(tid)
-        if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
-            self.checkpoint()
-        return n
 
     def _early(self, st: TraceState) -> None:
         """The verdicts the records so far have already earned: the exact checks on what the
         trace holds, each violation that no later record can undo (module docstring)."""
-        outcome, _ = check_held(st, self.props, self.options, self.keep_going)
+        # only what is still undecided: a property printed already is not checked again
+        props = [p for p in self.props if (st.id, p.name) not in self.judged]
+        if not props:
+            return
+        outcome, _ = check_held(st, props, self.options, self.keep_going)
         if outcome is None:  # rejected (keep going): the final report says so
             return
         for name, res in outcome.results.items():
