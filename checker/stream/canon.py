@@ -31,6 +31,8 @@ prefix (one that appears late). A trace that stays ``FAST`` to its end is clean
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -92,7 +94,7 @@ class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
-                 keep_whole: bool = False) -> None:
+                 keep_whole: bool = False, expect: Sequence[str] = ()) -> None:
         self.id = trace_id
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
@@ -125,6 +127,12 @@ class TraceState:
         self.vpos = 0  # S positions below have their send and FIFO checked
         self.retired = RetiredIds()
         self.buffer: list[tuple[Piece, np.ndarray | None]] = []
+        #: per process, whether it has a record yet; ``expect``: processes known before
+        #: their first record (tomkit watch --mapping: one log per process), which hold
+        #: the low watermark at 0 until they come, so a log that lags is not retired past
+        self.seen = np.zeros(0, bool)
+        if expect:
+            self._proc_codes(pa.chunked_array([pa.array(list(expect), pa.string())]))
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -138,6 +146,7 @@ class TraceState:
                 self.buffer.append((piece, None))
             return
         proc = self._proc_codes(table.column("process"))
+        self.seen[proc] = True
         if not self._seq_follows_arrival(table.column("seq"), proc):
             return self._whole("seq orders a process's records otherwise than they arrive",
                                piece)
@@ -213,6 +222,7 @@ class TraceState:
         idx, names = _dictionary(col)
         table = np.array([self.procs.setdefault(x, len(self.procs)) for x in names], np.int64)
         n = len(self.procs)
+        self.seen = _grow(self.seen, n, False)
         self.dcount = _grow(self.dcount, n, 0)
         self.scount = _grow(self.scount, n, 0)
         self.crashed = _grow(self.crashed, n, False)
@@ -377,7 +387,7 @@ class TraceState:
         def who(mask: np.ndarray) -> frozenset[str]:
             return frozenset(names[i] for i in np.flatnonzero(mask[:np_]))
 
-        return Clean(self.id, frozenset(names), who(self.scount > 0), who(self.dcount > 0),
+        return Clean(self.id, who(self.seen), who(self.scount > 0), who(self.dcount > 0),
                      who(self.crashed))
 
     def held(self) -> int:

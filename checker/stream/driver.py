@@ -71,10 +71,12 @@ class _Run:
     """One check: the report, the open traces, the traces left to the whole engine."""
 
     def __init__(self, props: list[Property], options: Options, keep_going: bool,
-                 trim_at: int | None = None, keep_whole: bool = False) -> None:
+                 trim_at: int | None = None, keep_whole: bool = False,
+                 expect: tuple[str, ...] = ()) -> None:
         self.props, self.options, self.keep_going = props, options, keep_going
         self.trim_at = trim_at  # each trace's window (canon.py), None: canon.TRIM_AT
         self.keep_whole = keep_whole  # TraceState's
+        self.expect = expect  # TraceState's: processes known before their records
         self.report = CheckReport([p.name for p in props], options)
         self.report.counts = {p.name: Counter() for p in props}
         self.states: dict[str, TraceState] = {}
@@ -87,7 +89,8 @@ class _Run:
     def feed(self, tid: str, part: Piece) -> None:
         st = self.states.get(tid)
         if st is None:
-            st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole)
+            st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
+                                               self.expect)
         st.feed(part)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())

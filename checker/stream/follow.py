@@ -26,11 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...traces.errors import TraceFormatError
+from ...traces.importer import ImportStats, LiveImport, Mapping
 from ...traces.jsonl import BOM, parse_lines
 from ...traces.jsonl import header_line as read_header
+from ...traces.validate import records_to_table
 from ..chunk import Piece
 
-__all__ = ["FollowError", "Follower", "Position"]
+__all__ = ["FollowError", "Follower", "MappedFollower", "Position"]
 
 #: at most this much a read: a backlog comes in pieces of a few thousand records, each
 #: checked (and its verdicts printed) before the next is parsed
@@ -50,6 +52,7 @@ class Position:
     line: int = 0  # lines consumed
     rotation: int = 0
     records: int = 0  # records read from the path (every rotation)
+    header: list[str] | None = None  # a mapped CSV log's columns, once its header is read
 
     @property
     def source(self) -> str:
@@ -125,7 +128,7 @@ class Follower:
         while True:
             self.f.seek(self.pos.offset)
             data = self.f.read(want)
-            end = data.rfind(b"\n") + 1
+            end = self._cut(data)
             if end == 0 and len(data) == want:
                 want *= 2  # one line longer than a read: read more, not never
                 continue
@@ -141,6 +144,10 @@ class Follower:
                 yield piece
             if len(data) < want:
                 return
+
+    def _cut(self, data: bytes) -> int:
+        """How many bytes of ``data`` are complete lines."""
+        return data.rfind(b"\n") + 1
 
     def _parse(self, data: bytes) -> Piece | None:
         first = self.pos.line + 1
@@ -162,3 +169,34 @@ class Follower:
             return None
         self.pos.records += table.num_rows
         return Piece(table, np.asarray(lines, np.int64), self.pos.source, "jsonl")
+
+
+class MappedFollower(Follower):
+    """One followed log read through an import mapping (traces/importer.py): the records
+    ``tomkit import`` makes of its lines, located at the log's own lines."""
+
+    def __init__(self, pos: Position, mapping: Mapping, seq: dict[tuple[str, str], int], *,
+                 keep_going: bool = False) -> None:
+        super().__init__(pos, keep_going=keep_going)
+        self.live = LiveImport(mapping, pos.path, seq)
+        self.stats = ImportStats()
+        self.rejected = self.stats.rejected
+
+    def _cut(self, data: bytes) -> int:
+        return self.live.cut(data)
+
+    def _parse(self, data: bytes) -> Piece | None:
+        m = self.live.m
+        if self.pos.header is None and not m.csv_header:
+            self.pos.header = list(m.csv_columns)
+        self.live.columns = self.pos.header
+        self.live.path = self.pos.source
+        records, lines, n = self.live.records(data, self.pos.line + 1, self.stats,
+                                              keep_going=self.keep_going)
+        self.pos.header = self.live.columns
+        self.pos.line += n
+        if not records:
+            return None
+        self.pos.records += len(records)
+        return Piece(records_to_table(records), np.asarray(lines, np.int64), self.pos.source,
+                     "jsonl")

@@ -30,19 +30,20 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from ...traces.importer import Mapping
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
 from ..result import Verdict
 from .canon import SLOW, WHOLE, TraceState
 from .driver import _Run, _whole, split
-from .follow import Follower, Position
+from .follow import Follower, MappedFollower, Position
 from .reduced import check_held
 
 __all__ = ["Watch"]
 
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
-STATE_VERSION = 1
+STATE_VERSION = 2
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
 #: that run when a trace breaks read few held records (a few thousand: tens of
 #: milliseconds), and report within the second on a loaded machine too
@@ -60,15 +61,29 @@ class Watch:
     def __init__(self, paths: Sequence[str], props: list[Property], options: Options, *,
                  fmt: str = "text", out: TextIO | None = None, out_path: str | None = None,
                  state_dir: str | None = None, keep_going: bool = False,
-                 checkpoint_every: float = 2.0) -> None:
+                 checkpoint_every: float = 2.0, mapping: Mapping | None = None) -> None:
         self.paths = [str(p) for p in paths]
         self.props, self.options, self.fmt = props, options, fmt
         self.state_dir, self.checkpoint_every = state_dir, checkpoint_every
         self.keep_going = keep_going
-        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True)
+        self.mapping = mapping
+        #: the import's seq counters, per (trace, process), shared by the mapped logs
+        self.seq: dict[tuple[str, str], int] = {}
+        if mapping is None:
+            self.followers = [Follower(Position(p), keep_going=keep_going)
+                              for p in self.paths]
+        else:
+            self.followers = [MappedFollower(Position(p), mapping, self.seq,
+                                             keep_going=keep_going) for p in self.paths]
+        # one log per process (the mapping's [file] process): every process is known
+        # before its log has a line, so a log that lags holds the window for itself
+        expect = tuple(dict.fromkeys(
+            f.live.process for f in self.followers
+            if isinstance(f, MappedFollower) and f.live.process is not None))
+        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True,
+                        expect=expect)
         self.dirty: set[str] = set()  # broken traces with records not yet judged
         self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
-        self.followers = [Follower(Position(p), keep_going=keep_going) for p in self.paths]
         self.judged: set[tuple[str, str]] = set()
         self.out_path = out_path
         self.last_checkpoint = time.monotonic()
@@ -100,7 +115,8 @@ class Watch:
         with open(path, "rb") as f:
             data = pickle.load(f)
         if data["version"] != STATE_VERSION or data["paths"] != self.paths or \
-                data["properties"] != [p.name for p in self.props]:
+                data["properties"] != [p.name for p in self.props] or \
+                data["mapping"] != self._mapping_key():
             raise ValueError(f"{path}: a checkpoint of another watch (other files, "
                              "properties or format); give a new --state DIR")
         r = self.run
@@ -109,12 +125,24 @@ class Watch:
         r.report.counts, r.report.outcomes = data["counts"], data["outcomes"]
         r.report.rejected = data["rejected"]
         self.judged = data["judged"]
+        self.seq.update(data["seq"])
+        for fol, stats in zip(self.followers, data["import_stats"]):
+            if isinstance(fol, MappedFollower):
+                fol.stats = stats
+                fol.rejected = stats.rejected
         for fol, pos in zip(self.followers, data["positions"]):
             fol.pos = pos
         if self.out_path is not None:
             with open(self.out_path, "a+b") as f:
                 f.truncate(data["out_len"])
         return True
+
+    def _mapping_key(self) -> str | None:
+        """The mapping a checkpoint was read with: its path and its text."""
+        if self.mapping is None:
+            return None
+        with open(self.mapping.path, encoding="utf-8") as f:
+            return self.mapping.path + "\n" + f.read()
 
     def checkpoint(self) -> None:
         """Write the state atomically (module docstring)."""
@@ -128,7 +156,10 @@ class Watch:
                 "states": r.states, "done": r.done, "whole": r.whole, "modes": r.modes,
                 "counts": r.report.counts, "outcomes": r.report.outcomes,
                 "rejected": r.report.rejected, "judged": self.judged,
-                "positions": [fol.pos for fol in self.followers], "out_len": out_len}
+                "positions": [fol.pos for fol in self.followers], "out_len": out_len,
+                "mapping": self._mapping_key(), "seq": self.seq,
+                "import_stats": [fol.stats if isinstance(fol, MappedFollower) else None
+                                 for fol in self.followers]}
         path = self._state_path()
         tmp = path + ".tmp"
         with open(tmp, "wb") as f:

@@ -18,10 +18,14 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     c = subparsers.add_parser(
         "watch", help="follow growing trace logs and report violations as they happen",
-        description="Follow FILE... (v1 JSON Lines, still being written) with the single-"
+        description="Follow FILE... (v1 JSON Lines, or logs read through an import mapping, "
+        "still being written) with the single-"
         "pass checker; print each violation as soon as it is certain, and tomkit check's "
         "report once the logs stop growing (--idle-exit).")
     c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--mapping", metavar="MAP.toml",
+                   help="read FILE... as tomkit import --mapping reads them (per-process "
+                   "or interleaved logs; docs/import.md) instead of v1 JSON Lines")
     c.add_argument("--property", "-p", action="append", metavar="NAME",
                    help="check only this property (repeat or comma-separate); default: "
                    "the default safety properties")
@@ -70,9 +74,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit watch: the single-pass checker does not decide {', '.join(missing)} "
               "(they need the whole trace)", file=sys.stderr)
         return 2
+    mapping = None
+    if args.mapping is not None:
+        from tomkit.traces.importer import MappingError, load_mapping
+
+        try:
+            mapping = load_mapping(args.mapping)
+        except MappingError as e:
+            print(f"tomkit watch: bad mapping: {e}", file=sys.stderr)
+            return 2
     try:
         w = Watch(args.files, todo.properties, todo.options, fmt=args.format,
-                  out_path=args.out, state_dir=args.state, keep_going=args.keep_going)
+                  out_path=args.out, state_dir=args.state, keep_going=args.keep_going,
+                  mapping=mapping)
     except ValueError as e:
         print(f"tomkit watch: {e}", file=sys.stderr)
         return 2
