@@ -102,11 +102,12 @@ def without_locations(report) -> dict:
     return out
 
 
-def watch(tmp_path, mapping_text: str, names: list[str], **kw) -> tuple[Watch, list[str]]:
+def watch(tmp_path, mapping_text: str, names: list[str], props=DEFAULT,
+          **kw) -> tuple[Watch, list[str]]:
     mp = tmp_path / "map.toml"
     mp.write_text(mapping_text)
     paths = [str(tmp_path / n) for n in names]
-    return Watch(paths, DEFAULT, Options(), mapping=load_mapping(mp), **kw), paths
+    return Watch(paths, props, Options(), mapping=load_mapping(mp), **kw), paths
 
 
 @pytest.mark.parametrize("fault", ["swap", "gap", "duplicate-delivery", "unsent-delivery",
@@ -240,3 +241,24 @@ def test_cli_watch_mapping_exit_code_and_report(tmp_path):
     cmd[cmd.index(str(tmp_path / "map.toml"))] = str(tmp_path / "bad.toml")
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "bad mapping" in res.stderr and "bad.toml" in res.stderr
+
+
+@pytest.mark.parametrize("fault", ["lost", "uniform"])
+def test_an_end_of_trace_violation_is_read_again_through_the_mapping(tmp_path, fault):
+    """A liveness violation's witness needs the whole trace: the logs are read again
+    through the mapping, as they were followed (lines and seq alike)."""
+    live = [properties()[n] for n in ("integrity", "agreement", "validity", "liveness")]
+    recs, _ = faulty_trace("run", fault, seed=6, n_messages=30)
+    logs = per_process_logs(recs)
+    w, paths = watch(tmp_path, PER_PROCESS, [f"node-{p}.jsonl" for p in sorted(logs)],
+                     live, out=io.StringIO())
+    grow(tmp_path, logs, w, lagging=sorted(logs)[1], rounds=4, lag_rounds=1)
+    report = w.finish()
+    recs2, _ = import_logs(load_mapping(tmp_path / "map.toml"), paths)
+    out = tmp_path / "imported.jsonl"
+    write_records(out, recs2)
+    want = check_paths([out], live, Options())
+    assert {str(r.verdict) for k, r in report.outcomes[0].results.items()
+            if k in ("agreement", "validity", "liveness")} == {"violated"}
+    assert report.exit_code() == want.exit_code() == 1
+    assert without_locations(report) == without_locations(want)
