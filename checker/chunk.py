@@ -16,6 +16,7 @@ order, so each ``tp`` group is a contiguous run of rows).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -603,10 +604,14 @@ class _TraceHas(dict):
 
     def __init__(self, chunk: Chunk):
         super().__init__()
-        self._chunk = chunk
+        # a weak reference: a cycle chunk <-> table would keep each chunk's hundreds of MB
+        # until Python's cyclic collector happened to run (a check of 10 M events held
+        # about 480 MB of dead chunks so, and paid the page faults of fresh memory)
+        self._chunk = weakref.ref(chunk)
 
     def __missing__(self, key: str) -> np.ndarray:
-        c = self._chunk
+        c = self._chunk()
+        assert c is not None, "a chunk's trace_has outlived its chunk"
         if key in KIND:
             mask = c.kind == KIND[key]
         elif key in ("time", "real_time", "offset"):
