@@ -78,7 +78,7 @@ def quorum_holds(recs: list[dict], report: dict) -> dict[str, str]:
 @pytest.mark.record
 def test_nats_live_partition_leader(tmp_path):
     """The stream leader cut off and healed. JetStream 2.9.10 sometimes leaves the
-    cut-off leader's store diverged from the others' (two short runs in six here; the
+    cut-off leader's store diverged from the others' (three short runs in six here; the
     fixture below; docs/case-studies.md): a run keeps the profile or breaks only what a
     diverging store breaks (quorum_holds)."""
     mod = live("nats")
