@@ -141,3 +141,14 @@ def test_store_reader_reads_records_and_reports_a_torn_one(tmp_path):
         (1, "tomkit.n1", b"n1.0"), (2, "tomkit.n2", b"n2.0"), (3, "tomkit.n3", b"n3.0")]
     (problem,) = problems
     assert "2.blk" in problem and "offset 43" in problem and "38 bytes left" in problem
+
+
+def test_the_recorder_names_what_a_replica_lacks():
+    from tomkit.record.log import EventLog
+    from tomkit.record.nats.recorder import report_lost
+
+    log = EventLog("nats-partition-leader-s3")
+    log.records = records(DATA / "real" / "nats-partition-leader-s3.jsonl.gz")
+    said: list[str] = []
+    report_lost(log, said.append)
+    assert said == ["  acknowledged but missing from n2's store: 3 (n3.12, n3.13, n3.14)"]
