@@ -26,6 +26,8 @@ The rooms, one folder each:
   ``hybrid/wire.py``, ``hybrid/switch.py``, ``hybrid/process.py``,
   ``hybrid/protocol.py``, ``hybrid/latency.py``;
 * ``qos/``: the QoS-preserving multicast (003): ``qos/fec.py``, ``qos/slots.py``,
+  ``qos/reserve.py`` (the QoS contract: reservations, renegotiation, the shaper),
+  ``qos/wire.py`` (network messages, and receptions as trace records for the replay),
   ``qos/process.py``, ``qos/protocol.py``;
 * ``sequencer/``: the classic fixed-sequencer total-order broadcast (Défago, Schiper and
   Urbán 2004, section 4.1), with a view change on the sequencer's crash:

@@ -38,7 +38,9 @@ The model
   stops (a ``crash`` record). Its packets already sent still reach every process (the
   membership's Agree stage fixes one set of q's messages for everybody: virtual
   synchrony). Every surviving process p gets Crash(q) ``detection_delay`` later, but never
-  before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth").
+  before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth"),
+  unless q recovers first: a notice still on its way then is dropped, q's next packets
+  (after its last ones on every link) telling of its restart.
 * A membership service (000 section 5, ``model/toto/membership.py``), for protocols that
   declare one (``Protocol.service``; ``toto-dynamic``): crashes, recoveries, joins,
   partitions and heals go through it instead. Each is noticed ``detection_delay`` later
@@ -83,7 +85,7 @@ from .net.links import SOURCES, Delay, DelayDraws, first_send, source_gap
 from .net.load import LoadSchedule, phase_start
 from .net.timed import RealTimeRecorder, TimedNet
 from .net.topology import Topology
-from .process import Member, MembershipService, Output, Protocol, Transmit
+from .process import Member, MembershipService, Output, Protocol, Reserving, Transmit
 from .protocols import protocol
 from .recorder import Recorder
 
@@ -146,6 +148,9 @@ class SimConfig:
     partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
     #: times at which every partition heals
     heals: Sequence[float] = ()
+    #: (process, time, (avg, max)) or "P@TIME=AVG/MAX": a member asks for a new
+    #: reservation (003's RN(r); model/events.py)
+    renegotiations: Sequence[Any] = ()
     #: deprecated: (kind, process, time) with kind join, leave or recover (the lists above)
     membership: Sequence[tuple[str, int | str, float]] = ()
     # ---- timed networks (003; model/net/timed.py), for protocols that declare a timing
@@ -187,7 +192,8 @@ class SimConfig:
                 lists[kind] += at_pairs(f"--{kind}s", text)
         return schedule(self.index, crashes=lists["crash"], recovers=lists["recover"],
                         joins=lists["join"], leaves=lists["leave"],
-                        partitions=self.partitions, heals=self.heals)
+                        partitions=self.partitions, heals=self.heals,
+                        renegotiations=self.renegotiations)
 
 
 class Runaway(RuntimeError):
@@ -287,6 +293,9 @@ class _Sim:
         # stream, taken from blocks drawn ahead (the same values: model/net/links.py)
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
         self.ctl_delays = DelayDraws(cfg.delay, self.ctl_rng, 16 * (n - 1))
+        #: each process's restarts: a Crash(q) notice still on its way when q recovers
+        #: is dropped (q's own packets, after its last ones on every link, announce it)
+        self.lives = [0] * n
         self.crash_at: dict[int, float] = {}
         for e in self.events:
             if e.kind == "crash":
@@ -317,6 +326,8 @@ class _Sim:
         #: docstring), whose sources wait while they do not accept sends
         self.by_itself = self.members is None and any(
             self.protocol.honours(k) for k in ("join", "leave", "recover"))
+        #: the processes hold reservations and may hold messages back (Reserving)
+        self.reserving = self.protocol.honours("renegotiate")
         #: scheduled hooks not yet run, and the time of the last input (send or event)
         self.pending = 0
         self.last_input = 0.0
@@ -430,8 +441,9 @@ class _Sim:
             elif kind == _CRASH:
                 self.crash(i)
             elif kind == _CRASH_NOTE:
-                if alive[i]:
-                    handle(i, procs[i].on_crash(data, t + off[i] + drift[i] * t))  # type: ignore[arg-type]
+                q, life = data  # type: ignore[misc]
+                if alive[i] and life == self.lives[q]:
+                    handle(i, procs[i].on_crash(q, self.local(i, t)))
             elif kind == _CALL:
                 data()  # type: ignore[operator]
             elif kind == _HOOK:
@@ -478,7 +490,8 @@ class _Sim:
         """Log what process i did, arm its timer, then send its packets (a packet to
         itself is received at once, before the next one is sent)."""
         t = self.now
-        if out.received or out.delivered or out.joined is not None:
+        if (out.received or out.delivered or out.joined is not None or out.installed
+                or out.negotiated is not None):
             if self.rec.logged(i, out, self.local(i, t)):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:
@@ -492,7 +505,7 @@ class _Sim:
                           out.timer)
             else:  # local to real; after the arrivals of its instant (model/net/timed.py)
                 self.counter += 1
-                heapq.heappush(self.heap, (out.timer - self.off[i],
+                heapq.heappush(self.heap, (self.clocks.real(i, out.timer),
                                            self.timed.timer_counter(self.counter), _TIMER,
                                            i, out.timer))
         for tr in out.sends:
@@ -549,7 +562,7 @@ class _Sim:
         for j in range(self.n):
             if j != q and self.alive[j]:
                 t = max(self.now + self.cfg.detection_delay, self.last_arrival[q][j])
-                self.push(t, _CRASH_NOTE, j, q)
+                self.push(t, _CRASH_NOTE, j, (q, self.lives[q]))
 
     # ------------------------------------------- the membership service's driver
 
@@ -594,6 +607,10 @@ class _Sim:
         first: dict[int, str] = {}
         for _, kind, i in moves:
             first.setdefault(i, kind)
+        for e in self.events:
+            if e.kind == "renegotiate":  # the process's own hook (model/qos/reserve.py)
+                self.push(e.time, _HOOK, e.process, (self.renegotiate, e.reservation))
+                self.pending += 1
         for i, kind in first.items():
             if kind == "join":
                 self.alive[i] = False
@@ -607,7 +624,7 @@ class _Sim:
             self.push(t, _HOOK, i, (self.member_event, kind))
         for t, i in self.scripted:
             self.push(t, _HOOK, i, (self.scripted_send, None))
-        self.pending = len(moves) + len(self.scripted)
+        self.pending += len(moves) + len(self.scripted)
 
     def member_event(self, i: int, kind: str) -> None:
         """Process i joins, leaves or recovers now (module docstring)."""
@@ -625,11 +642,26 @@ class _Sim:
             if kind == "join" and self.alive[i] and not proc.outside:
                 raise ValueError(f"{self.names[i]} joins at {self.now} while a member")
             self.alive[i] = True
+            if kind == "recover":
+                self.lives[i] += 1
             out = proc.on_recover(local) if kind == "recover" else proc.on_join(local)
+            if proc.name != self.names[i]:  # a new incarnation may be named anew
+                self.names[i] = proc.name
+                self.rec.names = tuple(self.names)
         if kind == "leave":  # a join's record is the process's own, at join_OK
             self.rec.event(i, "leave", local, out.fields)
         out.fields = None
         self.handle(i, out)
+
+    def renegotiate(self, i: int, r: tuple[int, int]) -> None:
+        """Process i asks for reservation ``r`` now (003's RN(r)); a process that is down
+        or outside the group then asks nothing."""
+        self.pending -= 1
+        self.last_input = self.now
+        proc: Reserving = self.procs[i]  # type: ignore[assignment]
+        if not self.alive[i] or (self.by_itself and self.procs[i].outside):  # type: ignore[attr-defined]
+            return
+        self.handle(i, proc.on_renegotiate(r, self.now + self.off[i]))
 
     def scripted_send(self, i: int, _: None) -> None:
         self.pending -= 1
@@ -640,6 +672,10 @@ class _Sim:
         """Whether an input may still come: a scheduled hook, or a source with budget
         and a process up (and in the group) to spend it."""
         if self.pending:
+            return True
+        if self.reserving and any(self.alive[i] and self.procs[i].holding  # type: ignore[attr-defined]
+                                  for i in range(self.n)):
+            self.last_input = self.now  # a held message goes out at a later slot's start
             return True
         if self.budget <= 0:
             return False
