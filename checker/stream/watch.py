@@ -236,8 +236,10 @@ class Watch:
         trace holds, each violation that no later record can undo (module docstring)."""
         # only what is still undecided: a property printed already is not checked again
         # end-of-trace properties (liveness) wait for the end: they are pending until then
+        # and causal order only while nothing is retired (a dependency may be)
         props = [p for p in self.props
-                 if (st.id, p.name) not in self.judged and not p.liveness]
+                 if (st.id, p.name) not in self.judged and not p.liveness and
+                 (p.held or st.base == 0)]
         if not props:
             return
         outcome, _ = check_held(st, props, self.options, self.keep_going)
