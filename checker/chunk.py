@@ -16,6 +16,7 @@ order, so each ``tp`` group is a contiguous run of rows).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -32,7 +33,7 @@ ENCODED = ("trace", "process", "msg")  # string columns worth dictionary-encodin
 #: the columns every chunk reads (the others on demand)
 CORE_COLUMNS = ("trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
                 "real_time")
-SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET = (KIND[k] for k in KINDS)
+SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET, NEGOTIATE = (KIND[k] for k in KINDS)
 #: an extension column the chunk carries when present: the slot of a send, join or packet
 #: (Bar-Joseph, Keidar, Anker and Lynch's time slots; checker/properties/member_liveness.py
 #: and rate.py read it)
@@ -43,6 +44,10 @@ JOIN_COLUMN = "x_join"
 #: an extension column: the offset of a message in a per-key log (Kafka's, Jepsen's queue
 #: workloads); checker/properties/log_offsets.py reads it
 OFFSET_COLUMN = "x_offset"
+#: the extension columns of a ``negotiate`` record (checker/properties/rate.py): the
+#: reservation a process declares
+RESERVE_COLUMNS = ("x_rate_max", "x_rate_avg", "x_rate_window")
+RN_COLUMN = "x_rn"
 
 
 def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -342,6 +347,18 @@ class Chunk:
         return self._perm(np.asarray(col.to_numpy(zero_copy_only=False), np.float64))
 
     @cached_property
+    def reserve(self) -> tuple[np.ndarray, ...]:
+        """Per row, a ``negotiate`` record's x_rate_max, x_rate_avg, x_rate_window (NaN
+        where absent) and x_rn."""
+        cols = tuple(self._perm(np.asarray(_extension(self._pieces, name, _is_number,
+                                                      pa.float64()).to_numpy(
+                                                          zero_copy_only=False), np.float64))
+                     for name in RESERVE_COLUMNS)
+        rn = _extension(self._pieces, RN_COLUMN, pa.types.is_boolean, pa.bool_())
+        return (*cols, self._perm(np.asarray(rn.fill_null(False).to_numpy(
+            zero_copy_only=False), bool)))
+
+    @cached_property
     def unreserved(self) -> np.ndarray:
         col = _extension(self._pieces, JOIN_COLUMN, pa.types.is_boolean, pa.bool_())
         return self._perm(np.asarray(col.fill_null(False).to_numpy(zero_copy_only=False),
@@ -484,6 +501,11 @@ class Chunk:
 
     # ---- exact per-trace view -----------------------------------------------------------
 
+    def _reserve(self, r: int) -> tuple:
+        mx, avg, k, rn = self.reserve
+        return (*(None if np.isnan(a[r]) else float(a[r]) for a in (mx, avg, k)),
+                bool(rn[r]))
+
     def trace(self, ti: int) -> Trace:
         """The exact Python view of trace ``ti`` for the reference checks."""
         lo, hi = int(self.trace_start[ti]), int(self.trace_start[ti + 1])
@@ -541,6 +563,7 @@ class Chunk:
                 slot=slots[j],
                 unreserved=unres[j],
                 offset=offs[j],
+                reserve=self._reserve(lo + j) if k == NEGOTIATE else None,
             ))
         return Trace(self.trace_names[ti], events)
 
@@ -581,10 +604,14 @@ class _TraceHas(dict):
 
     def __init__(self, chunk: Chunk):
         super().__init__()
-        self._chunk = chunk
+        # a weak reference: a cycle chunk <-> table would keep each chunk's hundreds of MB
+        # until Python's cyclic collector happened to run (a check of 10 M events held
+        # about 480 MB of dead chunks so, and paid the page faults of fresh memory)
+        self._chunk = weakref.ref(chunk)
 
     def __missing__(self, key: str) -> np.ndarray:
-        c = self._chunk
+        c = self._chunk()
+        assert c is not None, "a chunk's trace_has outlived its chunk"
         if key in KIND:
             mask = c.kind == KIND[key]
         elif key in ("time", "real_time", "offset"):
