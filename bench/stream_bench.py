@@ -116,6 +116,16 @@ def certain_line(path: Path, swap_at: int) -> int:
     return int(max(mine, first_other)) + 2  # 0-based row; line 1 is the header
 
 
+def proc_cpu(pid: int) -> float | None:
+    """User and system CPU seconds of a running process, all its threads (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict:
     """Part 4 of the issue: a JSON Lines log written at ``rate`` events/s with a breach
     after about two thirds of ``seconds``, followed by ``tomkit watch``: the time from
@@ -141,8 +151,10 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     # its start-up, outside the measure; the idle exit (6 s) must not come before the
     # first write, whatever the start-up takes
     time.sleep(3)
+    cpu_start = proc_cpu(watch.pid)  # its start-up, apart
     step = max(1, rate // 100)  # a write every 10 ms
     t_certain = seen = None
+    cpu_seen = events_seen = None
     t0 = time.perf_counter()
     with open(live, "ab") as f:
         for k, i in enumerate(range(1, len(lines), step)):
@@ -152,6 +164,7 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
                 t_certain = time.perf_counter()
             if t_certain is not None and seen is None and out.exists() and out.stat().st_size:
                 seen = time.perf_counter()
+                cpu_seen, events_seen = proc_cpu(watch.pid), i + step - 1
             pause = t0 + (k + 1) * 0.01 - time.perf_counter()
             if pause > 0:
                 time.sleep(pause)
@@ -159,6 +172,7 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     while seen is None and watch.poll() is None:  # a loaded machine: as long as it takes
         if out.exists() and out.stat().st_size:
             seen = time.perf_counter()
+            cpu_seen, events_seen = proc_cpu(watch.pid), len(lines) - 1
         time.sleep(0.002)
     code = watch.wait(timeout=600)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -168,6 +182,10 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     return {"events": events, "rate": events / written,
             "delay": None if seen is None else seen - t_certain, "exit": code,
             "cpu": cpu, "cpu_us": 1e6 * cpu / events,
+            # CPU per event while following, up to the report (start-up and the final
+            # report's exact checks of the broken trace left out)
+            "follow_us": None if cpu_seen is None or cpu_start is None else
+            1e6 * (cpu_seen - cpu_start) / events_seen,
             "load": (load0, os.getloadavg()[0]),
             "first": f"{first['property']}: {first.get('explanation', '')}"}
 
@@ -265,6 +283,9 @@ def print_delay(lag: dict) -> None:
     print(f"  watch's CPU                           {lag['cpu']:6.2f} s, "
           f"{lag['cpu_us']:.1f} us an event ({lag['cpu_us'] * lag['rate'] / 1e6:.2f} of a "
           "core at that rate, start-up and final report included)")
+    if lag["follow_us"] is not None:
+        print(f"  watch's CPU while following           {lag['follow_us']:6.1f} us an event "
+              f"({lag['follow_us'] * lag['rate'] / 1e6:.2f} of a core), up to the report")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import pickle
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TextIO
 
 import numpy as np
@@ -36,7 +37,7 @@ from ...traces.importer import Mapping
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
-from ..result import Verdict
+from ..result import Result, Verdict
 from .canon import SLOW, WHOLE, TraceState
 from .driver import _read_v1, _Run, _whole, split
 from .follow import Follower, MappedFollower, Position
@@ -56,6 +57,14 @@ RECHECK = 1.0
 #: with views, a later view installation can excuse what these found on a prefix
 #: (prefix-order's and FIFO's membership restrictions), so they wait for the end
 UNDONE_BY_VIEWS = ("prefix-order", "fifo-order")
+
+
+def so_far(res: Result) -> Result:
+    """A violation found while the run goes on, in words true of the records so far: the
+    sentences' "never delivers m" (the end of a complete trace) reads "has not (yet)
+    delivered m" (the verdict is certain either way: a later delivery cannot undo it)."""
+    text = res.explanation.replace("never delivers", "has not (yet) delivered")
+    return res if text == res.explanation else replace(res, explanation=text)
 
 
 class Watch:
@@ -250,7 +259,7 @@ class Watch:
                 continue
             if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
                 continue
-            self._emit(st.id, name, res)
+            self._emit(st.id, name, so_far(res))
 
     def _overdue(self) -> None:
         """Print, per trace, its oldest message that a correct process has not delivered

@@ -120,3 +120,27 @@ def test_timeout_prints_an_overdue_message_once_and_no_false_alarm(tmp_path, fmt
     assert report.exit_code() == 0
     assert outcomes(report) == outcomes(check_paths([path], LIVE, Options()))
     assert not any("violated" in ln for ln in out.getvalue().splitlines())
+
+
+def test_an_early_sentence_says_so_far_not_never(tmp_path):
+    """p1 delivers m1 without m0: strong order is broken for good, but "never delivers
+    m0" is not yet true while the run goes on (p1 delivers m0 afterwards)."""
+    strong = [properties()["total-order-strong"]]
+    path = tmp_path / "a.jsonl"
+    out = io.StringIO()
+    w = Watch([str(path)], strong, Options(), out=out)
+    write(path, [{"trace": "t", "process": "p0", "kind": "send", "msg": "m0"},
+                 {"trace": "t", "process": "p0", "kind": "send", "msg": "m1"},
+                 {"trace": "t", "process": "p0", "kind": "deliver", "msg": "m0"},
+                 {"trace": "t", "process": "p0", "kind": "deliver", "msg": "m1"},
+                 {"trace": "t", "process": "p1", "kind": "deliver", "msg": "m1"}])
+    w.cycle()
+    early = out.getvalue()
+    assert "total-order-strong violated" in early
+    assert "has not (yet) delivered m0" in early and "never" not in early
+    write(path, [{"trace": "t", "process": "p1", "kind": "deliver", "msg": "m0"}])
+    w.cycle()
+    report = w.finish()
+    res = report.outcomes[0].results["total-order-strong"]
+    assert "only later" in res.explanation  # the final report: tomkit check's sentence
+    assert out.getvalue() == early  # printed once
