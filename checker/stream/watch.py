@@ -1,15 +1,21 @@
 """``tomkit watch``: the single pass over logs that are still being written.
 
-Each cycle reads what the followed files gained (follow.py), feeds it to the traces'
-states (canon.py), and prints every verdict as soon as it is certain: when a trace's
-canonical picture breaks, the exact checks run on its held records at once (and again,
-at most every ``RECHECK`` seconds, each time its held records have doubled), and each
-property they find violated is printed, unless a later record could undo it
-(integrity's unsent delivery: the send may still come; with views, prefix order and
-FIFO, whose membership rules a later view can excuse). A trace with views is held
-whole here (the whole-trace engine decides it), and judged the same way. The witness
-printed then is the first one in the records so far; the final report, when the logs
-stop growing, is ``tomkit check``'s on the whole input, with its exit code.
+Each cycle reads what the followed files gained (follow.py: v1 JSON Lines, or logs
+through an import mapping), feeds it piece by piece to the traces' states (canon.py),
+and prints every verdict as soon as it is certain: when a piece breaks a trace's
+canonical picture, the exact checks run on its held records before the next piece is
+read (and again, at most every ``RECHECK`` seconds, each time its held records have
+doubled, for the properties not printed yet), and each property they find violated is
+printed, unless a later record could undo it (integrity's unsent delivery: the send may
+still come; with views, prefix order and FIFO, whose membership rules a later view can
+excuse) or the held records cannot stand for it (causal order once a dependency may be
+retired; the end-of-trace properties, pending until the end). A trace with views is
+held whole here (the whole-trace engine decides it), and judged the same way. The
+witness printed then is the first one in the records so far, in words true so far
+(:func:`so_far`); the final report, when the logs stop growing, is ``tomkit check``'s
+on the whole input, with its exit code. ``timeout``: a message some correct process
+has not delivered that long after it was first read is printed as overdue, a notice
+and not a verdict.
 
 ``--state DIR`` keeps a checkpoint: the files' positions, the traces' states, the
 verdicts judged and the length of the verdict output (``--out``). It is written

@@ -144,3 +144,25 @@ def test_an_early_sentence_says_so_far_not_never(tmp_path):
     res = report.outcomes[0].results["total-order-strong"]
     assert "only later" in res.explanation  # the final report: tomkit check's sentence
     assert out.getvalue() == early  # printed once
+
+
+def test_cli_liveness_timeout_and_the_summary(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "a.jsonl"
+    recs = clean_trace("t", n_processes=3, n_messages=10, seed=1)
+    write(path, recs)
+    cmd = [sys.executable, "-m", "tomkit", "watch", str(path), "--liveness", "--timeout",
+           "30", "--idle-exit", "1", "--summary-every", "0.2", "--format", "json"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    summaries = [json.loads(ln) for ln in res.stderr.splitlines() if ln.startswith("{")]
+    assert summaries and summaries[-1]["pending"] == {"verdicts": 3, "messages": 0,
+                                                      "overdue": 0}
+    # a message p2 never delivers: the final report says liveness is violated (exit 1)
+    write(path, [{"trace": "t", "process": "p0", "kind": "send", "msg": "late"},
+                 {"trace": "t", "process": "p0", "kind": "deliver", "msg": "late"}])
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1, res.stderr
+    assert '"property": "liveness"' in res.stdout
