@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: tomkit watch's poll in the delay run (seconds)
+POLL = "0.05"
 
 
 def make(path: Path, messages: int, processes: int, seed: int,
@@ -145,7 +147,7 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     # a poll of 50 ms: at 50,000 events/s each cycle then reads a few thousand records,
     # where a numpy step per batch costs little per record (10 ms: five times the CPU)
     watch = subprocess.Popen([sys.executable, "-m", "tomkit", "watch", str(live), "--out",
-                              str(out), "--format", "json", "--poll", "0.05",
+                              str(out), "--format", "json", "--poll", POLL,
                               "--idle-exit", "6", "--summary-every", "0"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # its start-up, outside the measure; the idle exit (6 s) must not come before the
