@@ -118,6 +118,15 @@ def certain_line(path: Path, swap_at: int) -> int:
     return int(max(mine, first_other)) + 2  # 0-based row; line 1 is the header
 
 
+def summary_events(path: Path) -> int:
+    """The events tomkit watch had read at its latest summary line (0 before any)."""
+    events = 0
+    for line in path.read_text().splitlines():
+        if line.startswith("{"):
+            events = json.loads(line).get("events", events)
+    return events
+
+
 def proc_cpu(pid: int) -> float | None:
     """User and system CPU seconds of a running process, all its threads (Linux)."""
     try:
@@ -139,6 +148,8 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     lines = path.read_bytes().splitlines(keepends=True)
     at = certain_line(path, swap_at)
     live, out = d / "delay-live.jsonl", d / "delay-verdicts.jsonl"
+    summary = d / "delay-summary.jsonl"
+    behind = None
     for f in (live, out):
         f.unlink(missing_ok=True)
     live.write_bytes(lines[0])  # the header
@@ -148,8 +159,8 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     # where a numpy step per batch costs little per record (10 ms: five times the CPU)
     watch = subprocess.Popen([sys.executable, "-m", "tomkit", "watch", str(live), "--out",
                               str(out), "--format", "json", "--poll", POLL,
-                              "--idle-exit", "6", "--summary-every", "0"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              "--idle-exit", "6", "--summary-every", "0.1"],
+                             stdout=subprocess.DEVNULL, stderr=open(summary, "w"))
     # its start-up, outside the measure; the idle exit (6 s) must not come before the
     # first write, whatever the start-up takes
     time.sleep(3)
@@ -164,6 +175,8 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
             f.flush()
             if t_certain is None and i + step > at - 1:
                 t_certain = time.perf_counter()
+                # how far watch was behind the writer then: its latest summary line
+                behind = min(i + step, len(lines)) - 1 - summary_events(summary)
             if t_certain is not None and seen is None and out.exists() and out.stat().st_size:
                 seen = time.perf_counter()
                 cpu_seen, events_seen = proc_cpu(watch.pid), i + step - 1
@@ -188,7 +201,7 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
             # report's exact checks of the broken trace left out)
             "follow_us": None if cpu_seen is None or cpu_start is None else
             1e6 * (cpu_seen - cpu_start) / events_seen,
-            "load": (load0, os.getloadavg()[0]),
+            "load": (load0, os.getloadavg()[0]), "behind": behind,
             "first": f"{first['property']}: {first.get('explanation', '')}"}
 
 
@@ -285,6 +298,10 @@ def print_delay(lag: dict) -> None:
     print(f"  watch's CPU                           {lag['cpu']:6.2f} s, "
           f"{lag['cpu_us']:.1f} us an event ({lag['cpu_us'] * lag['rate'] / 1e6:.2f} of a "
           "core at that rate, start-up and final report included)")
+    if lag["behind"] is not None:
+        print(f"  watch behind the writer at the breach  {lag['behind']:,} events "
+              f"({lag['behind'] / lag['rate']:.2f} s of writing; its summary lines come "
+              "every 0.1 s)")
     if lag["follow_us"] is not None:
         print(f"  watch's CPU while following           {lag['follow_us']:6.1f} us an event "
               f"({lag['follow_us'] * lag['rate'] / 1e6:.2f} of a core), up to the report")
