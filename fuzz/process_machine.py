@@ -85,6 +85,13 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
         return timed_machine(protocol, n, options, max_messages=max_messages,
                              max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)
+    if proto.clocks is not None:
+        bounds = proto.clocks(opts)
+        if bounds.skew or bounds.drift:
+            # the machine's steps are one logical clock, and it already chooses every
+            # order of events that skewed clocks could bring about
+            raise ValueError(f"{protocol}: the process fuzzer runs on one logical clock; "
+                             "clock skew and drift are for the simulator (tomkit simulate)")
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
     if max_crashes is None:

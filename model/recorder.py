@@ -42,10 +42,14 @@ class Recorder:
         self.records.append(rec)
 
     def logged(self, i: int, out: Output, t: float) -> int:
-        """Process i's ``join`` record if it became a member (``out.joined``), its
+        """Process i's ``negotiate`` record if it asked for a reservation
+        (``out.negotiated``), its ``join`` record if it became a member (``out.joined``), its
         receptions, then its deliveries, of one input, with the views it installed among
         them (``out.installed``); returns how many deliveries."""
         tid, name, append = self.trace_id, self.names[i], self.records.append
+        if out.negotiated is not None:
+            append({"trace": tid, "process": name, "kind": "negotiate", "time": t,
+                    **out.negotiated})
         if out.joined is not None:
             append({"trace": tid, "process": name, "kind": "join", "time": t, **out.joined})
         for m, fields in out.received:

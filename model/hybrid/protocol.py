@@ -25,6 +25,11 @@ Options (stable: the figures scripts build on them)
     run's rate): Figure 2's t_n = 1 / rate, and the default heartbeat.
 ``tick_rate``
     ticket numbers per second of the rate synchronisation (0: Lamport's rule).
+``clock_skew``, ``clock_drift``
+    each process's own clock (``model/net/clocks.py``): offsets drawn within +-skew/2 (two
+    clocks differ by at most the skew), rates within 1 +- drift, from the run's seed; the
+    rate synchronisation, heartbeats, probes and the logged ``time`` read it, and every
+    record carries ``real_time``. 0 and 0 (the default): every clock reads real time.
 ``heartbeat``
     seconds an active process with unsent tickets or an unmatched ticket number waits
     before a null message (decision A4). Default: 0 for token-site (tickets at once),
@@ -54,6 +59,8 @@ from tomkit.model.hybrid.switch import assign_modes, closest
 from tomkit.model.hybrid.wire import ACTIVE, PASSIVE, At, decode
 from tomkit.model.process import Crash, Option, Protocol, Receive, Replayed, ReplayError, Timer
 from tomkit.model.process import Send as SendInput
+
+from ..net.clocks import ClockBounds
 
 __all__ = ["PROFILE", "initial_roles", "make", "protocols", "replay"]
 
@@ -94,6 +101,10 @@ def _options(config: str) -> tuple[Option, ...]:
                "separated; default the run's rate"),
         Option("tick_rate", float, 1000.0, "ticket numbers per second of the rate "
                "synchronisation (0: Lamport's rule)"),
+        Option("clock_skew", float, 0.0, "seconds two processes' clocks may differ at "
+               "time 0 (offsets within +-skew/2, drawn from the seed; 0: real time)"),
+        Option("clock_drift", float, 0.0, "each clock's rate error bound rho (rate within "
+               "1 +- rho, drawn from the seed)"),
         Option("heartbeat", float, None, "seconds before an active process sends a null "
                "message with its unsent tickets (default: 0 for token-site, else 1/rate)"),
         Option("switches", int, 0, "scripted role changes per process, one per timer (for "
@@ -105,7 +116,7 @@ def _options(config: str) -> tuple[Option, ...]:
                "as a recv record (what 'tomkit conform' replays)"),
     ]
     if config == "hybrid":
-        opts[5:5] = [
+        opts[7:7] = [
             Option("dynamic", bool, False, "section 6's online switching (estimates, "
                    "mean-shift detector, 20%% hysteresis)"),
             Option("probe_interval", float, 2.0, "seconds between round-trip probes"),
@@ -222,11 +233,12 @@ def summary(procs: Sequence[HybridProcess], records: Sequence[Mapping],
     3's metric: per message, the latest delivery minus the send)."""
     sent: dict[str, float] = {}
     last: dict[str, float] = {}
-    for r in records:
+    for r in records:  # in real time when the processes have clocks of their own
         if r["kind"] == "send":
-            sent[r["msg"]] = r["time"]
+            sent[r["msg"]] = r.get("real_time", r["time"])
         elif r["kind"] == "deliver":
-            last[r["msg"]] = max(last.get(r["msg"], -math.inf), r["time"])
+            last[r["msg"]] = max(last.get(r["msg"], -math.inf),
+                                 r.get("real_time", r["time"]))
     lat = [last[m] - sent[m] for m in last if m in sent]
     stats.update({
         "nulls": sum(p.nulls for p in procs),
@@ -248,10 +260,17 @@ def describe(stats: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
             f"latest delivery {stats['mean_max_latency'] * 1000:.3f} ms (001 section 3)"]
 
 
+def clocks(opts: Mapping[str, Any]) -> ClockBounds:
+    """The processes' clocks the options ask for (``clock_skew``, ``clock_drift``)."""
+    return ClockBounds(float(opts.get("clock_skew") or 0.0),
+                       float(opts.get("clock_drift") or 0.0))
+
+
 def protocols() -> list[Protocol]:
     """hybrid, token-site, symmetric: one machine, three configurations."""
     return [Protocol(name=name, title=title, make=make(name), options=_options(name),
                      fifo=True, lossy=False, crashes=True, events=frozenset({"join", "recover"}),
                      profile=PROFILE, live=True,
-                     replay=replay, summary=summary, describe=describe, variants=VARIANTS)
+                     replay=replay, summary=summary, describe=describe, variants=VARIANTS,
+                     clocks=clocks)
             for name, (title, _) in CONFIGS.items()]
