@@ -227,6 +227,8 @@ class HybridProcess:
         self.incarnation = 0
         #: configurations installed so far (001 section 5: C^n), the first one 0
         self.config_no = -1
+        #: each member's incarnation, as of the view this process has installed
+        self.incs: dict[int, int] = {}
         # ---- timers, estimates, scripted switches
         self.now = 0.0
         self.timers: set[float] = set()
@@ -418,7 +420,7 @@ class HybridProcess:
     def _named(self, j: int) -> str:
         """Process j's name in its incarnation (``p0``, then ``p0~2`` after a restart, as
         the membership service of model/toto/membership.py names them)."""
-        inc = self.vs.incs.get(j, 0)
+        inc = self.incs.get(j, 0)
         return self.names[j] if inc == 0 else f"{self.names[j]}~{inc + 1}"
 
     def _snapshot(self) -> tuple:
@@ -771,6 +773,9 @@ class HybridProcess:
         upper = self._snapshot() if ev.transfer is not None else None
         left = set(ev.left)
         self.view_id = ev.view
+        if ev.state is not None:
+            self.incs = {}
+        self.incs.update(ev.incarnations)
         for key in list(self.Q):
             if key[0] in left and key not in self.known:
                 del self.Q[key]
