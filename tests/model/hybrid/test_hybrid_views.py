@@ -146,3 +146,14 @@ def test_simulate_command_takes_join_and_recover(tmp_path) -> None:
                             "--guarantee", "model-hybrid", "--format", "json"],
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_run_whose_group_dies_ends() -> None:
+    """Every process crashes (one restarts, with nobody left to admit it): the sources of
+    a protocol whose processes join by themselves stop once nobody is in the group and
+    nobody may come back, rather than spin for ever."""
+    res = simulate(SimConfig(protocol="hybrid", n=3, rate=20, messages=200, seed=1,
+                             crashes=[("p0", 0.1), ("p1", 0.2), ("p2", 0.3)],
+                             recovers=[("p2", 0.5)], max_events=100_000))
+    assert res.stats["sends"] < 200 and res.stats["sim_time"] < 1.0
+    assert not [r for r in res.records if r["kind"] == "join"]  # p2 waits outside
