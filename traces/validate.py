@@ -388,12 +388,12 @@ def columnar_safe(records: Sequence[Any]) -> bool:
             if not key.startswith(EXTENSION_PREFIX):
                 return False
             continue
-        values = list(map(dict.get, records, repeat(key)))
-        types = set(map(type, values))
+        types = set(map(type, map(dict.get, records, repeat(key))))
         types.discard(none)
         if types - {want}:
             return False
-        if want is list and set(map(type, chain.from_iterable(filter(None, values)))) - {str}:
+        if want is list and set(map(type, chain.from_iterable(
+                filter(None, map(dict.get, records, repeat(key)))))) - {str}:
             return False
     return True
 
