@@ -16,7 +16,8 @@ The rooms, one folder each:
 
 * ``net/``: networks and environments: ``net/links.py`` (link delays and application
   sources), ``net/topology.py`` (delays per sender-recipient pair, 001's topologies),
-  ``net/load.py`` (load schedules), ``net/timed.py`` (003's timed network);
+  ``net/load.py`` (load schedules), ``net/clocks.py`` (per-process clocks: skew and
+  drift), ``net/timed.py`` (003's timed network);
 * ``toto/``: the ToTo family (000, 002): ``toto/dag.py``, ``toto/vocab.py``,
   ``toto/rules.py``, ``toto/compiled.py``, ``toto/process.py``, ``toto/mutants.py``,
   ``toto/membership.py`` (000's membership service);

@@ -27,13 +27,14 @@ a membership service (000 section 5) gives the drivers that service, a
 :class:`MembershipService`, which they drive as its :class:`Driver`.
 
 What a protocol needs from its environment, its capabilities (the membership events it
-honours, a membership service, a timed network), is declared on its :class:`Protocol`,
-never probed: the simulator (``model/sim.py``), the Hypothesis machines
+honours, a membership service, a timed network, clocks of its own), is declared on its
+:class:`Protocol`, never probed: the simulator (``model/sim.py``), the Hypothesis machines
 (``fuzz/process_machine.py``, ``fuzz/qos_machine.py``) and the replayer
-(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service` and
-:attr:`Protocol.timing` and call the hooks these name; an event a protocol does not
-honour is refused before anything runs (:meth:`Protocol.refuse`, one line naming the
-protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
+(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service`,
+:attr:`Protocol.timing` and :attr:`Protocol.clocks` and call the hooks these name; an
+event a protocol does not honour is refused before anything runs
+(:meth:`Protocol.refuse`, one line naming the protocol and the event). The vocabulary
+of membership events is ``model/events.py``'s.
 
 Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1`` ... in
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
@@ -52,13 +53,14 @@ from typing import Protocol as Interface
 
 from .events import EVENTS
 
-if TYPE_CHECKING:  # the timed network's description, for the type hint only
+if TYPE_CHECKING:  # the environments' descriptions, for the type hints only
+    from .net.clocks import ClockBounds
     from .net.timed import Timing
 
-__all__ = ["Crash", "Driver", "Input", "Logged", "Member", "MembershipService", "Option",
-           "MemberEvent", "Output", "Process", "Protocol", "Receive", "Renegotiate",
-           "ReplayError", "Replayed", "Reserving", "Send", "Timer", "Transmit", "View",
-           "ViewChange", "feed"]
+__all__ = ["Crash", "Driver", "Input", "Installed", "Logged", "Member", "MembershipService",
+           "MemberEvent", "Option", "Output", "Process", "Protocol", "Receive",
+           "Renegotiate", "ReplayError", "Replayed", "Reserving", "Send", "Timer",
+           "Transmit", "View", "ViewChange", "feed"]
 
 
 class Transmit(NamedTuple):
@@ -88,6 +90,20 @@ class View(NamedTuple):
     members: tuple[int, ...]
 
 
+class Installed(NamedTuple):
+    """A view a process installed during an input, logged as a ``view`` record: the view
+    (id and members), the record's extension fields, and ``at``, how many of the input's
+    deliveries come before it (for a protocol whose processes install views themselves,
+    as the hybrid's view-synchronous layer does, rather than a membership service)."""
+
+    view: View
+    fields: Mapping[str, Any] | None = None
+    at: int = 0
+    #: the members' names as the process knows them (incarnations: ``p0~2``), else the
+    #: run's names of their indices now
+    names: tuple[str, ...] | None = None
+
+
 class Output:
     """What one input did.
 
@@ -97,14 +113,16 @@ class Output:
     and the send record's extension fields); ``joined``: the process became a member
     during this input (003's join_OK, which may come long after the join request), with
     the fields of its ``join`` record, written before the input's receptions;
+    ``installed``: views the process installed (:class:`Installed`), each written among
+    the deliveries at its place (one of an application send before the send);
     ``negotiated``: the process asked the network for a reservation during this input
     (003 section 2.1's join(r) or RN(r)), with the fields of its ``negotiate`` record,
     written first; ``timer``:
     call :meth:`Process.on_timer` at this local time (each request is one call; a process
     ignores calls it no longer wants)."""
 
-    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "negotiated",
-                 "timer")
+    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "installed",
+                 "negotiated", "timer")
 
     # by hand rather than a dataclass: one Output is made per input, the simulator's
     # inner loop
@@ -115,6 +133,7 @@ class Output:
         self.deps: list[str] | None = None
         self.fields: Mapping[str, Any] | None = None
         self.joined: Mapping[str, Any] | None = None
+        self.installed: Sequence[Installed] = ()
         self.negotiated: Mapping[str, Any] | None = None
         self.timer: float | None = None
 
@@ -425,6 +444,11 @@ class Protocol:
     #: the timed network it runs on (003: clocks within eps, delays within delta, burst
     #: losses; ``model/net/timed.py``), from its resolved options
     timing: Callable[[Mapping[str, Any]], Timing] | None = None
+    #: its processes' own clocks on an ordinary network: bounded skew and drift, from
+    #: its resolved options (``model/net/clocks.py``; 001's rate synchronisation reads
+    #: them). Processes then get, log and time out in local time, and every record
+    #: carries ``real_time``
+    clocks: Callable[[Mapping[str, Any]], ClockBounds] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.events) - set(EVENTS)

@@ -367,8 +367,8 @@ SQL_FORMS: dict[str, Callable[[Options], Column]] = {
 }
 
 #: properties the scan decides without a DataFrame form: the SQL engine hands every
-#: trace to the exact check (``exact.py``) for them (none today)
-BY_EXACT_CHECK: frozenset[str] = frozenset()
+#: trace to the exact check (``exact.py``) for them (view events are few)
+BY_EXACT_CHECK: frozenset[str] = frozenset({"view-sequence"})
 
 
 def unknown_reason(name: str, has_send: bool, options: Options = Options()) -> str:

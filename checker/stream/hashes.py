@@ -16,8 +16,9 @@ check too.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+
+from ..pandas_guard import pandas
 
 __all__ = ["IdMap", "RetiredIds", "hash_ids"]
 
@@ -31,6 +32,7 @@ def hash_ids(ids: pa.Array | list[str]) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(ids, dtype=object)
     if len(arr) == 0:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+    pd = pandas()  # on first use: the whole-trace check loads this module, never hashes
     return tuple(pd.util.hash_array(arr, hash_key=k, categorize=False) for k in KEYS)
 
 

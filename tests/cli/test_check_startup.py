@@ -11,10 +11,10 @@ import sys
 from tomkit.traces.generate import clean_trace
 from tomkit.traces.writer import write_records
 
-#: modules `tomkit check` of a clean trace must not import (pandas is not among them:
-#: pyarrow imports it to ask whether an input is a pandas object)
+#: modules `tomkit check` of a clean trace must not import (pandas: pyarrow would import
+#: it to ask whether an input is a pandas object; tomkit/cli/check_process.py)
 HEAVY = ("networkx", "z3", "matplotlib", "hypothesis", "pyspark", "duckdb", "jsonschema",
-         "tomkit.model", "tomkit.fuzz", "tomkit.checker.spark")
+         "pandas", "tomkit.model", "tomkit.fuzz", "tomkit.checker.spark")
 
 PROBE = """
 import json, sys
@@ -68,3 +68,13 @@ def test_memory_settings_leave_the_users_own():
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == want
+
+
+def test_the_single_pass_takes_pandas_in_the_check_process(tmp_path):
+    """The check process refuses pyarrow's pandas import; the single pass, which hashes
+    ids with pandas, still runs there and gives the whole-trace check's verdicts."""
+    path = _trace(tmp_path)
+    for extra in ((), ("--stream",)):
+        out = loaded_by("check", "-q", *extra, str(path))
+        assert out["code"] == 0
+        assert ("pandas" in out["loaded"]) == bool(extra), out["loaded"]

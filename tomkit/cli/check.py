@@ -7,11 +7,11 @@ some property is violated, 2 bad input or usage.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import os
 import sys
 
 from tomkit.checker.check_run import add_option_arguments
+
+from .check_process import fresh_memory_settings
 
 __all__ = ["add_parser", "fresh_memory_settings", "run"]
 
@@ -65,24 +65,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     c.set_defaults(func=run)
     return c
-
-
-def fresh_memory_settings() -> None:
-    """Keep freed memory for reuse in this process. A check builds arrays of a few MB per
-    chunk of a million events; on the virtual machines measured, the first touch of fresh
-    pages cost as much system time as the check's own work (docs/check-speed.md). So:
-    no transparent huge pages for numpy's arrays (numpy's own setting, read when numpy is
-    imported; the environment's value wins), and glibc's malloc serves arrays up to 256 MB
-    from memory it keeps (up to 1 GB) rather than mapping and unmapping each. Only the
-    ``tomkit check`` process: a program that imports tomkit keeps its own settings."""
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    try:
-        mallopt = ctypes.CDLL(None).mallopt  # glibc; elsewhere there is nothing to set
-    except (OSError, AttributeError):
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
-    mallopt(m_mmap_threshold, 256 << 20)
-    mallopt(m_trim_threshold, 1 << 30)
 
 
 def run(args: argparse.Namespace) -> int:
