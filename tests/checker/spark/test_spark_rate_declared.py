@@ -38,7 +38,7 @@ def packets(t, p, slot, k):
 
 def records():
     out = []
-    for t, body in {
+    for body in {
         "clean": [negotiate("clean", "p", 0, 4, 10, 3), *packets("clean", "p", 0, 4),
                   *packets("clean", "p", 1, 3), *packets("clean", "p", 3, 4)],
         "over-max": [negotiate("over-max", "p", 0, 4, 100, 3),
@@ -50,7 +50,7 @@ def records():
                      negotiate("after-rn", "p", 3, 2, 100, 3, rn=True),
                      *packets("after-rn", "p", 2, 6), *packets("after-rn", "p", 4, 6)],
         "bad": [*packets("bad", "p", 0, 2), negotiate("bad", "p", 0)],
-    }.items():
+    }.values():
         out += body
     return out
 
