@@ -184,7 +184,8 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     """Simulate ``protocol`` with ``n`` processes. ``settings`` are the fields of
     :class:`~tomkit.model.sim.SimConfig` (messages, rate, source, delay, seed, ...), the
     membership schedule (``crashes``, ``recovers``, ``joins``, ``leaves``: (process,
-    time) pairs or the text ``"P@T,P@T"``; ``partitions``: (time, groups); ``heals``:
+    time) pairs or the text ``"P@T,P@T"``; ``renegotiations``: (process, time, (avg,
+    max)) or ``"P@T=AVG/MAX"``, 003's RN(r); ``partitions``: (time, groups); ``heals``:
     times; docs/membership.md) and the protocol's own options (``delta`` and ``rule`` of
     the ToTo family, ``variant`` of ABCAST and TOMP: ``tomkit simulate --help`` lists
     them). A protocol refuses an event it cannot honour (ValueError, one line)."""

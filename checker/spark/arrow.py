@@ -37,7 +37,8 @@ from tomkit.checker.spark.read import KEY
 #: rows gathered from a partition's batches before a chunk is decided (whole traces only)
 CHUNK_ROWS = 1 << 19
 INPUT = [*KEY, "process", "kind", "msg", "deps", "view", "members", "time", "seq", "src",
-         "pos", "iol", "real_time", "x_slot", "x_join"]
+         "pos", "iol", "real_time", "x_slot", "x_join", "x_rate_max", "x_rate_avg",
+         "x_rate_window", "x_rn"]
 
 _EXACT_FIELDS = RESULT_SCHEMA.fields[len(KEY):]  # property verdict clause ... disagreement
 OUT_SCHEMA = T.StructType(

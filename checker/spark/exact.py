@@ -30,7 +30,8 @@ RESULT_SCHEMA = T.StructType([
     T.StructField("disagreement", T.StringType()),
 ])
 COLUMNS = ["process", "kind", "msg", "deps", "view", "members", "time", "seq", "src", "pos",
-           "real_time", "x_slot", "x_join"]
+           "real_time", "x_slot", "x_join", "x_rate_max", "x_rate_avg", "x_rate_window",
+           "x_rn"]
 
 
 def local_path(src: str) -> str:
@@ -55,13 +56,16 @@ def check_trace(key: tuple, rows: Iterable[tuple], wanted: dict[str, int],
     for p, lst in per.items():
         lst.sort(key=lambda r: (-1 if r[7] is None else r[7], r[8], r[9]))
         evs = []
-        for proc, kind, msg, deps, view, members, time, _seq, src, pos, rt, slot, jn in lst:
+        for (proc, kind, msg, deps, view, members, time, _seq, src, pos, rt, slot, jn,
+             rmax, ravg, rwin, rn) in lst:
             path = local_path(src)
             loc = Location(path, row=pos) if fmt == "parquet" else Location(path, line=pos)
             evs.append(Ev(proc, kind, msg,
                           tuple(deps) if deps is not None and kind == "send" else None,
                           view, tuple(members) if members is not None else None, time, loc,
-                          rt, None if slot is None else math.floor(slot), jn is True))
+                          rt, None if slot is None else math.floor(slot), jn is True,
+                          reserve=(rmax, ravg, rwin, rn is True) if kind == "negotiate"
+                          else None))
         events[p] = evs
     return check_wanted(key, Trace(key[2], events), wanted, options)
 

@@ -54,6 +54,10 @@ JSON_SCHEMA = T.StructType(
 #: the extension field the chunk reads (a time slot: checker/chunk.py), as a double column
 SLOT = "x_slot"
 JOIN = "x_join"  # a packet outside the reservation (checker/properties/rate.py)
+#: a negotiate record's declared reservation (checker/properties/rate.py), as doubles,
+#: and whether it is a renegotiation
+RESERVE = ("x_rate_max", "x_rate_avg", "x_rate_window")
+RN = "x_rn"
 
 
 class SchemaMismatch(ValueError):
@@ -65,7 +69,7 @@ class Events:
     """Good events (one row per record) and rejected records."""
 
     events: DataFrame  # KEY + process kind msg deps view members time seq src pos iol
-    #                    real_time x_slot x_join
+    #                    real_time x_slot x_join x_rate_max x_rate_avg x_rate_window x_rn
     rejected: DataFrame  # src line row field message
     fmt: str
 
@@ -197,6 +201,11 @@ def _parquet(spark: SparkSession, paths: list[str]) -> Events:
             raw.schema[SLOT].dataType, _NUMERIC) else F.lit(None).cast("double")).alias(SLOT),
         (F.col(JOIN) if JOIN in cols and isinstance(raw.schema[JOIN].dataType, T.BooleanType)
          else F.lit(None).cast("boolean")).alias(JOIN),
+        *[(F.col(r).cast("double") if r in cols and isinstance(raw.schema[r].dataType,
+                                                               _NUMERIC)
+           else F.lit(None).cast("double")).alias(r) for r in RESERVE],
+        (F.col(RN) if RN in cols and isinstance(raw.schema[RN].dataType, T.BooleanType)
+         else F.lit(None).cast("boolean")).alias(RN),
         F.lit(None).cast("string").alias("_corrupt"),
         F.lit(None).cast("string").alias("_unknown_key"),
     )
@@ -229,11 +238,14 @@ def _jsonl(spark: SparkSession, paths: list[str]) -> Events:
                    .alias("iol"),
                    F.get_json_object("value", f"$.{SLOT}").cast("double").alias(SLOT),
                    (F.get_json_object("value", f"$.{JOIN}") == "true").alias(JOIN),
+                   *[F.get_json_object("value", f"$.{r}").cast("double").alias(r)
+                     for r in RESERVE],
+                   (F.get_json_object("value", f"$.{RN}") == "true").alias(RN),
                    F.try_element_at(unknown, F.lit(1)).alias("_unknown_key"),
                    F.json_object_keys("value").isNull().alias("_not_object"))
     df = df.select("protocol", "config", *[F.col(f"j.{f}").alias(f) for f in STRING],
                    "j.deps", "j.members", "j.time", "j.seq", "iol", "src", "pos",
-                   "j.real_time", SLOT, JOIN,
+                   "j.real_time", SLOT, JOIN, *RESERVE, RN,
                    F.when(F.col("_not_object") & F.col("j._corrupt").isNull(),
                           F.lit("not an object")).otherwise(F.col("j._corrupt"))
                    .alias("_corrupt"), "_unknown_key")

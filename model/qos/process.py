@@ -75,6 +75,15 @@ Decisions on the text (besides those of model/qos/fec.py and model/qos/slots.py)
   every later send is in a slot >= s_j, which the joiner delivers. The printed reading
   is the broken variant ``early-join-ok`` (tests and the fuzzer find it).
 
+The QoS contract (003 section 2.1; ``model/qos/reserve.py``): with a reservation r
+(``QosParams.reserve``) the process declares it at join(r) (or at its first input, a
+member from time 0) and at RN(r) (:meth:`QosProcess.on_renegotiate`, holding from the
+next slot), each as a ``negotiate`` record (``Output.negotiated``) with the network's
+inflated r'; its shaper holds a message or a leave over the reservation for the first
+later slot with room (``x_held`` on the send or leave record). With ``receptions`` it
+logs each network message it receives from another process (``model/qos/wire.py``),
+which ``tomkit conform`` replays.
+
 The process is a ``Member`` (``model/process.py``): the drivers call ``on_join``,
 ``on_leave``, ``on_recover`` and ``start_outside`` at the schedule's events
 (``model/events.py``); its ``join`` record is its own, at join_OK.

@@ -5,6 +5,7 @@ slot, and the broken variants early-rn and unshaped (model/qos/reserve.py)."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import pytest
@@ -234,3 +235,27 @@ def test_the_default_is_unchanged_without_a_contract():
                delay=Delay("exponential", 0.01))
     a = simulate(SimConfig(**cfg)).records
     assert not any(r["kind"] == "negotiate" or r.get("x_held") for r in a)
+
+
+def test_the_command_line_spells_rn_once_and_refuses_a_bad_one(tmp_path, capsys):
+    from tomkit.cli import main
+    from tomkit.model.process import Reserving
+    from tomkit.model.protocols import protocol
+
+    out = tmp_path / "rn.jsonl"
+    assert main(["simulate", "--protocol", "qos", "--n", "3", "--messages", "30", "--rate",
+                 "30", "--reserve", "6/2", "--window", "3", "--renegotiate", "p1@0.35=3/1",
+                 "--out", str(out)]) == 0
+    assert "closest to its declared max'" in capsys.readouterr().out
+    rn = [r for r in map(json.loads, out.read_text().splitlines())
+          if r.get("kind") == "negotiate" and r.get("x_rn")]
+    assert [(r["process"], r["x_slot"], r["x_avg"], r["x_max"]) for r in rn] == \
+        [("p1", 4, 3, 1)]
+    with pytest.raises(SystemExit) as e:
+        main(["simulate", "--protocol", "qos", "--renegotiate", "p1@0.3", "--out",
+              str(out)])
+    assert e.value.code == 2
+    assert "--renegotiate: expected PROCESS@TIME=AVG/MAX" in capsys.readouterr().err
+    qos = protocol("qos")
+    assert qos.honours("renegotiate")
+    assert all(isinstance(p, Reserving) for p in qos.make(["p0", "p1"], qos.resolve(), 1.0))
