@@ -53,7 +53,7 @@ from __future__ import annotations
 import heapq
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,41 +215,14 @@ def _replay_process(name: str, proc: Any, evs: list[Mapping], inputs: list) -> P
         for m, _ in out.delivered:
             rep.model.append(m)
             model_at.setdefault(m, pos)
-    impl_at: dict[str, tuple[int, Mapping]] = {}
-    for i, r in enumerate(evs):
-        if r["kind"] == "deliver":
-            rep.implementation.append(r["msg"])
-            impl_at.setdefault(r["msg"], (i, r))
+    def judge(m: str, i: int, r: Mapping, j: int) -> str | bool | None:
+        if i < j:
+            return (f"{name} delivers {m} at event {i}; the model delivers it only after "
+                    f"event {j}")
+        # delivered only after a further reception: later than the model needed
+        return bisect_right(fresh, j) < bisect_left(fresh, i) or None
 
-    # order: the first position where the two sequences part
-    for k, (a, b) in enumerate(zip(rep.implementation, rep.model)):
-        if a != b:
-            i, r = impl_at[a]
-            rep.differences.append(Difference(
-                name, "order", a, k, i,
-                f"{name} delivers {a} as #{k}, the model delivers {b} there", r))
-            break
-    for k, m in enumerate(rep.implementation):
-        i, r = impl_at[m]
-        j = model_at.get(m)
-        if j is None:
-            rep.differences.append(Difference(
-                name, "extra", m, k, i, f"{name} delivers {m}, which the model never "
-                "delivers with what this process received", r))
-        elif i < j:
-            rep.differences.append(Difference(
-                name, "early", m, k, i, f"{name} delivers {m} at event {i}; the model "
-                f"delivers it only after event {j}", r))
-        elif bisect_right(fresh, j) < bisect_left(fresh, i):
-            # delivered only after a further reception: later than the model needed
-            rep.later_than_model += 1
-    for k, m in enumerate(rep.model):
-        if m not in impl_at:
-            rep.differences.append(Difference(
-                name, "missing", m, k, len(evs) - 1, f"the model delivers {m} (#{k}) at "
-                f"event {model_at[m]}; {name} never does"))
-    rep.differences.sort(key=lambda d: (d.event, d.index))
-    return rep
+    return _compared(rep, evs, model_at, judge, lambda j: f"event {j}")
 
 
 #: times within this many seconds are one instant (module docstring)
@@ -292,6 +265,24 @@ def _replay_timed(name: str, proc: Any, evs: list[Mapping], inputs: list) -> Pro
     end = max((r["time"] for r in evs if r.get("time") is not None), default=0.0)
     run_until(end, True)
 
+    def judge(m: str, i: int, r: Mapping, t: float) -> str | bool | None:
+        if r["time"] < t - tol:
+            return (f"{name} delivers {m} at local {r['time']:g}; the model, with the "
+                    f"same receptions, delivers it only at {t:g}")
+        return r["time"] > t + tol or None
+
+    return _compared(rep, evs, model_at, judge, lambda t: f"local {t:g}")
+
+
+def _compared(rep: ProcessReport, evs: list[Mapping], model_at: Mapping[str, Any],
+              judge: Callable[[str, int, Mapping, Any], str | bool | None],
+              when: Callable[[Any], str]) -> ProcessReport:
+    """The differences of the implementation's deliveries (``evs``) from the model's
+    (``rep.model``, delivered at ``model_at``): the first position where the two
+    sequences part, extra, early and missing deliveries. ``judge`` says of a delivery the
+    model makes too: early (its sentence), later than the model needed (True) or neither;
+    ``when`` words the model's place of a delivery for a missing one."""
+    name = rep.process
     impl_at: dict[str, tuple[int, Mapping]] = {}
     for i, r in enumerate(evs):
         if r["kind"] == "deliver":
@@ -306,21 +297,21 @@ def _replay_timed(name: str, proc: Any, evs: list[Mapping], inputs: list) -> Pro
             break
     for k, m in enumerate(rep.implementation):
         i, r = impl_at[m]
-        t = model_at.get(m)
-        if t is None:
+        at = model_at.get(m)
+        if at is None:
             rep.differences.append(Difference(
                 name, "extra", m, k, i, f"{name} delivers {m}, which the model never "
                 "delivers with what this process received", r))
-        elif r["time"] < t - tol:
-            rep.differences.append(Difference(
-                name, "early", m, k, i, f"{name} delivers {m} at local {r['time']:g}; the "
-                f"model, with the same receptions, delivers it only at {t:g}", r))
-        elif r["time"] > t + tol:
+            continue
+        verdict = judge(m, i, r, at)
+        if isinstance(verdict, str):
+            rep.differences.append(Difference(name, "early", m, k, i, verdict, r))
+        elif verdict:
             rep.later_than_model += 1
     for k, m in enumerate(rep.model):
         if m not in impl_at:
             rep.differences.append(Difference(
                 name, "missing", m, k, len(evs) - 1, f"the model delivers {m} (#{k}) at "
-                f"local {model_at[m]:g}; {name} never does"))
+                f"{when(model_at[m])}; {name} never does"))
     rep.differences.sort(key=lambda d: (d.event, d.index))
     return rep
