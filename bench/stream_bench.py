@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: tomkit watch's poll in the delay run (seconds)
+POLL = "0.05"
 
 
 def make(path: Path, messages: int, processes: int, seed: int,
@@ -116,6 +118,25 @@ def certain_line(path: Path, swap_at: int) -> int:
     return int(max(mine, first_other)) + 2  # 0-based row; line 1 is the header
 
 
+def summary_events(path: Path) -> int:
+    """The events tomkit watch had read at its latest summary line (0 before any)."""
+    events = 0
+    for line in path.read_text().splitlines():
+        if line.startswith("{"):
+            events = json.loads(line).get("events", events)
+    return events
+
+
+def proc_cpu(pid: int) -> float | None:
+    """User and system CPU seconds of a running process, all its threads (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict:
     """Part 4 of the issue: a JSON Lines log written at ``rate`` events/s with a breach
     after about two thirds of ``seconds``, followed by ``tomkit watch``: the time from
@@ -127,6 +148,8 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     lines = path.read_bytes().splitlines(keepends=True)
     at = certain_line(path, swap_at)
     live, out = d / "delay-live.jsonl", d / "delay-verdicts.jsonl"
+    summary = d / "delay-summary.jsonl"
+    behind = None
     for f in (live, out):
         f.unlink(missing_ok=True)
     live.write_bytes(lines[0])  # the header
@@ -135,14 +158,16 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     # a poll of 50 ms: at 50,000 events/s each cycle then reads a few thousand records,
     # where a numpy step per batch costs little per record (10 ms: five times the CPU)
     watch = subprocess.Popen([sys.executable, "-m", "tomkit", "watch", str(live), "--out",
-                              str(out), "--format", "json", "--poll", "0.05",
-                              "--idle-exit", "6", "--summary-every", "0"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              str(out), "--format", "json", "--poll", POLL,
+                              "--idle-exit", "6", "--summary-every", "0.1"],
+                             stdout=subprocess.DEVNULL, stderr=open(summary, "w"))
     # its start-up, outside the measure; the idle exit (6 s) must not come before the
     # first write, whatever the start-up takes
     time.sleep(3)
+    cpu_start = proc_cpu(watch.pid)  # its start-up, apart
     step = max(1, rate // 100)  # a write every 10 ms
     t_certain = seen = None
+    cpu_seen = events_seen = None
     t0 = time.perf_counter()
     with open(live, "ab") as f:
         for k, i in enumerate(range(1, len(lines), step)):
@@ -150,8 +175,11 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
             f.flush()
             if t_certain is None and i + step > at - 1:
                 t_certain = time.perf_counter()
+                # how far watch was behind the writer then: its latest summary line
+                behind = min(i + step, len(lines)) - 1 - summary_events(summary)
             if t_certain is not None and seen is None and out.exists() and out.stat().st_size:
                 seen = time.perf_counter()
+                cpu_seen, events_seen = proc_cpu(watch.pid), i + step - 1
             pause = t0 + (k + 1) * 0.01 - time.perf_counter()
             if pause > 0:
                 time.sleep(pause)
@@ -159,6 +187,7 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     while seen is None and watch.poll() is None:  # a loaded machine: as long as it takes
         if out.exists() and out.stat().st_size:
             seen = time.perf_counter()
+            cpu_seen, events_seen = proc_cpu(watch.pid), len(lines) - 1
         time.sleep(0.002)
     code = watch.wait(timeout=600)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -168,7 +197,11 @@ def delay(d: Path, rate: int, seconds: float, processes: int, seed: int) -> dict
     return {"events": events, "rate": events / written,
             "delay": None if seen is None else seen - t_certain, "exit": code,
             "cpu": cpu, "cpu_us": 1e6 * cpu / events,
-            "load": (load0, os.getloadavg()[0]),
+            # CPU per event while following, up to the report (start-up and the final
+            # report's exact checks of the broken trace left out)
+            "follow_us": None if cpu_seen is None or cpu_start is None else
+            1e6 * (cpu_seen - cpu_start) / events_seen,
+            "load": (load0, os.getloadavg()[0]), "behind": behind,
             "first": f"{first['property']}: {first.get('explanation', '')}"}
 
 
@@ -265,6 +298,13 @@ def print_delay(lag: dict) -> None:
     print(f"  watch's CPU                           {lag['cpu']:6.2f} s, "
           f"{lag['cpu_us']:.1f} us an event ({lag['cpu_us'] * lag['rate'] / 1e6:.2f} of a "
           "core at that rate, start-up and final report included)")
+    if lag["behind"] is not None:
+        print(f"  watch behind the writer at the breach  {lag['behind']:,} events "
+              f"({lag['behind'] / lag['rate']:.2f} s of writing; its summary lines come "
+              "every 0.1 s)")
+    if lag["follow_us"] is not None:
+        print(f"  watch's CPU while following           {lag['follow_us']:6.1f} us an event "
+              f"({lag['follow_us'] * lag['rate'] / 1e6:.2f} of a core), up to the report")
 
 
 if __name__ == "__main__":

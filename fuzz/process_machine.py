@@ -107,6 +107,8 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     #: joins and recoveries go to the processes themselves (Member s)
     members_join = not dynamic and bool(spares or comebacks) and any(
         proto.honours(k) for k in ("join", "recover"))
+    if comebacks and not dynamic:
+        proto.refuse(["recover"])  # comebacks are recoveries too
     if members_join and not comebacks:
         comebacks = 3
     if scope is None:  # (module docstring)

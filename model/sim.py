@@ -423,7 +423,9 @@ class _Sim:
                         if alive[i] and (not self.by_itself or procs[i].accepting):
                             self.budget -= 1
                             self.send(i)
-                        if self.budget > 0:
+                        # (without a timed network's end, sources stop once no process
+                        # is in the group and none may come back: the run is over)
+                        if self.budget > 0 and (timed is not None or self.more_input()):
                             self.push(t + source_gap(cfg.source, self.period, cfg.jitter,
                                                      self.rng), _SOURCE, i)
                 elif alive[i] and self.budget > 0 and data == self.source_gen[i]:

@@ -171,6 +171,11 @@ class Property:
     #: The decider may return None for a trace: its verdict needs the whole trace after
     #: all (a liveness violation's witness), which the whole-trace engine then decides
     stream: Callable[[Clean, Options], Result | None] | None = None
+    #: whether its exact check on the records a broken trace still holds (everything
+    #: after a prefix every process delivered alike, checker/stream/reduced.py) gives
+    #: the whole trace's verdict; False: such a trace goes to the whole-trace engine
+    #: (causal order: a dependency may lie in that prefix)
+    held: bool = True
 
     def option_names(self) -> tuple[str, ...]:
         """The options this property reads: its own, then those it borrows."""

@@ -33,6 +33,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk, concat_ranges
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "causal-order"
@@ -83,6 +84,17 @@ def _send_views(trace: Trace) -> dict[str, str | None]:
     return out
 
 
+def stream(clean: Clean, options: Options) -> Result:
+    """A clean single pass (checker/stream/) checked each delivered message's deps to lie
+    before it in the one sequence every process delivers a prefix of."""
+    clean = clean.in_scope(options.scope)
+    if not clean.senders:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
+    if not clean.deps_by:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_DEPS)
+    return Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 def detect(c: Chunk, options: Options) -> np.ndarray:
     # one (delivery of m at p, dependency d of m) pair per dep: is d's first delivery at p
     # earlier? Positions come from a table keyed by (process sequence, message in trace).
@@ -118,4 +130,5 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 
 PROPERTY = Property(NAME, "delivered only after the messages it acknowledges (deps)", False,
                     check, detect, __doc__,
-                    lambda c, ti, o: NO_SENDS if not c.trace_has["send"][ti] else NO_DEPS)
+                    lambda c, ti, o: NO_SENDS if not c.trace_has["send"][ti] else NO_DEPS,
+                    stream=stream, held=False)

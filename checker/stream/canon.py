@@ -126,6 +126,12 @@ class TraceState:
         #: code -> when a record naming it was first read (wall clock, seconds: it
         #: survives a restart of tomkit watch), for its --timeout
         self.first_seen = np.zeros(0, np.float64)
+        #: causal order: who sends with deps, and the deps of the sends whose
+        #: message is not yet validated in S (its code, each dep's two hashes)
+        self.deps_from: set[int] = set()  # processes with a send that carries deps
+        self.dep_m = np.zeros(0, np.int64)
+        self.dep_h1 = np.zeros(0, np.uint64)
+        self.dep_h2 = np.zeros(0, np.uint64)
         self.S = np.zeros(0, np.int64)  # codes of S[base:]
         self.base = 0  # S positions below are retired
         self.vpos = 0  # S positions below have their send and FIFO checked
@@ -172,13 +178,16 @@ class TraceState:
         s = kinds == SEND
         if s.any() and not self._sends(codes[s], proc[s]):
             return self._slow("a message id sent twice")
+        if s.any():
+            self._deps(table.column("deps"), s, codes, proc)
         d = kinds == DELIVER
         if d.any():
             why = self._deliveries(codes[d], proc[d])
             if why:
                 return self._slow(why) if why != WHOLE else None
-        if not self._validate():
-            return self._slow("a sender's messages out of send order")
+        why = self._validate()
+        if why:
+            return self._slow(why)
         if len(self.S) > (self.trim_at or TRIM_AT):
             self._trim()
 
@@ -319,21 +328,65 @@ class TraceState:
             return "deliveries that are not prefixes of one sequence"
         return ""
 
-    def _validate(self) -> bool:
-        """Advance ``vpos`` over S while the sends are known: FIFO on S."""
+    def _deps(self, col: pa.ChunkedArray, s: np.ndarray, codes: np.ndarray,
+              proc: np.ndarray) -> None:
+        """Keep the deps of the batch's sends until their message is validated in S."""
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if col.null_count == len(col):
+            return
+        rows = np.flatnonzero(s & ~np.asarray(col.is_null().to_numpy(zero_copy_only=False),
+                                              bool))
+        if not len(rows):
+            return
+        self.deps_from.update(np.unique(proc[rows]).tolist())
+        lists = col.take(pa.array(rows))
+        lens = np.asarray(pc.list_value_length(lists).to_numpy(zero_copy_only=False),
+                          np.int64)
+        if not lens.sum():
+            return
+        h1, h2 = hash_ids(pc.list_flatten(lists))
+        self.dep_m = np.concatenate((self.dep_m, np.repeat(codes[rows], lens)))
+        self.dep_h1 = np.concatenate((self.dep_h1, h1))
+        self.dep_h2 = np.concatenate((self.dep_h2, h2))
+
+    def _validate(self) -> str:
+        """Advance ``vpos`` over S while the sends are known: FIFO on S, and causal order
+        (each dependency earlier in S, or retired); why the picture broke, else ""."""
         seg = self.S[self.vpos - self.base:]
         snd = self.sender[seg]
         unknown = np.flatnonzero(snd < 0)
         stop = int(unknown[0]) if len(unknown) else len(seg)
         if stop == 0:
-            return True
+            return ""
         seg, snd = seg[:stop], snd[:stop].astype(np.int64)
         np_ = len(self.procs)
         if (self.rank[seg] != self.fifo_next[snd] + cumcount(snd, np_)).any():
-            return False
+            return "a sender's messages out of send order"
+        if len(self.dep_m):
+            mine = np.isin(self.dep_m, seg)
+            if mine.any() and not self._deps_before(self.dep_m[mine], self.dep_h1[mine],
+                                                   self.dep_h2[mine]):
+                return "a message before one of its dependencies"
+            keep = ~mine
+            self.dep_m, self.dep_h1, self.dep_h2 = (self.dep_m[keep], self.dep_h1[keep],
+                                                    self.dep_h2[keep])
         self.fifo_next[:np_] += np.bincount(snd, minlength=np_)
         self.vpos += stop
-        return True
+        return ""
+
+    def _deps_before(self, m: np.ndarray, h1: np.ndarray, h2: np.ndarray) -> bool:
+        """Whether each dependency (hashes) of message code ``m`` lies before it in S: in
+        the window (its code's position below m's), or retired."""
+        code = self.ids.get(h1)
+        known = code >= 0
+        ok = np.zeros(len(m), bool)
+        c = code[known]
+        ok[known] = (self.h2[c] == h2[known]) & (self.spos[c] >= 0) & \
+            (self.spos[c] < self.spos[m[known]])
+        rest = np.flatnonzero(~known)
+        if len(rest) and len(self.retired):
+            ok[rest] = self.retired.contains(h1[rest])
+        return bool(ok.all())
 
     def _trim(self) -> None:
         """Retire the positions every process (but a crashed one) has passed."""
@@ -364,6 +417,7 @@ class TraceState:
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
         self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
+        self.dep_m = remap[self.dep_m]  # deps of messages not validated: none retired
         self.S = remap[self.S]
         buf = []
         for piece, codes in self.buffer:
@@ -405,7 +459,8 @@ class TraceState:
         return Clean(self.id, who(self.seen), who(self.scount > 0), who(self.dcount > 0),
                      who(self.crashed),
                      {names[i]: int(self.dcount[i]) for i in np.flatnonzero(seen)},
-                     {names[i]: int(owed[i]) for i in np.flatnonzero(self.scount[:np_] > 0)})
+                     {names[i]: int(owed[i]) for i in np.flatnonzero(self.scount[:np_] > 0)},
+                     frozenset(names[i] for i in self.deps_from))
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and

@@ -31,6 +31,9 @@ class Clean:
     #: per sender, the length of S's prefix that holds all its sends (NEVER: a send that
     #: no process delivered); a sender that delivers that much delivered all it sent
     owed: dict[str, int] = field(default_factory=dict)
+    #: the processes with a send that carries deps (the causal relation is logged);
+    #: each dependency was checked to lie before its message in the sequence
+    deps_by: frozenset[str] = field(default_factory=frozenset)
 
     def correct(self) -> frozenset[str]:
         """The processes that log no crash record (no views reach a clean trace)."""
@@ -45,4 +48,5 @@ class Clean:
         return replace(self, processes=keep, senders=self.senders & keep,
                        deliverers=self.deliverers & keep, crashed=frozenset(),
                        delivered={p: k for p, k in self.delivered.items() if p in keep},
-                       owed={p: k for p, k in self.owed.items() if p in keep})
+                       owed={p: k for p, k in self.owed.items() if p in keep},
+                       deps_by=self.deps_by & keep)

@@ -1,15 +1,21 @@
 """``tomkit watch``: the single pass over logs that are still being written.
 
-Each cycle reads what the followed files gained (follow.py), feeds it to the traces'
-states (canon.py), and prints every verdict as soon as it is certain: when a trace's
-canonical picture breaks, the exact checks run on its held records at once (and again,
-at most every ``RECHECK`` seconds, each time its held records have doubled), and each
-property they find violated is printed, unless a later record could undo it
-(integrity's unsent delivery: the send may still come; with views, prefix order and
-FIFO, whose membership rules a later view can excuse). A trace with views is held
-whole here (the whole-trace engine decides it), and judged the same way. The witness
-printed then is the first one in the records so far; the final report, when the logs
-stop growing, is ``tomkit check``'s on the whole input, with its exit code.
+Each cycle reads what the followed files gained (follow.py: v1 JSON Lines, or logs
+through an import mapping), feeds it piece by piece to the traces' states (canon.py),
+and prints every verdict as soon as it is certain: when a piece breaks a trace's
+canonical picture, the exact checks run on its held records before the next piece is
+read (and again, at most every ``RECHECK`` seconds, each time its held records have
+doubled, for the properties not printed yet), and each property they find violated is
+printed, unless a later record could undo it (integrity's unsent delivery: the send may
+still come; with views, prefix order and FIFO, whose membership rules a later view can
+excuse) or the held records cannot stand for it (causal order once a dependency may be
+retired; the end-of-trace properties, pending until the end). A trace with views is
+held whole here (the whole-trace engine decides it), and judged the same way. The
+witness printed then is the first one in the records so far, in words true so far
+(:func:`so_far`); the final report, when the logs stop growing, is ``tomkit check``'s
+on the whole input, with its exit code. ``timeout``: a message some correct process
+has not delivered that long after it was first read is printed as overdue, a notice
+and not a verdict.
 
 ``--state DIR`` keeps a checkpoint: the files' positions, the traces' states, the
 verdicts judged and the length of the verdict output (``--out``). It is written
@@ -28,6 +34,7 @@ import pickle
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TextIO
 
 import numpy as np
@@ -36,7 +43,7 @@ from ...traces.importer import Mapping
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
-from ..result import Verdict
+from ..result import Result, Verdict
 from .canon import SLOW, WHOLE, TraceState
 from .driver import _read_v1, _Run, _whole, split
 from .follow import Follower, MappedFollower, Position
@@ -56,6 +63,14 @@ RECHECK = 1.0
 #: with views, a later view installation can excuse what these found on a prefix
 #: (prefix-order's and FIFO's membership restrictions), so they wait for the end
 UNDONE_BY_VIEWS = ("prefix-order", "fifo-order")
+
+
+def so_far(res: Result) -> Result:
+    """A violation found while the run goes on, in words true of the records so far: the
+    sentences' "never delivers m" (the end of a complete trace) reads "has not (yet)
+    delivered m" (the verdict is certain either way: a later delivery cannot undo it)."""
+    text = res.explanation.replace("never delivers", "has not (yet) delivered")
+    return res if text == res.explanation else replace(res, explanation=text)
 
 
 class Watch:
@@ -236,8 +251,10 @@ class Watch:
         trace holds, each violation that no later record can undo (module docstring)."""
         # only what is still undecided: a property printed already is not checked again
         # end-of-trace properties (liveness) wait for the end: they are pending until then
+        # and causal order only while nothing is retired (a dependency may be)
         props = [p for p in self.props
-                 if (st.id, p.name) not in self.judged and not p.liveness]
+                 if (st.id, p.name) not in self.judged and not p.liveness and
+                 (p.held or st.base == 0)]
         if not props:
             return
         outcome, _ = check_held(st, props, self.options, self.keep_going)
@@ -248,7 +265,7 @@ class Watch:
                 continue
             if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
                 continue
-            self._emit(st.id, name, res)
+            self._emit(st.id, name, so_far(res))
 
     def _overdue(self) -> None:
         """Print, per trace, its oldest message that a correct process has not delivered

@@ -75,9 +75,19 @@ Traces: ``send`` (deps: own previous message and last delivery: the delivery ord
 causal, docs/hybrid.md), ``recv`` of every data message (its id) and, with
 ``control_records``, of every other packet, crash notice and timer (what ``tomkit
 conform`` replays: the packet's content in ``x_wire``), ``deliver`` with ``x_ticket``
-(issuer name, number) and ``x_view``. Views are not logged as ``view`` records: a
-message sent in one view may be ordered in the next, which the checker's view
-properties would flag; docs/hybrid.md says which properties the protocol promises.
+(issuer name, number) and ``x_view`` (the view-synchronous view), and a ``view`` record
+at every configuration C^n (section 5: the view and every member's descriptor; at the
+start, at each view change, at each goingToActive and goingToPassive delivered) whose id
+names the whole configuration ("3:v1 p0=a1,p1=p0"), so that the checker's view
+properties judge "the same sequence of configurations" (``view-sequence``,
+``view-agreement``). A message sent in one configuration may be ordered in a later one
+(no ``sending-view-delivery``); docs/hybrid.md says which properties are promised.
+
+Joins and recoveries (001 is silent; docs/hybrid.md): a process joins, or restarts as a
+new incarnation (``p0~2``) and rejoins, through a view change of the layer; the members
+that install it send it their ordering state at the end of the view before
+(``_snapshot``), it starts from it (``_restore``) as a passive process with the role
+number one higher, and delivers in the common order from that configuration on.
 """
 
 from __future__ import annotations
@@ -130,6 +140,10 @@ VARIANTS: dict[str, str] = {
                     "are never ordered again",
     "literal-no-null": "no null messages (A4): tickets and promises travel only on data, "
                        "so the last messages of a run are never delivered",
+    "no-state-transfer": "a joiner starts from section 5.1's initial configuration (the "
+                         "roles the run began with, nothing delivered, configurations "
+                         "counted afresh) instead of the state the members send it: it "
+                         "delivers in configurations nobody else has",
 }
 
 # states of Figure 4
@@ -153,7 +167,8 @@ class HybridProcess:
                  hysteresis: float = 0.2, switches: int = 0, variant: str | None = None,
                  control_records: bool = True, group: set[int] | None = None) -> None:
         #: what a restart begins from (on_recover: no state but these)
-        self._made = dict(index=index, names=names, roles=roles, sequencers=sequencers,
+        self._made = dict(index=index, names=tuple(names), roles=tuple(roles),
+                          sequencers=tuple(sequencers),
                           tick_rate=tick_rate, heartbeat=heartbeat, delays=delays,
                           dynamic=dynamic, probe_interval=probe_interval,
                           mean_shift_k=mean_shift_k, hysteresis=hysteresis,
@@ -212,6 +227,8 @@ class HybridProcess:
         self.incarnation = 0
         #: configurations installed so far (001 section 5: C^n), the first one 0
         self.config_no = -1
+        #: each member's incarnation, as of the view this process has installed
+        self.incs: dict[int, int] = {}
         # ---- timers, estimates, scripted switches
         self.now = 0.0
         self.timers: set[float] = set()
@@ -403,7 +420,7 @@ class HybridProcess:
     def _named(self, j: int) -> str:
         """Process j's name in its incarnation (``p0``, then ``p0~2`` after a restart, as
         the membership service of model/toto/membership.py names them)."""
-        inc = self.vs.incs.get(j, 0)
+        inc = self.incs.get(j, 0)
         return self.names[j] if inc == 0 else f"{self.names[j]}~{inc + 1}"
 
     def _snapshot(self) -> tuple:
@@ -697,7 +714,7 @@ class HybridProcess:
                 self._complete_chgseq()
             return
         if m.p not in self.members:
-            return  # its sender left (views only shrink: A12)
+            return  # its sender left (A12)
         if cls is GoingToActive:
             self.role[m.p] = ACTIVE
             self.rn[m.p] += 1
@@ -751,11 +768,14 @@ class HybridProcess:
     def _on_install(self, ev: VsInstall) -> None:
         """Figure 4, "when view V is delivered" (module docstring); a joiner starts from
         the state it is sent, members that admit joiners send it theirs (docs/hybrid.md)."""
-        if ev.state is not None:  # this process's first view
-            self._restore(ev.state)
+        if ev.state is not None and self.variant != "no-state-transfer":
+            self._restore(ev.state)  # this process's first view
         upper = self._snapshot() if ev.transfer is not None else None
         left = set(ev.left)
         self.view_id = ev.view
+        if ev.state is not None:
+            self.incs = {}
+        self.incs.update(ev.incarnations)
         for key in list(self.Q):
             if key[0] in left and key not in self.known:
                 del self.Q[key]
@@ -780,11 +800,13 @@ class HybridProcess:
                 self.S = self.desc()
                 # "issues tickets for all messages it has sent but that were not ordered
                 # in previous configurations" (section 5.3.3) at once, before any new
-                # message of its own gets a ticket (FIFO)
-                r = Reassign(self.index, self.l, self.c, self.S)
-                self._apply_reassign(r)
-                self._issue_tickets()
-                self._send_packet(r)
+                # message of its own gets a ticket (FIFO); Q itself changes when the
+                # reassign is delivered, as everywhere (a joiner is sent Q)
+                for c in range(self.l + 1, self.c + 1):
+                    key = (self.index, c)
+                    if key in self.Q and key not in self.issued and key not in self.known:
+                        self._issue(key)
+                self._send_packet(Reassign(self.index, self.l, self.c, self.S))
         if ev.state is not None:
             self.outside = False
             self._out.joined = {"x_view": ev.view}  # type: ignore[union-attr]

@@ -4,6 +4,11 @@
 section 4.2: the token-site protocol is the hybrid with one active process, the
 symmetric one the hybrid with all processes active).
 
+Membership events: crash, join and recover (``model/events.py``): a process outside
+the first view joins, a crashed one restarts as a new incarnation and rejoins, through
+the view-synchronous layer's view changes with state transfer (docs/hybrid.md). Traces
+with joins are not replayed (``tomkit conform`` refuses them).
+
 Options (stable: the figures scripts build on them)
 ---------------------------------------------------
 ``roles``

@@ -169,6 +169,9 @@ class VsInstall(NamedTuple):
     joined: tuple[int, ...] = ()
     transfer: Any = None
     state: Any = None
+    #: (process, incarnation) of the joined processes; at a joiner, of every member (the
+    #: layer may have moved on by the time the layer above takes the event)
+    incarnations: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -205,8 +208,9 @@ class VsyncLayer:
     >>> st = a.crash(1)           # a coordinates: NEWVIEW to itself
     >>> [type(p).__name__ for p, _ in st.sends]
     ['Flush', 'NewView']
-    >>> a.receive(st.sends[1][0]).events
-    [VsInstall(view=1, members=(0,), left=(1,), joined=(), transfer=None, state=None)]
+    >>> ev, = a.receive(st.sends[1][0]).events
+    >>> ev.view, ev.members, ev.left
+    (1, (0,), (1,))
     """
 
     def __init__(self, index: int, n: int,
@@ -460,7 +464,8 @@ class VsyncLayer:
             transfer = (self.view, self.index, self.members, left, prop.joined,
                         tuple(sorted(self.incs.items())), tuple(sorted(self.joiners.items())),
                         tuple(sorted(self.admitted.items())))
-        step.events.append(VsInstall(self.view, self.members, left, tuple(joined), transfer))
+        step.events.append(VsInstall(self.view, self.members, left, tuple(joined), transfer,
+                                     None, prop.joined))
         self._resume(step)
 
     def _admitted(self) -> None:
@@ -488,7 +493,8 @@ class VsyncLayer:
         self.crashed = set()
         self._admitted()
         step.events.append(VsInstall(st.view, st.members, st.left,
-                                     tuple(q for q, _ in st.joined), None, st.upper))
+                                     tuple(q for q, _ in st.joined), None, st.upper,
+                                     st.incarnations))
         self._resume(step)
 
     def _resume(self, step: VsStep) -> None:

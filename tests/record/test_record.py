@@ -233,9 +233,15 @@ def test_rabbitmq_survivors_readers_stopped_and_resumed_without_a_gap():
         assert r["time"] > crash["time"]
 
 
+#: fixtures judged by their system's own test file
+ELSEWHERE = {"nats-partition-leader-s3": "tests/record/test_record_nats.py"}
+
+
 def test_every_fixture_is_judged():
     assert {p.name.removesuffix(".jsonl.gz") for p in REAL.iterdir()} == \
-        set(FIXTURES) | set(FINDINGS) | set(PARTITIONS)
+        set(FIXTURES) | set(FINDINGS) | set(PARTITIONS) | set(ELSEWHERE)
+    for name, test in ELSEWHERE.items():
+        assert name in (ROOT / test).read_text()
 
 
 def test_fixtures_are_small():
@@ -357,6 +363,42 @@ def _running_under(folder: Path) -> list[str]:
         if str(folder) in cmd:
             out.append(f"{proc.name}: {cmd[:120]}")
     return out
+
+
+@pytest.mark.record
+@pytest.mark.parametrize("system", ["zookeeper", "nats"])
+def test_an_interrupted_recorder_removes_everything(tmp_path, system):
+    """Ctrl-C (SIGINT) mid-run: the recorder's own cleanup stops the system's processes
+    and deletes its namespaces, with no help from the next recorder. One long run (no
+    faults struck in its first 100 s), so that the signal finds the run going on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tomkit.record import netns
+
+    live(system)
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    rec = subprocess.Popen([sys.executable, "-m", "tomkit.record", system, "--out",
+                            str(tmp_path / "out"), "--long", "200", "--period", "100"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(_running_under(tmp_path)) < 3:
+            time.sleep(0.1)
+        assert len(_running_under(tmp_path)) >= 3, "the system did not start"
+        mine = [n for n in netns.ours() if n.startswith(f"tomkit-{rec.pid}-")]
+        assert len(mine) == 4  # the hub and three members
+        rec.send_signal(signal.SIGINT)
+        assert rec.wait(timeout=120) != 0
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert _running_under(tmp_path) == []
+    assert not [n for n in netns.ours() if n.startswith(f"tomkit-{rec.pid}-")]
 
 
 @pytest.mark.record

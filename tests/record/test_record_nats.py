@@ -1,6 +1,7 @@
 """NATS JetStream recorded live (tomkit/record/nats/): a clean run, a killed stream
 leader and a partitioned one, small and bounded, judged by the profile JetStream
-documents; the store reader on a torn block."""
+documents (the partitioned one by what every run must show: JetStream 2.9.10 sometimes
+diverges there); the store reader on a torn block."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from dataclasses import replace
 
 import pytest
 from live_record import LIVE_TIMEOUT, check, live, records, verdicts
+from locations import DATA, ROOT
 
 from tomkit.record.nats.store import read_stream
 
+NATS = ROOT / "tomkit" / "record" / "nats" / "nats.toml"
+
 
 @pytest.mark.record
-@pytest.mark.parametrize("run", ["clean", "kill-leader", "partition-leader"])
+@pytest.mark.parametrize("run", ["clean", "kill-leader"])
 def test_nats_live(tmp_path, run):
     mod = live("nats")
     out = tmp_path / f"nats-{run}.jsonl.gz"
@@ -36,13 +40,85 @@ def test_nats_live(tmp_path, run):
     assert seqs == sorted(seqs)
     if run == "clean":
         assert crashed == set() and len(acked) == 45
-    elif run == "partition-leader":  # cut off and healed: every write acknowledged
-        assert crashed == set() and len(acked) == 45
-        notes = [f["fault"] for r in recs for f in r.get("x_fault", ())]
-        assert notes == ["partition", "end partition"]
     else:
         (crash,) = [r for r in recs if r["kind"] == "crash"]
         assert crash["x_fault"][0]["fault"] == "kill"
+
+
+#: what a replica's store diverging from the others' breaks (docs/case-studies.md, NATS):
+#: order at that replica, and the messages it lacks (agreement, and the liveness of it)
+DIVERGENCE = {"prefix-order", "total-order-weak", "fifo-order", "total-order-strong",
+              "agreement", "agreement@correct", "total-order-weak@correct",
+              "member-liveness"}
+
+
+def quorum_holds(recs: list[dict], report: dict) -> dict[str, str]:
+    """What every partition-leader run must show, diverged or not: integrity and
+    validity, nothing broken beyond what a diverging store breaks, every acknowledged
+    message stored by a quorum of replicas, and two replicas agreeing at every
+    sequence. The verdicts."""
+    got = verdicts(report)
+    assert got["integrity"] == got["validity"] == "holds"
+    assert {p for p, v in got.items() if v == "violated"} <= DIVERGENCE, got
+    acked = {r["msg"] for r in recs if r["kind"] == "send"
+             and r.get("x_put") in ("ok", "duplicate")}
+    stores: dict[str, dict[int, str]] = {}
+    for r in recs:
+        if r["kind"] == "deliver":
+            stores.setdefault(r["process"], {})[r["x_seq"]] = r["msg"]
+    assert len(stores) == 3
+    for m in acked:
+        assert sum(m in s.values() for s in stores.values()) >= 2, m
+    for seq in set().union(*stores.values()):
+        held = [s[seq] for s in stores.values() if seq in s]
+        assert max(held.count(m) for m in held) >= 2, seq
+    return got
+
+
+@pytest.mark.record
+def test_nats_live_partition_leader(tmp_path):
+    """The stream leader cut off and healed. JetStream 2.9.10 sometimes leaves the
+    cut-off leader's store diverged from the others' (three short runs in six here; the
+    fixture below; docs/case-studies.md): a run keeps the profile or breaks only what a
+    diverging store breaks (quorum_holds)."""
+    mod = live("nats")
+    out = tmp_path / "nats-partition-leader.jsonl.gz"
+    mod.record(replace(mod.RUNS["partition-leader"], messages=15), out, seed=3,
+               timeout=LIVE_TIMEOUT, say=lambda s: None)
+    recs = records(out)
+    assert [f["fault"] for r in recs for f in r.get("x_fault", ())] == [
+        "partition", "end partition"]
+    assert not [r for r in recs if r["kind"] == "crash"]
+    acked = {r["msg"] for r in recs if r["kind"] == "send"
+             and r.get("x_put") in ("ok", "duplicate")}
+    assert len(acked) == 45  # cut off and healed: every write acknowledged
+    quorum_holds(recs, check("--guarantee-file", str(mod.profile_file()), str(out))[1])
+
+
+def test_cut_off_leader_keeps_its_own_and_lacks_the_new_leaders_messages():
+    # the fixture: n2, the stream leader, cut off 0.17 s in; it stored its publisher's
+    # n2.9 at 37, uncommitted; the majority stored n3.12-n3.14 there (acknowledged) and
+    # n2.9 at 40; after the heal n2's store still has n2.9 at 37 and lacks n3.12-n3.14
+    path = DATA / "real" / "nats-partition-leader-s3.jsonl.gz"
+    recs = records(path)
+    code, report = check("--guarantee-file", str(NATS), str(path))
+    assert code == 1
+    got = quorum_holds(recs, report)
+    assert got["prefix-order"] == got["agreement"] == "violated"
+    (cut,) = {f["server"] for r in recs for f in r.get("x_fault", ())}
+    stores: dict[str, dict[int, str]] = {}
+    for r in recs:
+        if r["kind"] == "deliver":
+            stores.setdefault(r["process"], {})[r["x_seq"]] = r["msg"]
+    others = [s for p, s in stores.items() if p != cut]
+    assert others[0] == others[1]  # the majority agree entirely
+    acked = {r["msg"]: r["x_ack"] for r in recs if r["kind"] == "send"
+             and r.get("x_put") == "ok"}
+    lacking = {m for m in acked if m not in stores[cut].values()}
+    assert lacking and all(others[0][acked[m]] == m for m in lacking)
+    # the cut-off leader holds, where the majority has those, a message of its own
+    first = min(acked[m] for m in lacking)
+    assert stores[cut][first].startswith(cut + ".") and others[0][first] != stores[cut][first]
 
 
 def _record(seq: int, subject: bytes, payload: bytes, header: bytes = b"") -> bytes:
@@ -65,3 +141,14 @@ def test_store_reader_reads_records_and_reports_a_torn_one(tmp_path):
         (1, "tomkit.n1", b"n1.0"), (2, "tomkit.n2", b"n2.0"), (3, "tomkit.n3", b"n3.0")]
     (problem,) = problems
     assert "2.blk" in problem and "offset 43" in problem and "38 bytes left" in problem
+
+
+def test_the_recorder_names_what_a_replica_lacks():
+    from tomkit.record.log import EventLog
+    from tomkit.record.nats.recorder import report_lost
+
+    log = EventLog("nats-partition-leader-s3")
+    log.records = records(DATA / "real" / "nats-partition-leader-s3.jsonl.gz")
+    said: list[str] = []
+    report_lost(log, said.append)
+    assert said == ["  acknowledged but missing from n2's store: 3 (n3.12, n3.13, n3.14)"]

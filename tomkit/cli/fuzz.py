@@ -54,6 +54,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "protocols that handle crashes)")
     f.add_argument("--machine", choices=("dag", "process"), default="dag",
                    help="the rule form's machine")
+    f.add_argument("--spares", type=int, default=0,
+                   help="processes outside the first view, which join (a protocol that "
+                   "honours join)")
+    f.add_argument("--comebacks", type=int, default=0,
+                   help="joins and recoveries the fuzzer may play (the hybrid: default 3 "
+                   "when --spares is given)")
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--no-shrink", action="store_true",
                    help="report the first failing run as found (faster, larger)")
@@ -125,7 +131,8 @@ def run_protocol(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         failure = fuzz_protocol(args.protocol, args.n, options, examples, args.seed,
                                 messages, shrink=not args.no_shrink,
-                                max_crashes=args.crashes)
+                                max_crashes=args.crashes, spares=args.spares,
+                                comebacks=args.comebacks)
     except ValueError as e:
         print(f"tomkit fuzz: {e}", file=sys.stderr)
         return 2

@@ -102,8 +102,14 @@ def run(args: argparse.Namespace) -> int:
     said = time.monotonic()
     try:
         while True:
+            start = time.monotonic()
             if w.cycle():
                 idle_since = time.monotonic()
+                # one cycle a poll while the logs grow: each then reads what a poll's
+                # worth of writing added (a numpy step per batch costs little per record
+                # at thousands of records, much at tens); a cycle slower than the poll
+                # (a backlog) goes straight on
+                time.sleep(max(0.0, start + args.poll - time.monotonic()))
             elif args.idle_exit is not None and \
                     time.monotonic() - idle_since >= args.idle_exit and \
                     (args.stop_file is None or os.path.exists(args.stop_file)):

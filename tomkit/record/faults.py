@@ -30,7 +30,8 @@ __all__ = ["Fault", "Cluster", "Unsupported", "SCHEDULES", "repeating", "FaultRu
 
 
 class Unsupported(Exception):
-    """The recorder cannot inflict this fault (e.g. a partition without namespaces)."""
+    """The recorder cannot inflict this fault (e.g. a restart of a system whose restarted
+    member would be a new member, JGroups)."""
 
 
 @dataclass(frozen=True)

@@ -120,3 +120,49 @@ def test_timeout_prints_an_overdue_message_once_and_no_false_alarm(tmp_path, fmt
     assert report.exit_code() == 0
     assert outcomes(report) == outcomes(check_paths([path], LIVE, Options()))
     assert not any("violated" in ln for ln in out.getvalue().splitlines())
+
+
+def test_an_early_sentence_says_so_far_not_never(tmp_path):
+    """p1 delivers m1 without m0: strong order is broken for good, but "never delivers
+    m0" is not yet true while the run goes on (p1 delivers m0 afterwards)."""
+    strong = [properties()["total-order-strong"]]
+    path = tmp_path / "a.jsonl"
+    out = io.StringIO()
+    w = Watch([str(path)], strong, Options(), out=out)
+    write(path, [{"trace": "t", "process": "p0", "kind": "send", "msg": "m0"},
+                 {"trace": "t", "process": "p0", "kind": "send", "msg": "m1"},
+                 {"trace": "t", "process": "p0", "kind": "deliver", "msg": "m0"},
+                 {"trace": "t", "process": "p0", "kind": "deliver", "msg": "m1"},
+                 {"trace": "t", "process": "p1", "kind": "deliver", "msg": "m1"}])
+    w.cycle()
+    early = out.getvalue()
+    assert "total-order-strong violated" in early
+    assert "has not (yet) delivered m0" in early and "never" not in early
+    write(path, [{"trace": "t", "process": "p1", "kind": "deliver", "msg": "m0"}])
+    w.cycle()
+    report = w.finish()
+    res = report.outcomes[0].results["total-order-strong"]
+    assert "only later" in res.explanation  # the final report: tomkit check's sentence
+    assert out.getvalue() == early  # printed once
+
+
+def test_cli_liveness_timeout_and_the_summary(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "a.jsonl"
+    recs = clean_trace("t", n_processes=3, n_messages=10, seed=1)
+    write(path, recs)
+    cmd = [sys.executable, "-m", "tomkit", "watch", str(path), "--liveness", "--timeout",
+           "30", "--idle-exit", "1", "--summary-every", "0.2", "--format", "json"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    summaries = [json.loads(ln) for ln in res.stderr.splitlines() if ln.startswith("{")]
+    assert summaries and summaries[-1]["pending"] == {"verdicts": 3, "messages": 0,
+                                                      "overdue": 0}
+    # a message p2 never delivers: the final report says liveness is violated (exit 1)
+    write(path, [{"trace": "t", "process": "p0", "kind": "send", "msg": "late"},
+                 {"trace": "t", "process": "p0", "kind": "deliver", "msg": "late"}])
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1, res.stderr
+    assert '"property": "liveness"' in res.stdout

@@ -35,7 +35,11 @@ FINDS = {
     # configurations (p2 before the view change, the others after): the strong order is
     # judged within each configuration
     "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, "total-order-strong"),
+    # a joiner that starts from the initial configuration: one spare joins, no crashes
+    "no-state-transfer": (4, {"roles": "0", "switches": 1}, "same-view-delivery"),
 }
+#: what a variant's search needs besides (joins: a spare outside the first view)
+SEARCH = {"no-state-transfer": {"spares": 1, "max_crashes": 0}}
 
 #: literal-ot's total-order breach (decision A1): three processes, p0 the only sequencer,
 #: one goingToActive each, Lamport ticket numbers, tickets sent at once, no crashes
@@ -55,11 +59,19 @@ def test_fuzzer_passes_the_protocol_with_switches_and_crashes() -> None:
                          max_messages=6, shrink=False) is None
 
 
+def test_fuzzer_passes_the_protocol_with_joins_and_recoveries() -> None:
+    """A spare joins, crashed processes restart and rejoin (up to three comebacks), with
+    role switches: every promised property, the view properties among them, and
+    liveness hold."""
+    assert fuzz_protocol("hybrid", 4, {"roles": "0", "switches": 1}, 30, 2,
+                         max_messages=8, shrink=False, spares=1, comebacks=3) is None
+
+
 @pytest.mark.parametrize("variant", sorted(FINDS))
 def test_fuzzer_finds_each_literal_variant(variant: str) -> None:
     n, options, kind = FINDS[variant]
     failure = fuzz_protocol("hybrid", n, {**options, "variant": variant}, 25, 1,
-                            max_messages=10, shrink=False)
+                            max_messages=10, shrink=False, **SEARCH.get(variant, {}))
     assert failure is not None, variant
     assert failure.found.kind == kind
     assert failure.found.found_at is not None and failure.found.found_at <= 10

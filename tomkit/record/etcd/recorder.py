@@ -136,7 +136,7 @@ class _Member:
              "--advertise-client-urls", self.client_url,
              "--initial-cluster", initial_cluster, "--initial-cluster-state", "new",
              "--initial-cluster-token", token,
-             # loopback: short heartbeats and elections keep the kill run short
+             # one host: short heartbeats and elections keep the fault runs short
              "--heartbeat-interval", "50", "--election-timeout", "500"]),
             stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
 

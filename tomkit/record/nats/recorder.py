@@ -64,7 +64,7 @@ from tomkit.record.netns import available as netns_available
 from tomkit.record.server import Server
 from tomkit.record.system import System
 
-__all__ = ["SYSTEM", "RUNS", "NatsRun", "record", "available", "profile_file"]
+__all__ = ["SYSTEM", "RUNS", "NatsRun", "record", "available", "profile_file", "report_lost"]
 
 HERE = Path(__file__).parent
 STREAM = "TOMKIT"
@@ -400,7 +400,7 @@ def _record(run: NatsRun, out: str | Path, net: Network, seed: int, timeout: flo
             shutil.rmtree(tmp, ignore_errors=True)
     for p in cluster.problems:
         say(f"  warning: {p}")
-    _report_lost(log, say)
+    report_lost(log, say)
     log.write(out)
     return log
 
@@ -431,11 +431,23 @@ def _drain(cluster: _Cluster, deadline: float, say) -> None:
         "stream still grew")
 
 
-def _report_lost(log: EventLog, say) -> None:
-    delivered = {r["msg"] for r in log.records if r["kind"] == "deliver"}
-    lost = sorted(_acked(log) - delivered)
+def report_lost(log: EventLog, say) -> None:
+    """Say which acknowledged messages no replica stores (lost writes) and which a
+    replica running at the end lacks (a store that diverged: docs/case-studies.md)."""
+    acked = _acked(log)
+    stores: dict[str, set[str]] = {}
+    for r in log.records:
+        if r["kind"] == "deliver":
+            stores.setdefault(r["process"], set()).add(r["msg"])
+    lost = sorted(acked - set().union(*stores.values()))
     if lost:
         say(f"  acknowledged but stored by no replica read: {len(lost)} ({', '.join(lost[:5])})")
+    crashed = {r["process"] for r in log.records if r["kind"] == "crash"}
+    for process, held in sorted(stores.items()):
+        lacks = sorted(acked - held - set(lost))
+        if process not in crashed and lacks:
+            say(f"  acknowledged but missing from {process}'s store: {len(lacks)} "
+                f"({', '.join(lacks[:5])})")
 
 
 #: what this recorder provides (tomkit/record/system.py)

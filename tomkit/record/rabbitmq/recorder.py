@@ -167,6 +167,13 @@ cluster_formation.peer_discovery_backend = classic_config
             "epmd", "-address", self.host, "-port", str(EPMD_PORT)]),
             tmp / f"{self.name}-epmd.log")
 
+    def epmd_up(self) -> bool:
+        """Whether the node's epmd answers (``epmd -names`` in its namespace)."""
+        r = subprocess.run(self.net.argv(self.name, ["epmd", "-port", str(EPMD_PORT),
+                                                     "-names"]),
+                           capture_output=True, timeout=30)
+        return r.returncode == 0
+
     def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
         """``rabbitmqctl`` on this node, run in its namespace (a CLI node registers with
         the namespace's epmd)."""
@@ -500,6 +507,10 @@ class Boot:
         for n in self.nodes:
             n.epmd.start()
         for n in self.nodes:
+            # a VM that finds no epmd starts one of its own, a daemon that would outlive
+            # the run: each VM starts once the recorder's epmd answers
+            until(n.epmd_up, deadline, f"rabbitmq: {n.name}'s epmd did not start",
+                  self.tmp)
             n.server.start()
         for n in self.nodes:
             _await_startup(n, deadline, self.tmp)
