@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'tomkit run -w echo':<26}{harness:>14,.0f}{harness_cpu:>16,.0f}  "
           f"({stats['ok']} echoes, {stats['info']} timed out)")
     print(f"  {'harness / relay':<26}{harness / relay:>14.2f}{harness_cpu / relay_cpu:>16.2f}")
+    print(f"  {'us of CPU per message':<26}{'relay':>14} {1e6 / relay_cpu:.1f}, harness "
+          f"{1e6 / harness_cpu:.1f}")
     print("  (per CPU-second: the messages one core routes, the machine's load aside; "
           f"the target is 20,000; load average {os.getloadavg()[0]:.1f})")
     ours, theirs = edn_rates(args.edn_lines)

@@ -20,4 +20,5 @@ def test_quick_run_prints_both_legs(capsys):
     assert "seed 4" in out and "bare pipe-to-pipe relay" in out and "harness / relay" in out
     harness = next(line for line in out.splitlines() if "tomkit run -w echo" in line)
     assert int(harness.split()[4].replace(",", "")) > 0  # messages per CPU-second
+    assert "us of CPU per message" in out
     assert "edn_format" in out

@@ -29,7 +29,7 @@ class Reply:
     time: float
 
 
-@dataclass
+@dataclass(slots=True)
 class Op:
     """One client operation, from invocation to completion."""
 
