@@ -44,7 +44,7 @@ from tomkit.checker.trace import Trace
 from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.reader import TraceReader
 
-CHUNK_ROWS = 1 << 20
+CHUNK_ROWS = 1 << 18
 READ_ROWS = 1 << 18  # records per batch from the readers
 
 
