@@ -48,24 +48,26 @@ fuzz: $(STAMP)
 	  $(if $(SEED),--seed $(SEED),)
 
 # Real systems recorded as traces (tomkit/record/, docs/case-studies.md), each from
-# Debian's packages, installed where missing:
+# Debian's packages, installed where missing, each member in a network namespace of its
+# own (iproute2's ip; tomkit/record/netns.py):
 # make record SYSTEM=etcd|corosync|jgroups|zookeeper|nats|rabbitmq
 SYSTEM ?= etcd
-RECORD_PKGS_etcd := etcd-server etcd-client
+RECORD_PKGS_etcd := etcd-server etcd-client iproute2
 RECORD_BIN_etcd := etcd
 RECORD_PKGS_corosync := corosync libcpg-dev iproute2
 RECORD_BIN_corosync := corosync
-RECORD_PKGS_jgroups := libjgroups-java openjdk-17-jdk-headless
+RECORD_PKGS_jgroups := libjgroups-java openjdk-17-jdk-headless iproute2
 RECORD_BIN_jgroups := javac
-RECORD_PKGS_zookeeper := zookeeper openjdk-17-jre-headless
+RECORD_PKGS_zookeeper := zookeeper openjdk-17-jre-headless iproute2
 RECORD_BIN_zookeeper := /usr/share/java/zookeeper.jar
-RECORD_PKGS_nats := nats-server
+RECORD_PKGS_nats := nats-server iproute2
 RECORD_BIN_nats := nats-server
-RECORD_PKGS_rabbitmq := rabbitmq-server
+RECORD_PKGS_rabbitmq := rabbitmq-server iproute2
 RECORD_BIN_rabbitmq := rabbitmq-server
 
 record-deps:
 	@{ command -v $(RECORD_BIN_$(SYSTEM)) || [ -e $(RECORD_BIN_$(SYSTEM)) ]; } >/dev/null 2>&1 && \
+	  command -v ip >/dev/null 2>&1 && \
 	  { [ "$(SYSTEM)" != jgroups ] || [ -e /usr/share/java/jgroups.jar ]; } || \
 	  ($(APT) update -q && $(APT) install -y -q $(RECORD_PKGS_$(SYSTEM)))
 

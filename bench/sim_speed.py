@@ -12,14 +12,18 @@ each. The figure is application deliveries per CPU-second of the ``simulate`` ca
 delays (shifted gamma, 1 ms), 4000 messages.
 
     python bench/sim_speed.py [--n 8] [--messages 4000] [--repeat 3] [--baseline REV]
-        [--end-to-end M] [--e2e-baseline REV]
+        [--end-to-end M] [--e2e-baseline REV] [--e2e-only]
 
 ``--end-to-end M`` adds issue 30's command as a user runs it, ``tomkit simulate
---protocol toto --n N --delta 4 --messages M --out FILE.jsonl`` (M = 20000 in the
-issue), in fresh processes for ``--e2e-baseline`` (default: main before issue 30's
-work) and the current code, alternating: wall and CPU seconds and ToTo deliveries per
-second of wall time, end to end (imports, simulation, writing the trace). Issue 30's
-target: 50 k deliveries per second end to end at n = 8, simulation alone 100 k per
+--protocol toto --n N --delta 4 --messages M --out FILE`` (M = 20000 in the issue), with
+FILE ``.jsonl`` and ``.parquet``, in fresh processes for ``--e2e-baseline`` (default: main
+before issue 30 part 6) and the current code, alternating: wall and CPU seconds and ToTo
+deliveries per second of wall time and of CPU time, end to end (imports, simulation,
+writing the trace), and whether both wrote the same bytes. Then the same run's steps in
+one process each, CPU seconds: imports, simulation alone (deliveries per CPU-second),
+writing each format, and reading it back as ``tomkit check`` does (``TraceReader``):
+the writer's target is the reader's speed. Issue 30's targets: 50 k deliveries per
+second end to end at n = 8 (the command in under 3.2 s), simulation alone 100 k per
 CPU-second.
 
 A ``--baseline`` after the common interface (a tree without ``model/acksim.py``) runs
@@ -29,8 +33,10 @@ through today's API: that compares the one simulator with an earlier version of 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -99,13 +105,15 @@ def timed(protocol: str, n: int, messages: int, path: Path | None, bare: bool = 
     return r["deliveries"] / r["cpu"]
 
 
-#: main before issue 30's work: the end-to-end baseline
-E2E_BEFORE = "142b4cf"
+#: main before issue 30 part 6 (the columnar writer): the end-to-end baseline
+E2E_BEFORE = "ae6184f"
+FORMATS = ("jsonl", "parquet")
 
 
 def end_to_end(n: int, messages: int, path: Path | None, out: Path) -> tuple[float, float, int]:
-    """Wall and CPU seconds of ``tomkit simulate`` writing a ToTo trace, in a fresh
-    process (``path``: the old tree's PYTHONPATH), and its deliveries."""
+    """Wall and CPU seconds of ``tomkit simulate`` writing a ToTo trace to ``out`` (its
+    suffix names the format), in a fresh process (``path``: the old tree's PYTHONPATH),
+    and its deliveries (as the command reports them)."""
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = str(path)
@@ -120,9 +128,107 @@ def end_to_end(n: int, messages: int, path: Path | None, out: Path) -> tuple[flo
     if done.returncode != 0:
         raise SystemExit(f"tomkit simulate failed: {done.stderr.strip()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    with open(out) as f:
-        deliveries = sum(1 for line in f if '"kind":"deliver"' in line)
-    return wall, cpu, deliveries
+    found = re.search(r"(\d+) deliveries", done.stdout)
+    if found is None:
+        raise SystemExit(f"tomkit simulate reported no deliveries: {done.stdout.strip()}")
+    return wall, cpu, int(found.group(1))
+
+
+#: the steps of one end-to-end run in one process, CPU seconds each (``process_time``)
+STEPS = r"""
+import json, sys, time
+n, messages, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+clock = time.process_time
+t0 = clock()
+from tomkit.model.sim import SimConfig, simulate
+from tomkit.traces.reader import TraceReader
+from tomkit.traces.writer import write_records
+out = {"import": clock() - t0}
+t0 = clock()
+result = simulate(SimConfig(protocol="toto", n=n, options={"delta": 4}, messages=messages,
+                            seed=1))
+out["simulate"] = clock() - t0
+out["deliveries"] = result.stats["deliveries"]
+for fmt in ("jsonl", "parquet"):
+    path = f"{folder}/steps.{fmt}"
+    t0 = clock()
+    write_records(path, result.records, grouped=True)
+    out["write " + fmt] = clock() - t0
+    t0 = clock()
+    rows = sum(b.table.num_rows for b in TraceReader(path))
+    out["read " + fmt] = clock() - t0
+    assert rows == len(result.records)
+print(json.dumps(out))
+"""
+
+
+def steps(n: int, messages: int, path: Path | None, folder: Path) -> dict[str, float]:
+    """:data:`STEPS` in a fresh process (``path``: the old tree's PYTHONPATH)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
+    out = subprocess.run([sys.executable, "-c", STEPS, str(n), str(messages), str(folder)],
+                         env=env, check=True, capture_output=True, text=True,
+                         cwd=tempfile.gettempdir()).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def report_end_to_end(n: int, messages: int, repeat: int, baseline: str) -> None:
+    """The end-to-end table and the steps table (module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        old_path = export(baseline, Path(tmp))
+        print(f"end to end: tomkit simulate --protocol toto --n {n} --delta 4 --messages "
+              f"{messages} --seed 1 --out FILE; best of {repeat} (by CPU); baseline "
+              f"{baseline}")
+        best: dict[tuple[str, str], tuple[float, float, int]] = {}
+        same: dict[str, bool] = {}
+        for _ in range(repeat):
+            for fmt in FORMATS:
+                sums = {}
+                for label, path in (("before", old_path), ("now", None)):
+                    out = Path(tmp) / f"{label}.{fmt}"
+                    r = end_to_end(n, messages, path, out)
+                    if (fmt, label) not in best or r[1] < best[fmt, label][1]:
+                        best[fmt, label] = r
+                    sums[label] = digest(out)
+                same[fmt] = sums["before"] == sums["now"]
+        print(f"{'format':<9}{'':<8}{'wall s':>8}{'cpu s':>8}{'deliveries':>12}"
+              f"{'per wall s':>12}{'per cpu s':>11}")
+        for (fmt, label), (wall, cpu, k) in sorted(best.items(), key=lambda kv: (
+                FORMATS.index(kv[0][0]), kv[0][1] == "now")):
+            print(f"{fmt:<9}{label:<8}{wall:>8.2f}{cpu:>8.2f}{k:>12,}{k / wall:>12,.0f}"
+                  f"{k / cpu:>11,.0f}")
+        for fmt in FORMATS:
+            print(f"{fmt}: now/before speed (CPU) "
+                  f"{best[fmt, 'before'][1] / best[fmt, 'now'][1]:.2f}, (wall) "
+                  f"{best[fmt, 'before'][0] / best[fmt, 'now'][0]:.2f}; same bytes: "
+                  f"{'yes' if same[fmt] else 'NO'}")
+        print(f"load average {os.getloadavg()[0]:.1f}; target: under 3.2 s wall, 50,000 "
+              "deliveries/s end to end\n")
+        print(f"the same run's steps, one process each, CPU s (best of {repeat})")
+        got: dict[str, dict[str, float]] = {}
+        for _ in range(repeat):
+            for label, path in (("before", old_path), ("now", None)):
+                r = steps(n, messages, path, Path(tmp))
+                if label not in got:
+                    got[label] = r
+                else:
+                    got[label] = {k: min(v, r[k]) for k, v in got[label].items()}
+        names = [k for k in got["now"] if k != "deliveries"]
+        print(f"{'':<8}" + "".join(f"{k:>15}" for k in names) + f"{'sim/CPU-s':>11}")
+        for label, r in got.items():
+            print(f"{label:<8}" + "".join(f"{r[k]:>15.2f}" for k in names)
+                  + f"{r['deliveries'] / r['simulate']:>11,.0f}")
+        now = got["now"]
+        print("now/before speed: " + ", ".join(
+            f"{k} {got['before'][k] / now[k]:.2f}" for k in names) + "; writing/reading "
+              "(now): " + ", ".join(f"{f} {now['write ' + f] / now['read ' + f]:.2f}"
+                                    for f in FORMATS)
+              + f"; load average {os.getloadavg()[0]:.1f}\n", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,25 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--end-to-end", type=int, default=0, metavar="M",
                     help="also time tomkit simulate ... --messages M --out FILE (0: no)")
     ap.add_argument("--e2e-baseline", default=E2E_BEFORE, metavar="REV")
+    ap.add_argument("--e2e-only", action="store_true",
+                    help="only the end-to-end tables (with --end-to-end M)")
     args = ap.parse_args(argv)
     if args.end_to_end:
-        with tempfile.TemporaryDirectory() as tmp:
-            old_path = export(args.e2e_baseline, Path(tmp))
-            print(f"end to end: tomkit simulate --protocol toto --n {args.n} --delta 4 "
-                  f"--messages {args.end_to_end} --out FILE.jsonl; best of {args.repeat}; "
-                  f"baseline {args.e2e_baseline}")
-            best: dict[str, tuple[float, float, int]] = {}
-            for _ in range(args.repeat):
-                for label, path in (("before", old_path), ("now", None)):
-                    r = end_to_end(args.n, args.end_to_end, path, Path(tmp) / "run.jsonl")
-                    if label not in best or r[0] < best[label][0]:
-                        best[label] = r
-            print(f"{'':<8}{'wall s':>9}{'cpu s':>8}{'deliveries':>12}{'deliveries/s':>14}")
-            for label, (wall, cpu, k) in best.items():
-                print(f"{label:<8}{wall:>9.2f}{cpu:>8.2f}{k:>12,}{k / wall:>14,.0f}")
-            print(f"now/before speed {best['before'][0] / best['now'][0]:.2f}; load average "
-                  f"{os.getloadavg()[0]:.1f}; target 50,000 deliveries/s end to end\n",
-                  flush=True)
+        report_end_to_end(args.n, args.end_to_end, args.repeat, args.e2e_baseline)
+        if args.e2e_only:
+            return 0
     with tempfile.TemporaryDirectory() as tmp:
         old_path = export(args.baseline, Path(tmp))
         print(f"n = {args.n}, {args.messages} messages, Poisson 100/s in all, LAN gamma 1 ms; "

@@ -33,7 +33,7 @@ ENCODED = ("trace", "process", "msg")  # string columns worth dictionary-encodin
 #: the columns every chunk reads (the others on demand)
 CORE_COLUMNS = ("trace", "process", "kind", "msg", "deps", "view", "members", "time", "seq",
                 "real_time")
-SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET = (KIND[k] for k in KINDS)
+SEND, RECV, DELIVER, VIEW, CRASH, JOIN, LEAVE, PACKET, NEGOTIATE = (KIND[k] for k in KINDS)
 #: an extension column the chunk carries when present: the slot of a send, join or packet
 #: (Bar-Joseph, Keidar, Anker and Lynch's time slots; checker/properties/member_liveness.py
 #: and rate.py read it)
@@ -44,6 +44,10 @@ JOIN_COLUMN = "x_join"
 #: an extension column: the offset of a message in a per-key log (Kafka's, Jepsen's queue
 #: workloads); checker/properties/log_offsets.py reads it
 OFFSET_COLUMN = "x_offset"
+#: the extension columns of a ``negotiate`` record (checker/properties/rate.py): the
+#: reservation a process declares
+RESERVE_COLUMNS = ("x_rate_max", "x_rate_avg", "x_rate_window")
+RN_COLUMN = "x_rn"
 
 
 def _codes(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -343,6 +347,18 @@ class Chunk:
         return self._perm(np.asarray(col.to_numpy(zero_copy_only=False), np.float64))
 
     @cached_property
+    def reserve(self) -> tuple[np.ndarray, ...]:
+        """Per row, a ``negotiate`` record's x_rate_max, x_rate_avg, x_rate_window (NaN
+        where absent) and x_rn."""
+        cols = tuple(self._perm(np.asarray(_extension(self._pieces, name, _is_number,
+                                                      pa.float64()).to_numpy(
+                                                          zero_copy_only=False), np.float64))
+                     for name in RESERVE_COLUMNS)
+        rn = _extension(self._pieces, RN_COLUMN, pa.types.is_boolean, pa.bool_())
+        return (*cols, self._perm(np.asarray(rn.fill_null(False).to_numpy(
+            zero_copy_only=False), bool)))
+
+    @cached_property
     def unreserved(self) -> np.ndarray:
         col = _extension(self._pieces, JOIN_COLUMN, pa.types.is_boolean, pa.bool_())
         return self._perm(np.asarray(col.fill_null(False).to_numpy(zero_copy_only=False),
@@ -485,38 +501,69 @@ class Chunk:
 
     # ---- exact per-trace view -----------------------------------------------------------
 
+    def _reserve(self, r: int) -> tuple:
+        mx, avg, k, rn = self.reserve
+        return (*(None if np.isnan(a[r]) else float(a[r]) for a in (mx, avg, k)),
+                bool(rn[r]))
+
     def trace(self, ti: int) -> Trace:
         """The exact Python view of trace ``ti`` for the reference checks."""
         lo, hi = int(self.trace_start[ti]), int(self.trace_start[ti + 1])
         events: dict[str, list[Ev]] = {}
-        kinds = KINDS
-        for r in range(lo, hi):
-            proc = self.proc_names[self.p[r]]
-            m = int(self.msg[r])
-            dl = int(self.dep_len[r])
+        # each column's slice turned into Python objects once, then one loop over rows:
+        # a numpy scalar per field and row cost twenty microseconds a record (tomkit
+        # watch builds this view each time a broken trace is judged again)
+        rows = slice(lo, hi)
+
+        def floats(a: np.ndarray) -> list:
+            v = a[rows]
+            return np.where(np.isnan(v), None, v).tolist()
+
+        def ints(a: np.ndarray) -> list:
+            v = a[rows]
+            out = np.full(len(v), None, object)
+            ok = ~np.isnan(v)
+            out[ok] = v[ok].astype(np.int64).tolist()
+            return out.tolist()
+
+        procs = [self.proc_names[c] for c in self.p[rows].tolist()]
+        kind_codes_ = self.kind[rows].tolist()
+        msg = self.msg[rows].tolist()
+        view = self.view[rows].tolist()
+        dep_len, dep_off = self.dep_len[rows].tolist(), self.dep_off[rows].tolist()
+        times, rts, slots, offs = (floats(self.time), floats(self.real_time),
+                                   ints(self.slot), ints(self.offset))
+        unres = self.unreserved[rows].tolist()
+        srcs, lines = self.src[rows].tolist(), self.lines[rows].tolist()
+        locs = [Location(self.sources[s], row=ln) if self.fmts[s] == "parquet" else
+                Location(self.sources[s], line=ln) for s, ln in zip(srcs, lines)]
+        kinds, msg_names, view_names = KINDS, self.msg_names, self.view_names
+        for j in range(hi - lo):
+            k = kind_codes_[j]
             deps = None
-            if dl >= 0 and self.kind[r] == SEND:
-                o = int(self.dep_off[r])
-                deps = tuple(self.dep_names[c] for c in self.dep_codes[o:o + dl])
+            if dep_len[j] >= 0 and k == SEND:
+                o = dep_off[j]
+                deps = tuple(self.dep_names[c] for c in self.dep_codes[o:o + dep_len[j]])
             members = None
-            if self.kind[r] == VIEW:
+            if k == VIEW:
+                r = lo + j
                 o, ln = int(self.mem_off[r]), int(self.mem_len[r])
                 members = tuple(self.proc_names[c] for c in self.member_codes[o:o + ln])
-            tm, rt, sl = float(self.time[r]), float(self.real_time[r]), float(self.slot[r])
-            off = float(self.offset[r])
-            events.setdefault(proc, []).append(Ev(
-                process=proc,
-                kind=kinds[self.kind[r]],
-                msg=self.msg_names[m] if m >= 0 else None,
+            m, v = msg[j], view[j]
+            events.setdefault(procs[j], []).append(Ev(
+                process=procs[j],
+                kind=kinds[k],
+                msg=msg_names[m] if m >= 0 else None,
                 deps=deps,
-                view=self.view_names[self.view[r]] if self.view[r] >= 0 else None,
+                view=view_names[v] if v >= 0 else None,
                 members=members,
-                time=None if np.isnan(tm) else tm,
-                location=self.location(r),
-                real_time=None if np.isnan(rt) else rt,
-                slot=None if np.isnan(sl) else int(sl),
-                unreserved=bool(self.unreserved[r]),
-                offset=None if np.isnan(off) else int(off),
+                time=times[j],
+                location=locs[j],
+                real_time=rts[j],
+                slot=slots[j],
+                unreserved=unres[j],
+                offset=offs[j],
+                reserve=self._reserve(lo + j) if k == NEGOTIATE else None,
             ))
         return Trace(self.trace_names[ti], events)
 

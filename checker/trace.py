@@ -36,6 +36,9 @@ class Ev:
     unreserved: bool = False
     #: the ``x_offset`` extension field (a message's offset in a per-key log), when given
     offset: int | None = None
+    #: a ``negotiate`` record's declared reservation, as logged: (``x_rate_max``,
+    #: ``x_rate_avg``, ``x_rate_window``, ``x_rn``), None where absent (rate.py checks them)
+    reserve: tuple | None = None
 
 
 class Trace:
@@ -68,6 +71,9 @@ class Trace:
                 slot=_slot(r.get("x_slot")),
                 unreserved=r.get("x_join") is True,
                 offset=_slot(r.get("x_offset")),
+                reserve=(_number(r.get("x_rate_max")), _number(r.get("x_rate_avg")),
+                         _number(r.get("x_rate_window")), r.get("x_rn") is True)
+                if r["kind"] == "negotiate" else None,
             )
             rows.setdefault(ev.process, []).append((r.get("seq"), i, ev))
         if len(trace_ids) > 1:
@@ -168,6 +174,14 @@ class Trace:
     @cached_property
     def messages(self) -> set[str]:
         return {e.msg for evs in self.events.values() for e in evs if e.msg is not None}
+
+
+def _number(value: object) -> float | None:
+    """An extension field's number (None when absent or not a finite number), as the chunk
+    reads it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _slot(value: object) -> int | None:

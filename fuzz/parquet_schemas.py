@@ -212,6 +212,20 @@ def _index_room(t: pa.DataType) -> int:
 
 def convert(col: pa.ChunkedArray, t: pa.DataType) -> pa.Array | None:
     """The column's own values as type t, or None when Arrow cannot convert them."""
+    arr = _convert(col, t)
+    if arr is None:
+        return None
+    try:
+        # pyarrow 26's cast of a list view holding a null to a list writes non-monotonic
+        # offsets; compute kernels then read past the values, and pc.if_else on such an
+        # array killed the fuzzer's own process (seeds 2005 and 3001 of issue 30)
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        return None
+    return arr
+
+
+def _convert(col: pa.ChunkedArray, t: pa.DataType) -> pa.Array | None:
     try:
         arr = col.combine_chunks()
         if pa.types.is_dictionary(t):

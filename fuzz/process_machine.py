@@ -66,8 +66,8 @@ DRAIN_ROUNDS = 60
 def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
                     max_messages: int = 12, max_crashes: int | None = None,
                     label: str | None = None, spares: int = 0, partitions: bool = True,
-                    scope: str | None = None, liveness: bool | None = None
-                    ) -> type[RuleBasedStateMachine]:
+                    scope: str | None = None, liveness: bool | None = None,
+                    comebacks: int = 0) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class over the n processes of ``protocol`` (module
     docstring). ``max_crashes`` defaults to a minority, (n - 1) // 2, for protocols that
     handle crashes, else 0. With a membership service: ``spares`` processes start
@@ -75,12 +75,23 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     checker's) defaults to correct with partitions, else uniform. ``liveness`` (default:
     whether the protocol promises it) judges liveness after the drain; False leaves the
     promised safety properties alone, so that a search for a safety violation is not
-    stopped by a liveness failure found first."""
+    stopped by a liveness failure found first. A protocol whose processes join and
+    recover by themselves (``Member`` s, no service; the hybrid) gets the rule
+    ``comeback`` when ``spares`` (processes outside from the start) or ``comebacks`` is
+    given: up to ``comebacks`` (default 3) joins of spares and recoveries of crashed
+    processes."""
     proto = get_protocol(protocol)
     if proto.timing is not None:  # 003's timed network (qos)
         return timed_machine(protocol, n, options, max_messages=max_messages,
                              max_crashes=max_crashes, label=label)
     opts = proto.resolve(options)
+    if proto.clocks is not None:
+        bounds = proto.clocks(opts)
+        if bounds.skew or bounds.drift:
+            # the machine's steps are one logical clock, and it already chooses every
+            # order of events that skewed clocks could bring about
+            raise ValueError(f"{protocol}: the process fuzzer runs on one logical clock; "
+                             "clock skew and drift are for the simulator (tomkit simulate)")
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
     if max_crashes is None:
@@ -93,6 +104,11 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
     dynamic = proto.service is not None
     if spares:
         proto.refuse(["join"])  # spares join
+    #: joins and recoveries go to the processes themselves (Member s)
+    members_join = not dynamic and bool(spares or comebacks) and any(
+        proto.honours(k) for k in ("join", "recover"))
+    if members_join and not comebacks:
+        comebacks = 3
     if scope is None:  # (module docstring)
         scope = "correct" if dynamic and partitions else "uniform"
     LINKS = [(a, b) for a in range(n) for b in range(n) if a != b]  # noqa: N806
@@ -135,6 +151,10 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             if self.members is not None:
                 self.up = [False] * n
                 self.members.start(self, self.procs, range(n - spares))
+            elif members_join:
+                for j in range(n - spares, n):
+                    self.procs[j].start_outside()  # type: ignore[attr-defined]
+                    self.up[j] = False
 
         # ------------------------------------------ the membership service's driver
 
@@ -504,7 +524,55 @@ def process_machine(protocol: str, n: int, options: Mapping[str, Any] | None = N
             self.tick()
             self.members.agree()
 
-    machine = MembershipMachine if dynamic else ProcessMachine
+    class MemberMachine(ProcessMachine):
+        """Joins and recoveries of processes that do them by themselves (module
+        docstring), in a subclass for the same reason as MembershipMachine."""
+
+        def comers(self) -> list[int]:
+            if self.joins >= comebacks:
+                return []
+            return [j for j in range(n) if not self.up[j] or j in self.crashed]
+
+        @precondition(lambda self: bool(self.comers()))
+        @rule(data=st.data())
+        def comeback(self, data: st.DataObject) -> None:
+            """A spare joins, or a crashed process recovers (a new incarnation)."""
+            j = data.draw(st.sampled_from(self.comers()), label="comes back")
+            self.step("recover" if j in self.crashed else "join", j)
+
+        def senders(self) -> list[int]:
+            return [p for p in self.alive() if self.procs[p].accepting]  # type: ignore
+
+        def can_join(self, j: int) -> bool:
+            return j in self.comers() and j not in self.crashed
+
+        def do_join(self, j: int) -> None:
+            self.joins += 1
+            self.up[j] = True
+            self.handle(j, self.procs[j].on_join(self.tick()))  # type: ignore[attr-defined]
+
+        def can_recover(self, j: int) -> bool:
+            return j in self.comers() and j in self.crashed
+
+        def do_recover(self, j: int) -> None:
+            """What was on its way to it is lost, its timers with it; the notices of its
+            crash not yet given are dropped (its own packets tell of its restart)."""
+            self.joins += 1
+            self.crashed.remove(j)
+            for a in range(n):
+                if a != j:
+                    self.links[(a, j)].clear()
+                self.noted[a].discard(j)
+            self.noted[j] = set()
+            self.timers[j] = []
+            out = self.procs[j].on_recover(self.tick())  # type: ignore[attr-defined]
+            if self.procs[j].name != self.names[j]:  # a new incarnation's name
+                self.names[j] = self.procs[j].name
+                self.rec.names = tuple(self.names)
+            self.handle(j, out)
+
+    machine = MembershipMachine if dynamic else MemberMachine if members_join \
+        else ProcessMachine
     # what fuzz/reduce.py needs to judge a prefix of a run's trace
     machine.promised, machine.scope = tuple(safety), scope
     machine.__name__ = machine.__qualname__ = \

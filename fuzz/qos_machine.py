@@ -22,6 +22,12 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
 * ``lose``: a packet in flight is lost if its link then still loses at most L of any I
   consecutive packets (``fec.within_burst_bound``); a packet sent before its sender's
   latest crash may be lost without that bound (003 section 3.3), one sent after a recovery not;
+* ``renegotiate`` (with a reservation, the option ``reserve``: 003 section 2.1's QoS
+  contract): a member asks for a new reservation r = (avg, max), 1 <= avg <= 4 and
+  1 <= max <= 3 (a reservation of 0 would hold its messages for ever). Such a run logs
+  a ``packet`` record per network message, as the simulator's ``--packets`` does, and
+  the checker's ``rate`` judges each process against the reservations it declared;
+  the teardown lets the senders' held messages go out first (model/qos/reserve.py);
 * ``crash`` (a minority of the processes at most), ``join`` of a process that is down
   (from time 0, or crashed: a recovery), ``join_two`` (two down processes join close
   together, as a group forms), ``leave`` of a member. A joiner may have missed what was
@@ -30,7 +36,8 @@ reads ``real + offset``, the offsets drawn within eps/2 at the start):
 The teardown drains (time runs until every slot is delivered), then checks, with the
 checker's own properties (``checker/oracle.py``), what the model promises (its profile,
 ``model-qos``: integrity, total-order-weak, global-order) and 003's liveness under joins,
-leaves, crashes and recoveries (Definition 2.1: the checker's ``member-liveness``). A
+leaves, crashes and recoveries (Definition 2.1: the checker's ``member-liveness``), and
+with a reservation the rate against the declared reservations (the checker's ``rate``). A
 failure is shrunk and reported as the process machine's
 :class:`~tomkit.fuzz.failure.ProcessFailure`.
 """
@@ -58,6 +65,8 @@ FEATURES = ("lose", "crash", "leave")
 
 #: 003's liveness (Definition 2.1: among processes correct from their latest join on)
 LIVENESS = "member-liveness"
+#: the network messages against the declared reservations (003 section 2.1)
+RATE = "rate"
 
 
 def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = None, *,
@@ -71,8 +80,10 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
     if proto.timing is None:
         raise ValueError(f"{protocol} runs on no timed network")
     opts = proto.resolve(options)
-    # at the end of a drained run: the promised safety, then 003's liveness
-    judged = (*promised(proto.profile), LIVENESS)
+    # at the end of a drained run: the promised safety, then 003's liveness, and with a
+    # reservation (003's QoS contract) the rate against what each process declared
+    reserving = proto.honours("renegotiate") and opts.get("reserve") is not None
+    judged = (*promised(proto.profile), LIVENESS, *((RATE,) if reserving else ()))
     timing = proto.timing(opts)  # type: ignore[attr-defined]
     names = [f"p{i}" for i in range(n)]
     label = label or protocol
@@ -118,6 +129,8 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             if out.timer is not None:
                 self.timers[i].add(out.timer)
             for tr in out.sends:
+                if reserving:  # what the rate property counts (the simulator's --packets)
+                    self.rec.event(i, "packet", self.local(i), timing.packet_fields(tr.packet))
                 for j in tr.to:
                     if j != i:
                         link = (i, j)
@@ -281,6 +294,15 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             self.move_to(self.now + gap * eps / 8)
             self.do_join(b, True)
 
+        if reserving:
+            @precondition(lambda self: bool(self.members()))
+            @rule(data=st.data(), avg=st.integers(1, 4), most=st.integers(1, 3))
+            def renegotiate(self, data: st.DataObject, avg: int, most: int) -> None:
+                """RN(r): a member asks for a new reservation (003 section 2.1)."""
+                p = data.draw(st.sampled_from(self.members()), label="renegotiator")
+                self.last_input = self.now
+                self.handle(p, self.procs[p].on_renegotiate((avg, most), self.local(p)))
+
         @precondition(lambda self: "leave" in self.features and bool(self.members()))
         @rule(data=st.data())
         def leave(self, data: st.DataObject) -> None:
@@ -303,6 +325,10 @@ def timed_machine(protocol: str, n: int, options: Mapping[str, Any] | None = Non
             if not sum(self.sent):
                 return
             self.move_to(max(self.now, self.last_input + drain) + slot)
+            if reserving:  # the shaper's held messages go out, one slot at a time
+                while any(self.up[i] and self.procs[i].holding for i in range(n)):
+                    self.move_to(self.now + slot)
+                self.move_to(self.now + drain + slot)
             while self.in_flight():
                 self.arrive(self.in_flight()[0])
             for res in violations(self.rec.records, judged):

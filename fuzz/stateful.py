@@ -64,18 +64,20 @@ def fuzz(rule_name: str, n: int, delta: int | None, examples: int, seed_: int,
 def fuzz_protocol(protocol: str, n: int, options: dict | None, examples: int, seed_: int,
                   max_messages: int = 12, shrink: bool = True, *,
                   max_crashes: int | None = None, label: str | None = None,
-                  reduce: bool | None = None):
+                  reduce: bool | None = None, spares: int = 0, comebacks: int = 0):
     """Any protocol in the process machine (``fuzz/process_machine.py``). None when
     nothing failed, else the failure; its ``found.found_at`` is the number of runs
     Hypothesis had started when a property first failed. ``reduce`` (default: as
     ``shrink``) then reduces the failing run's schedule (``fuzz/reduce.py``; the
     failure's ``reduced_from`` is its record count before): the shrunk failure and the
     failure as first found are both reduced, and the shorter kept (Hypothesis shrinks
-    draws, not records: its result can be a longer run, e.g. one that livelocks)."""
+    draws, not records: its result can be a longer run, e.g. one that livelocks).
+    ``spares`` and ``comebacks``: joins and recoveries (``process_machine``)."""
     from tomkit.fuzz.process_machine import process_machine
 
     m = process_machine(protocol, n, options, max_messages=max_messages,
-                        max_crashes=max_crashes, label=label)
+                        max_crashes=max_crashes, label=label, spares=spares,
+                        comebacks=comebacks)
     failure = run_machine(m, examples, seed_, shrink)
     if failure is not None:
         failure.found.found_at = m.first_failure

@@ -16,7 +16,8 @@ The rooms, one folder each:
 
 * ``net/``: networks and environments: ``net/links.py`` (link delays and application
   sources), ``net/topology.py`` (delays per sender-recipient pair, 001's topologies),
-  ``net/load.py`` (load schedules), ``net/timed.py`` (003's timed network);
+  ``net/load.py`` (load schedules), ``net/clocks.py`` (per-process clocks: skew and
+  drift), ``net/timed.py`` (003's timed network);
 * ``toto/``: the ToTo family (000, 002): ``toto/dag.py``, ``toto/vocab.py``,
   ``toto/rules.py``, ``toto/compiled.py``, ``toto/process.py``, ``toto/mutants.py``,
   ``toto/membership.py`` (000's membership service);
@@ -25,6 +26,8 @@ The rooms, one folder each:
   ``hybrid/wire.py``, ``hybrid/switch.py``, ``hybrid/process.py``,
   ``hybrid/protocol.py``, ``hybrid/latency.py``;
 * ``qos/``: the QoS-preserving multicast (003): ``qos/fec.py``, ``qos/slots.py``,
+  ``qos/reserve.py`` (the QoS contract: reservations, renegotiation, the shaper),
+  ``qos/wire.py`` (network messages, and receptions as trace records for the replay),
   ``qos/process.py``, ``qos/protocol.py``;
 * ``sequencer/``: the classic fixed-sequencer total-order broadcast (Défago, Schiper and
   Urbán 2004, section 4.1), with a view change on the sequencer's crash:

@@ -30,6 +30,17 @@ Membership events: a trace's ``crash``, ``join`` and ``leave`` records are event
 replays only the events it honours (``Protocol.events``) and refuses a trace with any
 other, naming the protocol, the event and the record.
 
+Timed protocols (003's qos, which declares a timed network): each input carries the
+local time its record logged (``Replayed.now``), inputs are fed in time order, and the
+replayer runs the process's clock between them: the timers the process asks for fire
+before an input of a later time and after one of the same time (the simulator runs
+timers after the arrivals of their instant), within 1e-9 s, since a trace's times are
+floats and a timer's own time and a record written at it may differ in the last bit.
+A packet a process sends to itself comes back at once, as in the simulator. The
+comparison is then by time: a delivery is early when the implementation logs it before
+the model's (by more than 1e-9 s), later than the model when after; order, missing and
+extra as above. A ``MemberEvent("crash")`` voids the process's timers.
+
 Views: the protocol's replay says what a logged ``view`` is. The fixed-group ToTo family
 reads a view that leaves q out as Crash(q) (and cannot replay a join: q stays Defunc);
 ``toto-dynamic`` (``model/toto/membership.py``) reads it as the configuration change of 000
@@ -39,13 +50,14 @@ end of that process's incarnation.
 
 from __future__ import annotations
 
+import heapq
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .process import Protocol, ReplayError, feed
+from .process import MemberEvent, Output, Protocol, ReplayError, feed
 from .protocols import protocol as get_protocol
 
 __all__ = ["ConformReport", "Difference", "ProcessReport", "ReplayError", "conform_traces",
@@ -161,7 +173,8 @@ def replay(records: Iterable[Mapping], protocol: str,
         procs = p.make(names, opts, 1.0)
     except ValueError as e:
         raise ReplayError(str(e)) from None
-    return {name: _replay_process(name, procs[i], events[name], inputs[name])
+    one = _replay_process if p.timing is None else _replay_timed
+    return {name: one(name, procs[i], events[name], inputs[name])
             for i, name in enumerate(names) if name in events}
 
 
@@ -191,7 +204,7 @@ def _replay_process(name: str, proc: Any, evs: list[Mapping], inputs: list) -> P
     rep = ProcessReport(name)
     model_at: dict[str, int] = {}  # msg -> log position where the model delivers it
     fresh: list[int] = []  # log positions whose input brought something new
-    for pos, inp, is_fresh in inputs:
+    for pos, inp, is_fresh, _ in inputs:
         if is_fresh:
             fresh.append(pos)
         try:
@@ -235,5 +248,79 @@ def _replay_process(name: str, proc: Any, evs: list[Mapping], inputs: list) -> P
             rep.differences.append(Difference(
                 name, "missing", m, k, len(evs) - 1, f"the model delivers {m} (#{k}) at "
                 f"event {model_at[m]}; {name} never does"))
+    rep.differences.sort(key=lambda d: (d.event, d.index))
+    return rep
+
+
+#: times within this many seconds are one instant (module docstring)
+TIME_TOLERANCE = 1e-9
+
+
+def _replay_timed(name: str, proc: Any, evs: list[Mapping], inputs: list) -> ProcessReport:
+    """One process of a timed protocol (module docstring)."""
+    rep = ProcessReport(name)
+    timers: list[float] = []
+    model_at: dict[str, float] = {}
+    tol = TIME_TOLERANCE
+
+    def take(out: Output, now: float) -> None:
+        for m, _ in out.delivered:
+            rep.model.append(m)
+            model_at.setdefault(m, now)
+        if out.timer is not None:
+            heapq.heappush(timers, out.timer)
+        for tr in out.sends:
+            if proc.index in tr.to:  # its own packet comes back at once
+                take(proc.on_receive(tr.packet, now), now)
+
+    def run_until(t: float, inclusive: bool) -> None:
+        while timers and (timers[0] < t - tol or inclusive and timers[0] <= t + tol):
+            x = heapq.heappop(timers)
+            take(proc.on_timer(x), x)
+
+    order = sorted(inputs, key=lambda x: (x.now, x.position))
+    for pos, inp, _, now in order:
+        run_until(now, False)
+        if isinstance(inp, MemberEvent) and inp.kind == "crash":
+            timers.clear()
+            continue
+        try:
+            take(feed(proc, inp, now), now)
+        except ValueError as e:
+            raise ReplayError(f"{name}: record {pos} ({evs[pos]['kind']} "
+                              f"{evs[pos].get('msg', '')}): the model refuses it: {e}") from None
+    end = max((r["time"] for r in evs if r.get("time") is not None), default=0.0)
+    run_until(end, True)
+
+    impl_at: dict[str, tuple[int, Mapping]] = {}
+    for i, r in enumerate(evs):
+        if r["kind"] == "deliver":
+            rep.implementation.append(r["msg"])
+            impl_at.setdefault(r["msg"], (i, r))
+    for k, (a, b) in enumerate(zip(rep.implementation, rep.model)):
+        if a != b:
+            i, r = impl_at[a]
+            rep.differences.append(Difference(
+                name, "order", a, k, i,
+                f"{name} delivers {a} as #{k}, the model delivers {b} there", r))
+            break
+    for k, m in enumerate(rep.implementation):
+        i, r = impl_at[m]
+        t = model_at.get(m)
+        if t is None:
+            rep.differences.append(Difference(
+                name, "extra", m, k, i, f"{name} delivers {m}, which the model never "
+                "delivers with what this process received", r))
+        elif r["time"] < t - tol:
+            rep.differences.append(Difference(
+                name, "early", m, k, i, f"{name} delivers {m} at local {r['time']:g}; the "
+                f"model, with the same receptions, delivers it only at {t:g}", r))
+        elif r["time"] > t + tol:
+            rep.later_than_model += 1
+    for k, m in enumerate(rep.model):
+        if m not in impl_at:
+            rep.differences.append(Difference(
+                name, "missing", m, k, len(evs) - 1, f"the model delivers {m} (#{k}) at "
+                f"local {model_at[m]:g}; {name} never does"))
     rep.differences.sort(key=lambda d: (d.event, d.index))
     return rep

@@ -1,4 +1,5 @@
-"""The membership vocabulary: the six events a run's schedule may hold, each with one
+"""The membership vocabulary: the events a run's schedule may hold (six of membership, and
+003's renegotiation), each with one
 meaning and one spelling, for every protocol and every entry point (``tomkit simulate``,
 ``tomkit.simulate``, the simulator, the fuzzers, the replayer; docs/membership.md).
 
@@ -15,6 +16,10 @@ meaning and one spelling, for every protocol and every entry point (``tomkit sim
 * ``partition`` T:P,P/P,P: at T the network splits into these groups (the processes not
   listed form one more); packets between groups wait for the heal (000 section 5.1).
 * ``heal`` T: at T every partition heals.
+* ``renegotiate`` P@T=AVG/MAX: P, a member, asks for a new reservation at T: at most MAX
+  messages a slot and AVG in any K slots (003 section 2.1's RN(r); the QoS contract,
+  ``model/qos/reserve.py``). Not a change of membership, but an event of the same
+  schedule, spelled and refused the same way.
 
 A protocol declares which of them its runs may have (``Protocol.events`` of
 ``model/process.py``); the drivers refuse the others with one line naming the protocol
@@ -33,7 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 __all__ = ["EVENTS", "PLURAL", "PROCESS_EVENTS", "Event", "at_pairs", "deprecated", "parse_at",
-           "schedule"]
+           "parse_renegotiation", "schedule"]
 
 #: event -> its one meaning (module docstring), in the order help texts list them
 EVENTS: dict[str, str] = {
@@ -46,6 +51,8 @@ EVENTS: dict[str, str] = {
     "partition": "at TIME the network splits into these groups (those not listed form "
                  "one more)",
     "heal": "at TIME every partition heals",
+    "renegotiate": "P, a member, asks for the reservation AVG/MAX at TIME (at most MAX "
+                   "messages a slot, AVG in any K slots; 003's RN(r))",
 }
 
 #: the events of one process (P@TIME); partition and heal are the network's
@@ -53,18 +60,20 @@ PROCESS_EVENTS = ("crash", "recover", "join", "leave")
 
 #: each event's plural: the name of its list (``SimConfig.crashes``, ...)
 PLURAL = {"crash": "crashes", "recover": "recovers", "join": "joins", "leave": "leaves",
-          "partition": "partitions", "heal": "heals"}
+          "partition": "partitions", "heal": "heals", "renegotiate": "renegotiations"}
 
 
 class Event(NamedTuple):
     """One event of a schedule: its time (seconds; real time on a timed network), kind
-    (a key of :data:`EVENTS`), process (index; -1 for partition and heal) and, for a
-    partition, its groups (indices)."""
+    (a key of :data:`EVENTS`), process (index; -1 for partition and heal), for a
+    partition its groups (indices), for a renegotiation the reservation asked for
+    (avg, max)."""
 
     time: float
     kind: str
     process: int = -1
     groups: tuple[tuple[int, ...], ...] = ()
+    reservation: tuple[int, int] | None = None
 
 
 def deprecated(old: str, new: str) -> None:
@@ -89,6 +98,23 @@ def parse_at(flag: str, text: str) -> list[tuple[str, float]]:
                              f"p3@0.5), got {part.strip()!r}")
         out.append((proc, t))
     return out
+
+
+def parse_renegotiation(flag: str, text: str) -> tuple[str, float, tuple[int, int]]:
+    """``"p1@0.5=20/6"`` -> ("p1", 0.5, (20, 6)); ValueError naming ``flag`` and the bad
+    text."""
+    at, sep, r = text.strip().partition("=")
+    parts = r.split("/")
+    try:
+        (p, t), = parse_at(flag, at)
+        avg, most = (int(x) for x in parts)
+        if not sep or avg < 0 or most < 0:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{flag}: expected PROCESS@TIME=AVG/MAX (e.g. p1@0.5=20/6: at most "
+                         f"6 messages a slot, 20 in any K slots), got {text.strip()!r}"
+                         ) from None
+    return p, t, (avg, most)
 
 
 def at_pairs(name: str, value: str | Iterable[tuple[int | str, float]]
@@ -123,7 +149,9 @@ def schedule(index: Callable[[int | str], int], *,
              joins: Iterable[tuple[int | str, float]] = (),
              leaves: Iterable[tuple[int | str, float]] = (),
              partitions: Iterable[tuple[float, Sequence[Sequence[int | str]]]] = (),
-             heals: Iterable[float] = ()) -> list[Event]:
+             heals: Iterable[float] = (),
+             renegotiations: Iterable[tuple[int | str, float, tuple[int, int]]] = ()
+             ) -> list[Event]:
     """The events of a run, each checked (a known process, ``index`` raising ValueError
     otherwise; a finite time >= 0; a recover after a crash of its process), in the order
     given within each kind, kinds in :data:`EVENTS`' order. A join of a process that
@@ -143,6 +171,19 @@ def schedule(index: Callable[[int | str], int], *,
                          tuple(tuple(index(p) for p in g) for g in groups)))
     for t in heals:
         out.append(Event(_time("heals", "a heal", t), "heal"))
+    for item in renegotiations:
+        if isinstance(item, str):
+            item = parse_renegotiation("renegotiations", item)
+        try:
+            p, t, (avg, most) = item
+        except (TypeError, ValueError):
+            raise ValueError(f"renegotiations: expected (process, time, (avg, max)) or "
+                             f"'P@TIME=AVG/MAX', got {item!r}") from None
+        if not (isinstance(avg, int) and isinstance(most, int) and avg >= 0 and most >= 0):
+            raise ValueError(f"renegotiations: a reservation is two integers >= 0, got "
+                             f"{(avg, most)!r}")
+        out.append(Event(_time("renegotiations", f"renegotiate {p}", t), "renegotiate",
+                         index(p), reservation=(avg, most)))
     # per process, in time order: a join while crashed (no recover since its crash) is
     # the old spelling of recover; a recover needs a crash before it
     crashed: dict[int, bool] = {}

@@ -27,13 +27,14 @@ a membership service (000 section 5) gives the drivers that service, a
 :class:`MembershipService`, which they drive as its :class:`Driver`.
 
 What a protocol needs from its environment, its capabilities (the membership events it
-honours, a membership service, a timed network), is declared on its :class:`Protocol`,
-never probed: the simulator (``model/sim.py``), the Hypothesis machines
+honours, a membership service, a timed network, clocks of its own), is declared on its
+:class:`Protocol`, never probed: the simulator (``model/sim.py``), the Hypothesis machines
 (``fuzz/process_machine.py``, ``fuzz/qos_machine.py``) and the replayer
-(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service` and
-:attr:`Protocol.timing` and call the hooks these name; an event a protocol does not
-honour is refused before anything runs (:meth:`Protocol.refuse`, one line naming the
-protocol and the event). The vocabulary of membership events is ``model/events.py``'s.
+(``model/conform.py``) read :attr:`Protocol.events`, :attr:`Protocol.service`,
+:attr:`Protocol.timing` and :attr:`Protocol.clocks` and call the hooks these name; an
+event a protocol does not honour is refused before anything runs
+(:meth:`Protocol.refuse`, one line naming the protocol and the event). The vocabulary
+of membership events is ``model/events.py``'s.
 
 Processes are addressed by index (0 .. n-1) and named by the run (``p0``, ``p1`` ... in
 simulations; a recorded trace's own names when replayed). A :class:`Protocol` describes
@@ -52,12 +53,14 @@ from typing import Protocol as Interface
 
 from .events import EVENTS
 
-if TYPE_CHECKING:  # the timed network's description, for the type hint only
+if TYPE_CHECKING:  # the environments' descriptions, for the type hints only
+    from .net.clocks import ClockBounds
     from .net.timed import Timing
 
-__all__ = ["Crash", "Driver", "Input", "Logged", "Member", "MembershipService", "Option",
-           "Output", "Process", "Protocol", "Receive", "ReplayError", "Replayed", "Send",
-           "Timer", "Transmit", "View", "ViewChange", "feed"]
+__all__ = ["Crash", "Driver", "Input", "Installed", "Logged", "Member", "MembershipService",
+           "MemberEvent", "Option", "Output", "Process", "Protocol", "Receive",
+           "Renegotiate", "ReplayError", "Replayed", "Reserving", "Send", "Timer",
+           "Transmit", "View", "ViewChange", "feed"]
 
 
 class Transmit(NamedTuple):
@@ -87,6 +90,20 @@ class View(NamedTuple):
     members: tuple[int, ...]
 
 
+class Installed(NamedTuple):
+    """A view a process installed during an input, logged as a ``view`` record: the view
+    (id and members), the record's extension fields, and ``at``, how many of the input's
+    deliveries come before it (for a protocol whose processes install views themselves,
+    as the hybrid's view-synchronous layer does, rather than a membership service)."""
+
+    view: View
+    fields: Mapping[str, Any] | None = None
+    at: int = 0
+    #: the members' names as the process knows them (incarnations: ``p0~2``), else the
+    #: run's names of their indices now
+    names: tuple[str, ...] | None = None
+
+
 class Output:
     """What one input did.
 
@@ -95,11 +112,17 @@ class Output:
     an application send (the ``deps`` the trace logs, possibly ``None`` for none logged,
     and the send record's extension fields); ``joined``: the process became a member
     during this input (003's join_OK, which may come long after the join request), with
-    the fields of its ``join`` record, written before the input's receptions; ``timer``:
+    the fields of its ``join`` record, written before the input's receptions;
+    ``installed``: views the process installed (:class:`Installed`), each written among
+    the deliveries at its place (one of an application send before the send);
+    ``negotiated``: the process asked the network for a reservation during this input
+    (003 section 2.1's join(r) or RN(r)), with the fields of its ``negotiate`` record,
+    written first; ``timer``:
     call :meth:`Process.on_timer` at this local time (each request is one call; a process
     ignores calls it no longer wants)."""
 
-    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "timer")
+    __slots__ = ("sends", "received", "delivered", "deps", "fields", "joined", "installed",
+                 "negotiated", "timer")
 
     # by hand rather than a dataclass: one Output is made per input, the simulator's
     # inner loop
@@ -110,6 +133,8 @@ class Output:
         self.deps: list[str] | None = None
         self.fields: Mapping[str, Any] | None = None
         self.joined: Mapping[str, Any] | None = None
+        self.installed: Sequence[Installed] = ()
+        self.negotiated: Mapping[str, Any] | None = None
         self.timer: float | None = None
 
     def __repr__(self) -> str:
@@ -163,6 +188,21 @@ class Member(Process, Interface):
 
     def on_recover(self, now: float) -> Output:
         """``recover``: the process, crashed, restarts with no state and rejoins."""
+
+
+@runtime_checkable
+class Reserving(Process, Interface):
+    """A process that holds a reservation of the network and renegotiates it (003 section
+    2.1's RN(r)): the processes of a protocol that honours ``renegotiate``. The drivers
+    call :meth:`on_renegotiate` at the schedule's ``renegotiate`` events; the process
+    logs its ``negotiate`` record itself (``Output.negotiated``)."""
+
+    #: messages of the application held back over its reservation, still to be sent:
+    #: the run is not over while a live process holds some
+    holding: bool
+
+    def on_renegotiate(self, r: tuple[int, int], now: float) -> Output:
+        """RN(r): ask for reservation r = (avg over K slots, max per slot)."""
 
 
 class Driver(Interface):
@@ -266,11 +306,41 @@ class ViewChange(NamedTuple):
     view: View
 
 
-Input = Send | Receive | Timer | Crash | ViewChange
+class MemberEvent(NamedTuple):
+    """Input of a :class:`Member`: ``outside`` (down from time 0), ``join``, ``leave``,
+    ``recover``, or ``crash`` (the process stops: it takes no input, and its timers are
+    void, until it recovers)."""
+
+    kind: str
+
+
+class Renegotiate(NamedTuple):
+    """Input of a :class:`Reserving` process: RN(r), r = (avg, max)."""
+
+    reservation: tuple[int, int]
+
+
+Input = Send | Receive | Timer | Crash | ViewChange | MemberEvent | Renegotiate
 
 
 def feed(p: Process, inp: Input, now: float) -> Output:
     """Give ``p`` one input (for drivers that keep inputs as data: the replayer, tests)."""
+    if isinstance(inp, MemberEvent):
+        m: Member = p  # type: ignore[assignment]
+        if inp.kind == "join":
+            return m.on_join(now)
+        if inp.kind == "leave":
+            return m.on_leave(now)
+        if inp.kind == "recover":
+            return m.on_recover(now)
+        if inp.kind == "outside":
+            m.start_outside()
+            return Output()
+        if inp.kind == "crash":
+            return Output()
+        raise TypeError(f"not a member event: {inp.kind!r}")
+    if isinstance(inp, Renegotiate):
+        return p.on_renegotiate(inp.reservation, now)  # type: ignore[attr-defined]
     if isinstance(inp, Receive):
         return p.on_receive(inp.packet, now)
     if isinstance(inp, Send):
@@ -293,11 +363,13 @@ class Replayed(NamedTuple):
     """One input of a recorded process, for the replayer: where it is in the process's
     log (record index), the input, and whether it brought something new to the process
     (a reception or a send: the replayer counts a delivery as later than the model's when
-    such an input came between the two)."""
+    such an input came between the two); ``now``: the local time to give it, for a
+    protocol on a timed network (None: its position, as for untimed protocols)."""
 
     position: int
     input: Input
     fresh: bool = True
+    now: float | None = None
 
 
 # ---------------------------------------------------------------------------- description
@@ -372,6 +444,11 @@ class Protocol:
     #: the timed network it runs on (003: clocks within eps, delays within delta, burst
     #: losses; ``model/net/timed.py``), from its resolved options
     timing: Callable[[Mapping[str, Any]], Timing] | None = None
+    #: its processes' own clocks on an ordinary network: bounded skew and drift, from
+    #: its resolved options (``model/net/clocks.py``; 001's rate synchronisation reads
+    #: them). Processes then get, log and time out in local time, and every record
+    #: carries ``real_time``
+    clocks: Callable[[Mapping[str, Any]], ClockBounds] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.events) - set(EVENTS)

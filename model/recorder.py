@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .process import Output
+from .process import Installed, Output
 
 __all__ = ["Recorder"]
 
@@ -27,7 +27,12 @@ class Recorder:
         self.records: list[dict] = []
 
     def sent(self, i: int, mid: str, out: Output, t: float) -> None:
-        """Process i's application send of ``mid`` (``out`` is what ``on_send`` returned)."""
+        """Process i's application send of ``mid`` (``out`` is what ``on_send`` returned);
+        the views it installed first (its first view, at its first input) before it."""
+        if out.installed:
+            for v in out.installed:
+                self.view(i, v, t)
+            out.installed = ()  # written: not again by :meth:`logged`
         rec = {"trace": self.trace_id, "process": self.names[i], "kind": "send", "msg": mid}
         if out.deps is not None:
             rec["deps"] = out.deps
@@ -37,9 +42,14 @@ class Recorder:
         self.records.append(rec)
 
     def logged(self, i: int, out: Output, t: float) -> int:
-        """Process i's ``join`` record if it became a member (``out.joined``), its
-        receptions, then its deliveries, of one input; returns how many deliveries."""
+        """Process i's ``negotiate`` record if it asked for a reservation
+        (``out.negotiated``), its ``join`` record if it became a member (``out.joined``), its
+        receptions, then its deliveries, of one input, with the views it installed among
+        them (``out.installed``); returns how many deliveries."""
         tid, name, append = self.trace_id, self.names[i], self.records.append
+        if out.negotiated is not None:
+            append({"trace": tid, "process": name, "kind": "negotiate", "time": t,
+                    **out.negotiated})
         if out.joined is not None:
             append({"trace": tid, "process": name, "kind": "join", "time": t, **out.joined})
         for m, fields in out.received:
@@ -49,6 +59,9 @@ class Recorder:
                 append({"trace": tid, "process": name, "kind": "recv", "msg": m, "time": t,
                         **fields})
         delivered = out.delivered
+        if out.installed:
+            self._interleaved(i, out, t)
+            return len(delivered)
         for m, fields in delivered:
             if fields is None:
                 append({"trace": tid, "process": name, "kind": "deliver", "msg": m,
@@ -63,6 +76,29 @@ class Recorder:
                 append({"trace": tid, "process": name, "kind": "deliver", "msg": m,
                         "time": t, **fields})
         return len(delivered)
+
+    def _interleaved(self, i: int, out: Output, t: float) -> None:
+        views = sorted(out.installed, key=lambda v: v.at)  # stable: installation order
+        k = 0
+        for n, (m, fields) in enumerate(out.delivered):
+            while k < len(views) and views[k].at <= n:
+                self.view(i, views[k], t)
+                k += 1
+            self.records.append({"trace": self.trace_id, "process": self.names[i],
+                                 "kind": "deliver", "msg": m, "time": t, **(fields or {})})
+        for v in views[k:]:
+            self.view(i, v, t)
+
+    def view(self, i: int, v: Installed, t: float) -> None:
+        """A ``view`` record of process i (members by name)."""
+        rec = {"trace": self.trace_id, "process": self.names[i], "kind": "view",
+               "view": v.view.id,
+               "members": list(v.names) if v.names is not None
+               else [self.names[j] for j in v.view.members],
+               "time": t}
+        if v.fields:
+            rec.update(v.fields)
+        self.records.append(rec)
 
     def crash(self, i: int, t: float) -> None:
         self.records.append({"trace": self.trace_id, "process": self.names[i],

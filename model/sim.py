@@ -38,7 +38,9 @@ The model
   stops (a ``crash`` record). Its packets already sent still reach every process (the
   membership's Agree stage fixes one set of q's messages for everybody: virtual
   synchrony). Every surviving process p gets Crash(q) ``detection_delay`` later, but never
-  before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth").
+  before q's last packet reaches p (Crash(q) means nothing of q will come "henceforth"),
+  unless q recovers first: a notice still on its way then is dropped, q's next packets
+  (after its last ones on every link) telling of its restart.
 * A membership service (000 section 5, ``model/toto/membership.py``), for protocols that
   declare one (``Protocol.service``; ``toto-dynamic``): crashes, recoveries, joins,
   partitions and heals go through it instead. Each is noticed ``detection_delay`` later
@@ -78,11 +80,12 @@ from typing import Any
 import numpy as np
 
 from .events import PLURAL, PROCESS_EVENTS, Event, at_pairs, deprecated, schedule
+from .net.clocks import Clocks, clock_rng
 from .net.links import SOURCES, Delay, DelayDraws, first_send, source_gap
 from .net.load import LoadSchedule, phase_start
 from .net.timed import RealTimeRecorder, TimedNet
 from .net.topology import Topology
-from .process import Member, MembershipService, Output, Protocol, Transmit
+from .process import Member, MembershipService, Output, Protocol, Reserving, Transmit
 from .protocols import protocol
 from .recorder import Recorder
 
@@ -145,10 +148,14 @@ class SimConfig:
     partitions: Sequence[tuple[float, Sequence[Sequence[int | str]]]] = ()
     #: times at which every partition heals
     heals: Sequence[float] = ()
+    #: (process, time, (avg, max)) or "P@TIME=AVG/MAX": a member asks for a new
+    #: reservation (003's RN(r); model/events.py)
+    renegotiations: Sequence[Any] = ()
     #: deprecated: (kind, process, time) with kind join, leave or recover (the lists above)
     membership: Sequence[tuple[str, int | str, float]] = ()
     # ---- timed networks (003; model/net/timed.py), for protocols that declare a timing
-    #: per-process clock offsets, each within eps/2 (None: drawn from the seed)
+    #: per-process clock offsets, each within eps/2 (None: drawn from the seed); also for
+    #: a protocol that declares clocks of its own (``Protocol.clocks``, eps its skew)
     clock_offsets: Sequence[float] | None = None
     #: application sends at given real times (process, time), besides the sources
     scripted: Sequence[tuple[int | str, float]] = ()
@@ -185,7 +192,8 @@ class SimConfig:
                 lists[kind] += at_pairs(f"--{kind}s", text)
         return schedule(self.index, crashes=lists["crash"], recovers=lists["recover"],
                         joins=lists["join"], leaves=lists["leave"],
-                        partitions=self.partitions, heals=self.heals)
+                        partitions=self.partitions, heals=self.heals,
+                        renegotiations=self.renegotiations)
 
 
 class Runaway(RuntimeError):
@@ -285,6 +293,9 @@ class _Sim:
         # stream, taken from blocks drawn ahead (the same values: model/net/links.py)
         self.app_delays = DelayDraws(cfg.delay, self.app_rng, 256 * (n - 1))
         self.ctl_delays = DelayDraws(cfg.delay, self.ctl_rng, 16 * (n - 1))
+        #: each process's restarts: a Crash(q) notice still on its way when q recovers
+        #: is dropped (q's own packets, after its last ones on every link, announce it)
+        self.lives = [0] * n
         self.crash_at: dict[int, float] = {}
         for e in self.events:
             if e.kind == "crash":
@@ -315,18 +326,37 @@ class _Sim:
         #: docstring), whose sources wait while they do not accept sends
         self.by_itself = self.members is None and any(
             self.protocol.honours(k) for k in ("join", "leave", "recover"))
+        #: the processes hold reservations and may hold messages back (Reserving)
+        self.reserving = self.protocol.honours("renegotiate")
         #: scheduled hooks not yet run, and the time of the last input (send or event)
         self.pending = 0
         self.last_input = 0.0
-        #: local clock offsets; a timed protocol's network (model/net/timed.py)
+        #: local clocks (model/net/clocks.py): process i reads t + off[i] + drift[i] * t
+        #: at real time t; a timed protocol's network (model/net/timed.py)
         self.off = [0.0] * n
+        self.drift = [0.0] * n
+        self.clocks: Clocks | None = None
         self.timed: TimedNet | None = None
+        bounds = None if self.protocol.clocks is None else self.protocol.clocks(self.options)
         if self.protocol.timing is not None:
             self.rec = RealTimeRecorder(cfg.trace_id, self.names, lambda: self.now)
             self.timed = TimedNet(n, self.protocol.timing(self.options), cfg.clock_offsets,
                                   cfg.packet_records, cfg.seed, self.rec)
+            self.clocks = self.timed.clocks
             self.off = list(self.timed.clocks.offsets)
-        elif cfg.clock_offsets or cfg.scripted or cfg.packet_records:
+        elif bounds is not None and (bounds.skew or bounds.drift or cfg.clock_offsets):
+            if cfg.clock_offsets is None:
+                self.clocks = Clocks.draw(n, bounds.skew, clock_rng(cfg.seed), bounds.drift)
+            elif len(cfg.clock_offsets) != n:
+                raise ValueError(f"clock_offsets gives {len(cfg.clock_offsets)} offsets "
+                                 f"for {n} processes")
+            else:
+                self.clocks = Clocks.given(cfg.clock_offsets, bounds, clock_rng(cfg.seed))
+            self.rec = RealTimeRecorder(cfg.trace_id, self.names, lambda: self.now)
+            self.off = list(self.clocks.offsets)
+            self.drift = self.clocks.drift_list()
+        if self.timed is None and (cfg.scripted or cfg.packet_records or
+                                   cfg.clock_offsets and self.clocks is None):
             raise ValueError(f"{cfg.protocol} runs on no timed network: no clock offsets, "
                              "scripted sends or packet records")
         self.scripted = sorted((t, cfg.index(p)) for p, t in cfg.scripted)
@@ -335,6 +365,10 @@ class _Sim:
                              "a membership service (000 section 5)")
 
     # ---------------------------------------------------------------------- events
+
+    def local(self, i: int, t: float) -> float:
+        """Process i's clock at real time t (model/net/clocks.py)."""
+        return t + self.off[i] + self.drift[i] * t
 
     def push(self, t: float, kind: int, proc: int, data: object = None) -> None:
         self.counter += 1
@@ -361,7 +395,7 @@ class _Sim:
         dropped = set() if timed is None else timed.dropped
         heap, pop, arrive = self.heap, heapq.heappop, _ARRIVE
         alive, procs, handle, admits = self.alive, self.procs, self.handle, self.admits
-        off = self.off
+        off, drift = self.off, self.drift
         load = cfg.load is not None
         left = -1 if cfg.max_events is None else cfg.max_events  # -1: no limit
         while heap:
@@ -375,7 +409,7 @@ class _Sim:
             self.now = t
             if kind == arrive:
                 if alive[i] and (admits is None or admits(i, data)) and c not in dropped:
-                    handle(i, procs[i].on_receive(data, t + off[i]))
+                    handle(i, procs[i].on_receive(data, t + off[i] + drift[i] * t))
             elif kind == _SOURCE:
                 if load:  # a source of the load schedule
                     if data == self.generation[i] and alive[i] and self.budget > 0:
@@ -402,12 +436,14 @@ class _Sim:
                 self.load_change(data)  # type: ignore[arg-type]
             elif kind == _TIMER:
                 if alive[i]:  # a timed run's timer carries its exact local time
-                    handle(i, procs[i].on_timer(t + off[i] if data is None else data))
+                    handle(i, procs[i].on_timer(t + off[i] + drift[i] * t if data is None
+                                                 else data))
             elif kind == _CRASH:
                 self.crash(i)
             elif kind == _CRASH_NOTE:
-                if alive[i]:
-                    handle(i, procs[i].on_crash(data, t + off[i]))  # type: ignore[arg-type]
+                q, life = data  # type: ignore[misc]
+                if alive[i] and life == self.lives[q]:
+                    handle(i, procs[i].on_crash(q, self.local(i, t)))
             elif kind == _CALL:
                 data()  # type: ignore[operator]
             elif kind == _HOOK:
@@ -439,7 +475,7 @@ class _Sim:
         mid = f"{self.names[i]}.{self.app_sent[i]}"
         t = self.now
         self.sent_at[mid] = t
-        local = t + self.off[i]
+        local = self.local(i, t)
         self.last_input = t
         out = self.procs[i].on_send(mid, local)
         self.rec.sent(i, mid, out, local)
@@ -454,18 +490,22 @@ class _Sim:
         """Log what process i did, arm its timer, then send its packets (a packet to
         itself is received at once, before the next one is sent)."""
         t = self.now
-        if out.received or out.delivered or out.joined is not None:
-            if self.rec.logged(i, out, t + self.off[i]):
+        if (out.received or out.delivered or out.joined is not None or out.installed
+                or out.negotiated is not None):
+            if self.rec.logged(i, out, self.local(i, t)):
                 sent_at = self.sent_at
                 for m, _ in out.delivered:
                     self.sum_latency += t - sent_at[m]
                 self.delivered[i] += len(out.delivered)
         if out.timer is not None:
-            if self.timed is None:
+            if self.clocks is None:
                 self.push(out.timer, _TIMER, i)
+            elif self.timed is None:  # local to real, carrying its exact local time
+                self.push(max(self.now, self.clocks.real(i, out.timer)), _TIMER, i,
+                          out.timer)
             else:  # local to real; after the arrivals of its instant (model/net/timed.py)
                 self.counter += 1
-                heapq.heappush(self.heap, (out.timer - self.off[i],
+                heapq.heappush(self.heap, (self.clocks.real(i, out.timer),
                                            self.timed.timer_counter(self.counter), _TIMER,
                                            i, out.timer))
         for tr in out.sends:
@@ -490,7 +530,7 @@ class _Sim:
                 ds = [float(self.delays[i][j].sample(rng, 1)[0])  # type: ignore[union-attr]
                       for j in others]
             if timed is not None:
-                timed.packet(i, t + self.off[i], packet)
+                timed.packet(i, self.local(i, t), packet)
                 ds = timed.delays(ds)
             last = self.last_arrival[i]
             heap, counter, push = self.heap, self.counter, heapq.heappush
@@ -507,13 +547,13 @@ class _Sim:
                     timed.sent(i, arrive, counter)
             self.counter = counter
         if to_self:
-            self.handle(i, self.procs[i].on_receive(packet, self.now + self.off[i]))
+            self.handle(i, self.procs[i].on_receive(packet, self.local(i, self.now)))
 
     def crash(self, q: int) -> None:
         if not self.alive[q]:
             return
         self.alive[q] = False
-        self.rec.crash(q, self.now + self.off[q])
+        self.rec.crash(q, self.local(q, self.now))
         if self.members is not None:
             self.members.crash(q)
             return
@@ -522,7 +562,7 @@ class _Sim:
         for j in range(self.n):
             if j != q and self.alive[j]:
                 t = max(self.now + self.cfg.detection_delay, self.last_arrival[q][j])
-                self.push(t, _CRASH_NOTE, j, q)
+                self.push(t, _CRASH_NOTE, j, (q, self.lives[q]))
 
     # ------------------------------------------- the membership service's driver
 
@@ -567,6 +607,10 @@ class _Sim:
         first: dict[int, str] = {}
         for _, kind, i in moves:
             first.setdefault(i, kind)
+        for e in self.events:
+            if e.kind == "renegotiate":  # the process's own hook (model/qos/reserve.py)
+                self.push(e.time, _HOOK, e.process, (self.renegotiate, e.reservation))
+                self.pending += 1
         for i, kind in first.items():
             if kind == "join":
                 self.alive[i] = False
@@ -580,14 +624,14 @@ class _Sim:
             self.push(t, _HOOK, i, (self.member_event, kind))
         for t, i in self.scripted:
             self.push(t, _HOOK, i, (self.scripted_send, None))
-        self.pending = len(moves) + len(self.scripted)
+        self.pending += len(moves) + len(self.scripted)
 
     def member_event(self, i: int, kind: str) -> None:
         """Process i joins, leaves or recovers now (module docstring)."""
         self.pending -= 1
         self.last_input = self.now
         proc: Member = self.procs[i]  # type: ignore[assignment]
-        local = self.now + self.off[i]
+        local = self.local(i, self.now)
         if kind == "leave":
             if not self.alive[i]:
                 return
@@ -598,11 +642,26 @@ class _Sim:
             if kind == "join" and self.alive[i] and not proc.outside:
                 raise ValueError(f"{self.names[i]} joins at {self.now} while a member")
             self.alive[i] = True
+            if kind == "recover":
+                self.lives[i] += 1
             out = proc.on_recover(local) if kind == "recover" else proc.on_join(local)
+            if proc.name != self.names[i]:  # a new incarnation may be named anew
+                self.names[i] = proc.name
+                self.rec.names = tuple(self.names)
         if kind == "leave":  # a join's record is the process's own, at join_OK
             self.rec.event(i, "leave", local, out.fields)
         out.fields = None
         self.handle(i, out)
+
+    def renegotiate(self, i: int, r: tuple[int, int]) -> None:
+        """Process i asks for reservation ``r`` now (003's RN(r)); a process that is down
+        or outside the group then asks nothing."""
+        self.pending -= 1
+        self.last_input = self.now
+        proc: Reserving = self.procs[i]  # type: ignore[assignment]
+        if not self.alive[i] or (self.by_itself and self.procs[i].outside):  # type: ignore[attr-defined]
+            return
+        self.handle(i, proc.on_renegotiate(r, self.now + self.off[i]))
 
     def scripted_send(self, i: int, _: None) -> None:
         self.pending -= 1
@@ -613,6 +672,10 @@ class _Sim:
         """Whether an input may still come: a scheduled hook, or a source with budget
         and a process up (and in the group) to spend it."""
         if self.pending:
+            return True
+        if self.reserving and any(self.alive[i] and self.procs[i].holding  # type: ignore[attr-defined]
+                                  for i in range(self.n)):
+            self.last_input = self.now  # a held message goes out at a later slot's start
             return True
         if self.budget <= 0:
             return False

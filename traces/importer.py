@@ -47,11 +47,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.settings import read_toml
 from tomkit.traces.validate import record_problem
 
-__all__ = ["ImportStats", "Mapping", "MappingError", "import_logs", "load_mapping"]
+__all__ = ["ImportStats", "LiveImport", "Mapping", "MappingError", "file_process", "import_logs",
+           "load_mapping"]
 
 FORMATS = ("jsonl", "csv", "regex")
 V1_FIELDS = ("trace", "process", "kind", "msg", "deps", "view", "members", "time")
@@ -169,59 +172,72 @@ def _rows(m: Mapping, path: str, stats: ImportStats) -> Iterator[tuple[int, dict
         data = f.read()
     text = data.decode("utf-8", errors="surrogateescape")
     lines = text.splitlines()
-    reader = None
     if m.format == "csv":
-        reader = csv.reader(io.StringIO(text), delimiter=m.csv_delimiter)
-        columns = list(m.csv_columns)
-        if m.csv_header:
-            try:
-                columns = next(reader)
-            except StopIteration:
-                return
-            stats.read += 1
-            stats.skipped += 1  # the header row
-        for row in reader:
-            stats.read += 1
-            line = reader.line_num
-            if not any(x.strip() for x in row):
-                stats.blank += 1
-                continue
-            if len(row) != len(columns):
-                yield line, {"": f"{len(row)} columns, the header has {len(columns)}"}
-                continue
-            if any(_UNDECODED.search(x) for x in row):
-                yield line, {"": "not valid UTF-8"}
-                continue
-            yield line, dict(zip(columns, row))
+        columns = list(m.csv_columns) if not m.csv_header else None
+        for line, row in _csv_rows(m, text, 0, columns, stats):
+            if None not in row:  # not the header
+                yield line, row
         return
     for i, raw in enumerate(lines, 1):
+        row = _text_row(m, raw, stats)
+        if row is not None:
+            yield i, row
+
+
+def _csv_rows(m: Mapping, text: str, before: int, columns: list[str] | None,
+              stats: ImportStats) -> Iterator[tuple[int, dict]]:
+    """(line, fields) of CSV ``text`` whose first line is line ``before + 1``; ``columns``
+    None: its first row is the header (then yielded as ``(line, None)`` for a caller
+    that keeps it)."""
+    reader = csv.reader(io.StringIO(text), delimiter=m.csv_delimiter)
+    if columns is None:
+        try:
+            columns = next(reader)
+        except StopIteration:
+            return
         stats.read += 1
-        if not raw.strip():
+        stats.skipped += 1  # the header row
+        yield before + reader.line_num, {None: columns}
+    for row in reader:
+        stats.read += 1
+        line = before + reader.line_num
+        if not any(x.strip() for x in row):
             stats.blank += 1
             continue
-        if any(p.search(raw) for p in m.skip):
-            stats.skipped += 1
+        if len(row) != len(columns):
+            yield line, {"": f"{len(row)} columns, the header has {len(columns)}"}
             continue
-        if _UNDECODED.search(raw):
-            yield i, {"": "not valid UTF-8"}
+        if any(_UNDECODED.search(x) for x in row):
+            yield line, {"": "not valid UTF-8"}
             continue
-        if m.format == "jsonl":
-            try:
-                obj = json.loads(raw)
-            except (ValueError, RecursionError) as e:
-                yield i, {"": f"invalid JSON: {e}"}
-                continue
-            if not isinstance(obj, dict):
-                yield i, {"": "not a JSON object"}
-                continue
-            yield i, obj
-        else:
-            assert m.regex is not None
-            match = m.regex.search(raw)
-            if match is None:
-                yield i, {"": "the line does not match the mapping's regex"}
-                continue
-            yield i, {k: v for k, v in match.groupdict().items() if v is not None}
+        yield line, dict(zip(columns, row))
+
+
+def _text_row(m: Mapping, raw: str, stats: ImportStats) -> dict | None:
+    """The log's fields of one line of a jsonl or regex log (``{"": problem}`` for a bad
+    line); None for a blank line or one the mapping skips (counted)."""
+    stats.read += 1
+    if not raw.strip():
+        stats.blank += 1
+        return None
+    if any(p.search(raw) for p in m.skip):
+        stats.skipped += 1
+        return None
+    if _UNDECODED.search(raw):
+        return {"": "not valid UTF-8"}
+    if m.format == "jsonl":
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError) as e:
+            return {"": f"invalid JSON: {e}"}
+        if not isinstance(obj, dict):
+            return {"": "not a JSON object"}
+        return obj
+    assert m.regex is not None
+    match = m.regex.search(raw)
+    if match is None:
+        return {"": "the line does not match the mapping's regex"}
+    return {k: v for k, v in match.groupdict().items() if v is not None}
 
 
 def _time(value: Any, fmt: str) -> float:
@@ -286,6 +302,78 @@ def _record(m: Mapping, row: dict, process: str | None) -> tuple[dict | None, tu
     return rec, ()
 
 
+def file_process(m: Mapping, path: str) -> str | None:
+    """The process a file's name gives (``[file] process``), None without that key."""
+    if m.file_process is None:
+        return None
+    match = m.file_process.search(os.path.basename(path))
+    if match is None:
+        raise TraceFormatError(Location(path), "the file name does not match the "
+                               "mapping's [file] process pattern", "process")
+    return match.groupdict().get("process") or match.group(1 if match.re.groups else 0)
+
+
+class LiveImport:
+    """The importer over one log that is still being written (``tomkit watch --mapping``):
+    complete lines in, the v1 records :func:`import_logs` makes of them out, ``seq``
+    counted on from ``seq`` (shared by the logs of one import, so that a process's
+    records are numbered in the order they are read: import_logs' order when each
+    process's records come from one file, or from one interleaved log)."""
+
+    def __init__(self, mapping: Mapping, path: str, seq: dict[tuple[str, str], int]) -> None:
+        self.m, self.path, self.seq = mapping, path, seq
+        self.process = file_process(mapping, path)
+        #: a CSV log's columns once its header row is read (kept across reads)
+        self.columns: list[str] | None = (None if mapping.csv_header else
+                                          list(mapping.csv_columns))
+
+    def cut(self, data: bytes) -> int:
+        """How many bytes of ``data`` are complete records: up to its last newline, in a
+        CSV log the last one outside a quoted field (a quoted field may hold newlines)."""
+        if self.m.format != "csv" or b'"' not in data:
+            return data.rfind(b"\n") + 1
+        arr = np.frombuffer(data, np.uint8)
+        nl = np.flatnonzero(arr == 10)
+        # the quotes before each newline: an even count closes every quoted field
+        quotes = np.cumsum(arr == 34)[nl]
+        closed = nl[quotes % 2 == 0]
+        return int(closed[-1]) + 1 if len(closed) else 0
+
+    def records(self, data: bytes, first_line: int, stats: ImportStats, *,
+                keep_going: bool) -> tuple[list[dict], list[int], int]:
+        """The records of complete lines ``data`` (line ``first_line`` first), their lines,
+        and the number of lines read. A bad line raises TraceFormatError naming the file,
+        line and field, or with ``keep_going`` is added to ``stats.rejected``."""
+        text = data.decode("utf-8", errors="surrogateescape")
+        lines = text.splitlines()
+        if self.m.format == "csv":
+            rows = []
+            for line, row in _csv_rows(self.m, text, first_line - 1, self.columns, stats):
+                if None in row:
+                    self.columns = row[None]
+                else:
+                    rows.append((line, row))
+        else:
+            rows = [(first_line + i, row) for i, raw in enumerate(lines)
+                    if (row := _text_row(self.m, raw, stats)) is not None]
+        records, at = [], []
+        for line, row in rows:
+            rec, problem = _record(self.m, row, self.process)
+            if rec is None:
+                err = TraceFormatError(Location(self.path, line=line), problem[1], problem[0])
+                if not keep_going:
+                    raise err
+                stats.rejected.append(err)
+                continue
+            key = (rec["trace"], rec["process"])
+            rec["seq"] = self.seq.get(key, 0)
+            self.seq[key] = rec["seq"] + 1
+            records.append(rec)
+            at.append(line)
+            stats.records += 1
+        return records, at, len(lines)
+
+
 def import_logs(mapping: Mapping, paths: Sequence[str | os.PathLike], *,
                 keep_going: bool = False) -> tuple[list[dict], ImportStats]:
     """The v1 records of the logs ``paths`` (in order) and the counts. Raises
@@ -295,14 +383,7 @@ def import_logs(mapping: Mapping, paths: Sequence[str | os.PathLike], *,
     seq: dict[tuple[str, str], int] = {}
     for p in paths:
         path = os.fspath(p)
-        process = None
-        if mapping.file_process is not None:
-            match = mapping.file_process.search(os.path.basename(path))
-            if match is None:
-                raise TraceFormatError(Location(path), "the file name does not match the "
-                                       "mapping's [file] process pattern", "process")
-            process = match.groupdict().get("process") or match.group(1 if match.re.groups
-                                                                      else 0)
+        process = file_process(mapping, path)
         for line, row in _rows(mapping, path, stats):
             rec, problem = _record(mapping, row, process)
             if rec is None:

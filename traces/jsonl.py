@@ -1035,6 +1035,27 @@ def _json_strings(col: pa.Array, prefix: str = "", suffix: str = "") -> pa.Array
     return pc.binary_join_element_wise(prefix + '"', col, '"' + suffix, "")
 
 
+def float_reprs(col: pa.Array) -> pa.Array:
+    """Python's repr of each float (null stays null), exactly as json.dumps writes it.
+
+    Both repr and Arrow's cast to string write the shortest digits that read back as
+    the same float; they differ only in form: repr writes an integral value with
+    ``.0`` and uses an exponent below 1e-4 and from 1e16 on, Arrow from about 1e10 on.
+    Arrow casts every value (in C++); repr is asked for integral values and those
+    outside [1e-4, 1e9) only (tested on many floats)."""
+    col = col.cast(pa.float64())
+    text = pc.cast(col, pa.string())
+    a = col.to_numpy(zero_copy_only=False)  # nulls as NaN
+    with np.errstate(invalid="ignore"):
+        mag = np.abs(a)
+        plain = (mag >= 1e-4) & (mag < 1e9) & (a != np.floor(a))
+    if plain.all():
+        return text
+    odd = ~plain
+    fixed = [None if v is None else repr(v) for v in col.filter(pa.array(odd)).to_pylist()]
+    return pc.replace_with_mask(text, pa.array(odd), pa.array(fixed, pa.string()))
+
+
 def _fragment(field: pa.Field, col: pa.Array) -> pa.Array | None:
     """'"name":value' per row (null where the value is null), or None if not done here."""
     t = col.type
@@ -1052,11 +1073,7 @@ def _fragment(field: pa.Field, col: pa.Array) -> pa.Array | None:
     if pa.types.is_integer(t):
         return pc.binary_join_element_wise(key, col.cast(pa.string()), "")
     if pa.types.is_floating(t):
-        # Python's repr, the shortest round-trip form, exactly as json.dumps writes it
-        values = pa.array(
-            [None if v is None else repr(v) for v in col.to_pylist()], pa.string()
-        )
-        return pc.binary_join_element_wise(key, values, "")
+        return pc.binary_join_element_wise(key, float_reprs(col), "")
     if pa.types.is_list(t) and pa.types.is_string(t.value_type):
         items = _json_strings(col.flatten())
         lists = pa.ListArray.from_arrays(

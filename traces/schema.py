@@ -19,9 +19,24 @@ FORMAT_VERSION = 1
 
 #: ``packet``: one network message (a datagram, an FEC block member) sent by ``process``
 #: at ``time``/``real_time``; read by the rate property (checker/properties/rate.py),
-#: ignored by every other property. Kinds differ in their first letter (checker/chunk.py).
+#: ignored by every other property. ``negotiate``: ``process`` declares the reservation
+#: it holds from slot ``x_slot`` on (003 section 2.1's join(r) or RN(r); the network's
+#: reservation in ``x_rate_max`` per slot and ``x_rate_avg`` per ``x_rate_window``
+#: slots, the application's in ``x_max``, ``x_avg``; :data:`NEGOTIATE_FIELDS`), read by
+#: the rate property. Kinds differ in their first letter (checker/chunk.py).
 KINDS: tuple[str, ...] = ("send", "recv", "deliver", "view", "crash", "join", "leave",
-                          "packet")
+                          "packet", "negotiate")
+
+#: the extension fields of a ``negotiate`` record: name -> (JSON type, minimum); x_slot is
+#: required, and x_rate_max or x_rate_avg with x_rate_window. The JSON Schema's ``kind``
+#: says the same; checker/properties/rate.py reports a record that breaks them by file,
+#: line and field (other properties ignore the kind).
+NEGOTIATE_FIELDS: dict[str, tuple[str, int]] = {
+    "x_slot": ("integer", 0),
+    "x_rate_max": ("number", 0),
+    "x_rate_avg": ("number", 0),
+    "x_rate_window": ("integer", 1),
+}
 MSG_KINDS = frozenset({"send", "recv", "deliver"})
 
 FIELDS: tuple[str, ...] = (

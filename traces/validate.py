@@ -34,6 +34,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -285,13 +286,20 @@ def json_field(name: str) -> pa.Field:
     return pa.field(name, pa.string(), metadata={ENCODING_KEY: JSON_ENCODING})
 
 
+_X_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _dumps_x(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _X_ENCODER.encode(value)
 
 
-def x_column(name: str, values: Sequence[Any]) -> tuple[pa.Field, pa.Array]:
-    """Arrow column for one extension field (see the module docstring)."""
-    kinds = {type(v) for v in values if v is not None}
+def x_column(name: str, values: Sequence[Any], *, exact: bool = False
+             ) -> tuple[pa.Field, pa.Array]:
+    """Arrow column for one extension field (see the module docstring). ``exact``: a
+    column whose numbers a float64 column would change (ints mixed with floats, ints
+    beyond int64) is JSON text instead, so that it is written back as it came."""
+    kinds = set(map(type, values))
+    kinds.discard(type(None))
     if not kinds:
         return pa.field(name, pa.null()), pa.nulls(len(values))
     if kinds == {bool}:
@@ -299,8 +307,15 @@ def x_column(name: str, values: Sequence[Any]) -> tuple[pa.Field, pa.Array]:
     if kinds == {str}:
         return pa.field(name, pa.string()), pa.array(values, pa.string())
     if kinds <= {int, float}:
-        if kinds == {int} and all(INT64_MIN <= v <= INT64_MAX for v in values if v is not None):
-            return pa.field(name, pa.int64()), pa.array(values, pa.int64())
+        if kinds == {int}:
+            try:  # (the range is checked in C)
+                return pa.field(name, pa.int64()), pa.array(values, pa.int64())
+            except (OverflowError, pa.ArrowInvalid):
+                pass  # beyond int64
+        if exact and kinds != {float}:
+            return json_field(name), pa.array(
+                [None if v is None else _dumps_x(v) for v in values], pa.string()
+            )
         try:
             floats = [None if v is None else float(v) for v in values]
         except OverflowError:
@@ -315,23 +330,72 @@ def x_column(name: str, values: Sequence[Any]) -> tuple[pa.Field, pa.Array]:
 _CORE_STRUCT = pa.struct(list(ARROW_SCHEMA))
 
 
-def records_to_table(records: Sequence[dict]) -> pa.Table:
-    """Valid, normalized records -> a table with ARROW_SCHEMA then x_ columns."""
+def records_to_table(records: Sequence[dict], *, exact: bool = False,
+                     none_absent: bool = False) -> pa.Table:
+    """Valid, normalized records -> a table with ARROW_SCHEMA then x_ columns, in the
+    order they first appear. ``exact``: see :func:`x_column`; ``none_absent``: an x_
+    key whose value is None counts as absent (as the writer takes it), so a key that
+    only ever has None makes no column."""
     # pyarrow converts a list of dicts to a struct array in C, keys by name
     core = pa.array(records, type=_CORE_STRUCT)
     arrays = core.flatten() if len(records) else [pa.array([], f.type) for f in ARROW_SCHEMA]
     fields = list(ARROW_SCHEMA)
-    x_names: dict[str, None] = {}
-    for r in records:
-        if len(r) > 3:
-            for k in r:
-                if k.startswith(EXTENSION_PREFIX):
-                    x_names[k] = None
-    for name in x_names:
-        field, arr = x_column(name, [r.get(name) for r in records])
+    for name, values in _x_values(records, none_absent):
+        field, arr = x_column(name, values, exact=exact)
         fields.append(field)
         arrays.append(arr)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _x_values(records: Sequence[dict], none_absent: bool) -> list[tuple[str, list]]:
+    """Per extension key, its values, keys in the order they first appear (found in C,
+    then each one's values; see records_to_table for ``none_absent``)."""
+    found: dict[str, tuple[int, list]] = {}
+    for name in set().union(*records):
+        if name.startswith(EXTENSION_PREFIX):
+            values = list(map(dict.get, records, repeat(name)))
+            if none_absent:
+                first = next((i for i, v in enumerate(values) if v is not None), None)
+            else:
+                first = next(i for i, r in enumerate(records) if name in r)
+            if first is not None:
+                found[name] = (first, values)
+    # keys first met in one record keep that record's order
+    rank = {name: (first, list(records[first]).index(name))
+            for name, (first, _) in found.items()}
+    return [(name, found[name][1]) for name in sorted(found, key=rank.__getitem__)]
+
+
+#: per core field, the one Python type whose values the Arrow conversion keeps as they
+#: are (it would turn True into 1.0 and "ab" into ["a", "b"])
+_CORE_TYPES = {**dict.fromkeys(STRING_FIELDS, str), **dict.fromkeys(LIST_FIELDS, list),
+               **dict.fromkeys(TIME_FIELDS, float), "seq": int}
+
+
+def columnar_safe(records: Sequence[Any]) -> bool:
+    """Whether :func:`records_to_table` holds exactly these records, so that the
+    vectorized checks of a table (``check_table``) judge them as :func:`record_problem`
+    judges each one: every record a dict, no key but the format's fields and ``x_``
+    ones, and every value of a core field (None aside) of the one type the conversion
+    keeps as it is, list items strings. False sends the caller to the exact check of
+    each record. Runs over the records in C (``map``), not record by record."""
+    if not records or set(map(type, records)) != {dict}:
+        return False
+    none = type(None)
+    for key in set().union(*records):
+        want = _CORE_TYPES.get(key)
+        if want is None:
+            if not key.startswith(EXTENSION_PREFIX):
+                return False
+            continue
+        values = list(map(dict.get, records, repeat(key)))
+        types = set(map(type, values))
+        types.discard(none)
+        if types - {want}:
+            return False
+        if want is list and set(map(type, chain.from_iterable(filter(None, values)))) - {str}:
+            return False
+    return True
 
 
 def empty_table() -> pa.Table:

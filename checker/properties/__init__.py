@@ -27,6 +27,7 @@ from tomkit.checker.properties import (
     rate,
     realtime_latency,
     total_order,
+    view_sequence,
     views,
     virtual_synchrony,
 )
@@ -144,6 +145,7 @@ for _prop in (
     scoped(causal.PROPERTY),
     scoped(fifo.PROPERTY),
     views.VIEW_AGREEMENT,
+    view_sequence.PROPERTY,
     scoped(views.SAME_VIEW),
     scoped(views.SENDING_VIEW),
     scoped(virtual_synchrony.PROPERTY),

@@ -37,6 +37,7 @@ from tomkit.checker.chunk import CRASH, LEAVE, Chunk, dense_ids
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 __all__ = ["AGREEMENT", "NO_SENDS", "VALIDITY", "owes"]
@@ -169,8 +170,33 @@ def _no_sends(c: Chunk, ti: int, o: Options) -> str:
     return NO_SENDS
 
 
+def stream_agreement(clean: Clean, options: Options) -> Result | None:
+    """A clean single pass (checker/stream/): every process delivered a prefix of one
+    sequence, so agreement holds when every correct process delivered as much as the
+    furthest deliverer; else None (its witness needs the whole trace)."""
+    correct = clean.correct()
+    deliverers = correct if options.scope == CORRECT else clean.processes
+    need = max((clean.delivered.get(p, 0) for p in deliverers), default=0)
+    if all(clean.delivered.get(q, 0) >= need for q in correct):
+        return Result(AGREEMENT_NAME, clean.trace, Verdict.HOLDS)
+    return None
+
+
+def stream_validity(clean: Clean, options: Options) -> Result | None:
+    """A clean single pass: each correct sender delivered the prefix that holds all it
+    sent (``Clean.owed``); else None (its witness needs the whole trace)."""
+    if not clean.senders:
+        return Result(VALIDITY_NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
+    for p in clean.senders - clean.crashed:
+        if clean.owed.get(p, 0) > clean.delivered.get(p, 0):
+            return None
+    return Result(VALIDITY_NAME, clean.trace, Verdict.HOLDS)
+
+
 AGREEMENT = Property(AGREEMENT_NAME, "delivered by one process => delivered by every "
                      "correct process that owes it", False, check_agreement,
-                     detect_agreement, __doc__, scoped=True, liveness=True)
+                     detect_agreement, __doc__, scoped=True, liveness=True,
+                     stream=stream_agreement)
 VALIDITY = Property(VALIDITY_NAME, "a correct process delivers what it sends", False,
-                    check_validity, detect_validity, __doc__, _no_sends, liveness=True)
+                    check_validity, detect_validity, __doc__, _no_sends, liveness=True,
+                    stream=stream_validity)

@@ -167,8 +167,10 @@ class Property:
     scan: bool = True
     #: the single-pass checker's decider (checker/stream/): the verdict on a trace its
     #: canonical-sequence pass found clean, from what that pass knows (stream/clean.py);
-    #: None: the property needs the whole trace, and the single pass does not take it
-    stream: Callable[[Clean, Options], Result] | None = None
+    #: None: the property needs the whole trace, and the single pass does not take it.
+    #: The decider may return None for a trace: its verdict needs the whole trace after
+    #: all (a liveness violation's witness), which the whole-trace engine then decides
+    stream: Callable[[Clean, Options], Result | None] | None = None
 
     def option_names(self) -> tuple[str, ...]:
         """The options this property reads: its own, then those it borrows."""
@@ -197,9 +199,10 @@ def with_scope(prop: Property, scope: str) -> Property:
     if prop.stream is not None:
         stream = prop.stream
 
-        def stream_in(clean: Clean, options: Options) -> Result:
+        def stream_in(clean: Clean, options: Options) -> Result | None:
             res = stream(clean, options.replace(scope=scope))
-            res.property = name
+            if res is not None:
+                res.property = name
             return res
 
     base = prop.name.split("@")[0]

@@ -34,6 +34,7 @@ from tomkit.checker.chunk import LEAVE, Chunk
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import correct_counts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "liveness"
@@ -115,6 +116,19 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~views, exact=views)
 
 
+def stream(clean: Clean, options: Options) -> Result | None:
+    """A clean single pass (checker/stream/): the correct processes deliver prefixes of
+    one sequence, so liveness holds when each delivered as much as the furthest of them
+    and as the prefix holding every correct sender's sends; else None (its witness
+    needs the whole trace)."""
+    correct = clean.correct()
+    need = max([clean.delivered.get(p, 0) for p in correct] +
+               [clean.owed[p] for p in correct if p in clean.owed], default=0)
+    if all(clean.delivered.get(q, 0) >= need for q in correct):
+        return Result(NAME, clean.trace, Verdict.HOLDS)
+    return None
+
+
 # not in tomkit scan: a data set's traces are judged for agreement and validity there
 PROPERTY = Property(NAME, "sent or delivered by a correct process => delivered by all correct",
-                    False, check, detect, __doc__, liveness=True, scan=False)
+                    False, check, detect, __doc__, liveness=True, scan=False, stream=stream)

@@ -24,6 +24,19 @@ Decisions:
   K Delta: an interval straddling two slots can hold the end-of-slot block of one and the
   first block of the next, which a correct sender does, and the reservation is stated per
   slot.
+* **Declared reservations** (003 section 2.1's join(r) and RN(r); issue 29): a process
+  that logs ``negotiate`` records is judged against what it declared, not against the
+  options: each record holds from its ``x_slot`` on (a later one replaces it from its own
+  slot), slot s against the ``x_rate_max`` in force in s, and each window of
+  ``x_rate_window`` slots starting at a slot with a declared ``x_rate_avg`` in force
+  against the largest ``x_rate_avg`` in force in its slots (the slots before a
+  renegotiation were sent under the old reservation, model/qos/reserve.py). A
+  declaration that is not a renegotiation (``x_rn`` false: a join(r)) starts a new
+  contract: a window counts only the slots of the contract it starts in (a recovered
+  process reserves anew). Processes that declare nothing are judged by the options, as
+  before. A ``negotiate`` record without ``x_slot``, or with neither ``x_rate_max`` nor
+  ``x_rate_avg`` and ``x_rate_window`` (numbers >= 0, the window an integer >= 1), makes
+  the verdict unknown, naming its file, line and field.
 * Unknown when no reservation is given or ``--rate-avg`` comes without ``--rate-window``
   (said first: it holds for every trace of the run); not applicable (unknown, never
   "holds") when the trace has no ``packet`` records: it does not log network messages;
@@ -38,12 +51,14 @@ such slot or window: max+1 (or avg+1) packet records, the fewest that show it.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from tomkit.checker import witness as W
-from tomkit.checker.chunk import PACKET, Chunk
+from tomkit.checker.chunk import NEGOTIATE, PACKET, Chunk
 from tomkit.checker.properties.base import (
+    EXACT,
     Option,
     Options,
     Property,
@@ -85,13 +100,115 @@ def problem(options: Options) -> str | None:
     return None
 
 
+class Declared(NamedTuple):
+    """One ``negotiate`` record: from slot ``start`` on, at most ``most`` packets a slot
+    and ``avg`` in any ``window`` slots (None: not declared); ``contract``: the slot its
+    contract started in (its own, unless it is a renegotiation)."""
+
+    start: int
+    most: float | None
+    avg: float | None
+    window: int | None
+    contract: int
+    event: Ev
+
+
+def bad_declaration(e: Ev) -> str | None:
+    """What is wrong with a ``negotiate`` record (trace schema v1), or None."""
+    mx, avg, k, _ = e.reserve or (None, None, None, False)
+    if e.slot is None or e.slot < 0:
+        return "x_slot: a negotiate record needs the slot it holds from (an integer >= 0)"
+    for name, v in (("x_rate_max", mx), ("x_rate_avg", avg)):
+        if v is not None and v < 0:
+            return f"{name}: must be a number >= 0, got {v}"
+    if avg is not None and (k is None or k < 1 or k != int(k)):
+        return "x_rate_window: x_rate_avg needs the window, an integer >= 1 (slots)"
+    if mx is None and avg is None:
+        return "x_rate_max: a negotiate record declares x_rate_max and/or x_rate_avg"
+    return None
+
+
+def declarations(evs: list[Ev]) -> list[Declared] | str:
+    """A process's reservations in force, from its ``negotiate`` records in local order
+    (a later one replaces the earlier from its slot on); a text naming the first bad
+    record instead."""
+    steps: list[Declared] = []
+    for e in evs:
+        if e.kind != "negotiate":
+            continue
+        why = bad_declaration(e)
+        if why:
+            return f"{e.location}: field {why}"
+        mx, avg, k, rn = e.reserve  # type: ignore[misc]
+        start = e.slot
+        while steps and steps[-1].start >= start:  # type: ignore[operator]
+            steps.pop()
+        contract = steps[-1].contract if rn and steps else start
+        steps.append(Declared(start, mx, avg, None if k is None else int(k), contract, e))  # type: ignore[arg-type]
+    return steps
+
+
+def in_force(steps: list[Declared], s: int) -> Declared | None:
+    out = None
+    for d in steps:
+        if d.start <= s:
+            out = d
+    return out
+
+
+def _judge_declared(p: str, steps: list[Declared], by_slot: dict[int, list[Ev]],
+                    trace_id: str, details: dict) -> Result | None:
+    """The violation of process ``p``'s declared reservations, or None (module
+    docstring)."""
+    for s in sorted(by_slot):
+        d = in_force(steps, s)
+        if d is not None and d.most is not None and len(by_slot[s]) > d.most:
+            k = math.floor(d.most) + 1
+            wit = [W.event(d.event)] + [W.event(e) for e in by_slot[s][:k]]
+            text = (f"{p} sends {len(by_slot[s])} network messages in slot {s}, over the "
+                    f"{d.most:g} per slot it declared from slot {d.start} on "
+                    f"({d.event.location}).")
+            return Result(NAME, trace_id, Verdict.VIOLATED, wit, text, "max-per-slot",
+                          details)
+    if not by_slot:
+        return None
+    lo, hi = min(by_slot), max(by_slot)
+    for w in range(lo - max((d.window or 1) for d in steps) + 1, hi + 1):
+        d = in_force(steps, w)
+        if d is None or d.avg is None or d.window is None:
+            continue
+        span = range(w, w + d.window)
+        mine = [t for t in span if (x := in_force(steps, t)) is not None
+                and x.contract == d.contract]
+        limit = max(x.avg for t in mine if (x := in_force(steps, t)) is not None  # type: ignore[type-var]
+                    and x.avg is not None)
+        window = [e for t in mine for e in by_slot.get(t, ())]
+        if len(window) > limit:
+            k = math.floor(limit) + 1
+            text = (f"{p} sends {len(window)} network messages in the {d.window} slots "
+                    f"{w}..{w + d.window - 1}, over the {limit:g} per {d.window} slots it "
+                    f"declared ({d.event.location}).")
+            return Result(NAME, trace_id, Verdict.VIOLATED,
+                          [W.event(d.event)] + [W.event(e) for e in window[:k]], text,
+                          "avg-per-window", details)
+    return None
+
+
 def check(trace: Trace, options: Options = Options()) -> Result:
     packets = {p: [e for e in evs if e.kind == "packet" and not e.unreserved]
                for p, evs in trace.events.items()}
+    declared: dict[str, list[Declared]] = {}
+    for p, evs in trace.events.items():
+        steps = declarations(evs)
+        if isinstance(steps, str):
+            return Result(NAME, trace.id, Verdict.UNKNOWN,
+                          explanation=f"a bad negotiate record: {steps}")
+        if steps:
+            declared[p] = steps
     total = sum(len(v) for v in packets.values())
     details: dict = {"packets": total}
     why = problem(options)
-    if why:
+    if why and not declared:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=why, details=details)
     if not total:
         return Result(NAME, trace.id, Verdict.UNKNOWN, explanation=NO_PACKETS)
@@ -107,6 +224,13 @@ def check(trace: Trace, options: Options = Options()) -> Result:
         peak = max((len(v) for v in by_slot.values()), default=0)
         details.setdefault("max_per_slot", {})[p] = peak
         slots = sorted(by_slot)
+        if p in declared:
+            res = _judge_declared(p, declared[p], by_slot, trace.id, details)
+            if res is not None:
+                return res
+            continue
+        if why:
+            continue  # no reservation for this process: nothing to judge it by
         if options.rate_max is not None:
             for s in slots:
                 if len(by_slot[s]) > options.rate_max:
@@ -144,6 +268,13 @@ def _slots(c: Chunk, rows: np.ndarray, options: Options) -> np.ndarray:
 
 
 def detect(c: Chunk, options: Options) -> np.ndarray:
+    codes = _detect_by_options(c, options)
+    # a trace that declares reservations is judged against them by the exact check
+    codes[c.per_trace_any(c.kind == NEGOTIATE)] = EXACT
+    return codes
+
+
+def _detect_by_options(c: Chunk, options: Options) -> np.ndarray:
     counted = (c.kind == PACKET) & ~c.unreserved
     has = c.per_trace_any(counted)
     if not has.any() or problem(options):

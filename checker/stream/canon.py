@@ -31,12 +31,15 @@ prefix (one that appears late). A trace that stays ``FAST`` to its end is clean
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
-from .clean import Clean
+from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
@@ -92,7 +95,7 @@ class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
-                 keep_whole: bool = False) -> None:
+                 keep_whole: bool = False, expect: Sequence[str] = ()) -> None:
         self.id = trace_id
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
@@ -120,11 +123,20 @@ class TraceState:
         self.sender = np.zeros(0, np.int32)
         self.rank = np.zeros(0, np.int64)
         self.spos = np.zeros(0, np.int64)
+        #: code -> when a record naming it was first read (wall clock, seconds: it
+        #: survives a restart of tomkit watch), for its --timeout
+        self.first_seen = np.zeros(0, np.float64)
         self.S = np.zeros(0, np.int64)  # codes of S[base:]
         self.base = 0  # S positions below are retired
         self.vpos = 0  # S positions below have their send and FIFO checked
         self.retired = RetiredIds()
         self.buffer: list[tuple[Piece, np.ndarray | None]] = []
+        #: per process, whether it has a record yet; ``expect``: processes known before
+        #: their first record (tomkit watch --mapping: one log per process), which hold
+        #: the low watermark at 0 until they come, so a log that lags is not retired past
+        self.seen = np.zeros(0, bool)
+        if expect:
+            self._proc_codes(pa.chunked_array([pa.array(list(expect), pa.string())]))
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -138,6 +150,7 @@ class TraceState:
                 self.buffer.append((piece, None))
             return
         proc = self._proc_codes(table.column("process"))
+        self.seen[proc] = True
         if not self._seq_follows_arrival(table.column("seq"), proc):
             return self._whole("seq orders a process's records otherwise than they arrive",
                                piece)
@@ -213,6 +226,7 @@ class TraceState:
         idx, names = _dictionary(col)
         table = np.array([self.procs.setdefault(x, len(self.procs)) for x in names], np.int64)
         n = len(self.procs)
+        self.seen = _grow(self.seen, n, False)
         self.dcount = _grow(self.dcount, n, 0)
         self.scount = _grow(self.scount, n, 0)
         self.crashed = _grow(self.crashed, n, False)
@@ -258,6 +272,8 @@ class TraceState:
             self.sender = _grow(self.sender, n, -1)
             self.rank = _grow(self.rank, n, -1)
             self.spos = _grow(self.spos, n, -1)
+            self.first_seen = _grow(self.first_seen, n, 0.0)
+            self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
         out = np.full(len(idx), -1, np.int64)
@@ -343,7 +359,7 @@ class TraceState:
         remap = np.cumsum(keep) - 1
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
-        for attr in ("sender", "rank", "spos", "h1", "h2"):
+        for attr in ("sender", "rank", "spos", "h1", "h2", "first_seen"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
@@ -377,8 +393,51 @@ class TraceState:
         def who(mask: np.ndarray) -> frozenset[str]:
             return frozenset(names[i] for i in np.flatnonzero(mask[:np_]))
 
-        return Clean(self.id, frozenset(names), who(self.scount > 0), who(self.dcount > 0),
-                     who(self.crashed))
+        # per sender, the S prefix holding its sends still in the window (its retired
+        # sends lie in the retired prefix, which every process but a crashed one passed)
+        snd = self.sender[:self.nmsgs]
+        has = snd >= 0
+        pos = self.spos[:self.nmsgs]
+        need = np.where(pos >= 0, pos + 1, NEVER)[has]
+        owed = np.zeros(np_, np.int64)
+        np.maximum.at(owed, snd[has].astype(np.int64), need)
+        seen = self.seen[:np_]
+        return Clean(self.id, who(self.seen), who(self.scount > 0), who(self.dcount > 0),
+                     who(self.crashed),
+                     {names[i]: int(self.dcount[i]) for i in np.flatnonzero(seen)},
+                     {names[i]: int(owed[i]) for i in np.flatnonzero(self.scount[:np_] > 0)})
+
+    def pending(self) -> np.ndarray:
+        """A FAST trace's messages that some correct process (one that has a record and
+        no crash) has not delivered yet: their codes, and the processes' names. A message
+        is pending once a record names it as sent or delivered."""
+        np_ = len(self.procs)
+        live = self.seen[:np_] & ~self.crashed[:np_]
+        if self.mode != FAST or not live.any():
+            return np.zeros(0, np.int64)
+        low = int(self.dcount[:np_][live].min())
+        n = self.nmsgs
+        pos = self.spos[:n]
+        return np.flatnonzero((pos >= low) | ((pos < 0) & (self.sender[:n] >= 0)))
+
+    def missing(self, code: int) -> list[str]:
+        """The correct processes that have not delivered message ``code`` yet."""
+        names = list(self.procs)
+        np_ = len(names)
+        live = self.seen[:np_] & ~self.crashed[:np_]
+        pos = int(self.spos[code])
+        lacks = live & ((self.dcount[:np_] <= pos) if pos >= 0 else True)
+        return [names[i] for i in np.flatnonzero(lacks)]
+
+    def message_id(self, code: int) -> str | None:
+        """The id of message ``code``, from a held record that names it."""
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            hit = np.flatnonzero(codes == code)
+            if len(hit):
+                return piece.table.column("msg")[int(hit[0])].as_py()
+        return None
 
     def held(self) -> int:
         """Records held in the buffer."""

@@ -71,10 +71,12 @@ class _Run:
     """One check: the report, the open traces, the traces left to the whole engine."""
 
     def __init__(self, props: list[Property], options: Options, keep_going: bool,
-                 trim_at: int | None = None, keep_whole: bool = False) -> None:
+                 trim_at: int | None = None, keep_whole: bool = False,
+                 expect: tuple[str, ...] = ()) -> None:
         self.props, self.options, self.keep_going = props, options, keep_going
         self.trim_at = trim_at  # each trace's window (canon.py), None: canon.TRIM_AT
         self.keep_whole = keep_whole  # TraceState's
+        self.expect = expect  # TraceState's: processes known before their records
         self.report = CheckReport([p.name for p in props], options)
         self.report.counts = {p.name: Counter() for p in props}
         self.states: dict[str, TraceState] = {}
@@ -87,7 +89,8 @@ class _Run:
     def feed(self, tid: str, part: Piece) -> None:
         st = self.states.get(tid)
         if st is None:
-            st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole)
+            st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
+                                               self.expect)
         st.feed(part)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
@@ -98,6 +101,11 @@ class _Run:
         st.finish()
         self.modes[st.mode] += 1
         if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
+            self.whole[tid] = None
+            return
+        if st.mode == SLOW and st.base and any(p.liveness for p in self.props):
+            # the end-of-trace properties read what each process did last, which may lie
+            # in the retired prefix: the held records cannot stand for them
             self.whole[tid] = None
             return
         if st.mode in (SLOW, WHOLE):  # a WHOLE trace here is held whole (tomkit watch)
@@ -114,10 +122,13 @@ class _Run:
                 self.report.outcomes.append(outcome)
             return
         clean = st.clean()
+        decided = [prop.stream(clean, self.options) for prop in self.props]
+        if any(res is None for res in decided):  # a verdict that needs the whole trace
+            self.whole[tid] = None
+            return
         verdicts: dict[str, Verdict] = {}
         results: dict[str, Result] = {}
-        for prop in self.props:
-            res = prop.stream(clean, self.options)
+        for prop, res in zip(self.props, decided):
             verdicts[prop.name] = res.verdict
             if res.verdict != Verdict.HOLDS:
                 results[prop.name] = res
@@ -179,15 +190,20 @@ def check_stream(paths: list[str | os.PathLike], props: list[Property],
     return report
 
 
+def _read_v1(path: str | os.PathLike, keep_going: bool) -> Iterator[Piece]:
+    reader = TraceReader(path, keep_going=keep_going, batch_rows=READ_ROWS, dictionary=True)
+    yield from read_pieces(reader)
+
+
 def _whole(paths: list[str | os.PathLike], r: _Run, merge: bool,
-           on_violation: Callable[[Trace, Result], None] | None) -> None:
-    """The traces the single pass cannot stand for, read again and checked whole."""
+           on_violation: Callable[[Trace, Result], None] | None,
+           read: Callable[[str | os.PathLike, bool], Iterator[Piece]] = _read_v1) -> None:
+    """The traces the single pass cannot stand for, read again (by ``read``: v1 files,
+    or logs through a mapping) and checked whole."""
     wanted = pa.array(list(r.whole), pa.string())
     pieces: list[Piece] = []
     for path in paths:
-        reader = TraceReader(path, keep_going=r.keep_going, batch_rows=READ_ROWS,
-                             dictionary=True)
-        for piece in read_pieces(reader):
+        for piece in read(path, r.keep_going):
             col = piece.table.column("trace").cast(pa.string())
             mask = np.asarray(pc.is_in(col, value_set=wanted))
             if mask.any():

@@ -20,18 +20,23 @@ Rotation and truncation are told apart, never guessed at:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...traces.errors import TraceFormatError
+from ...traces.importer import ImportStats, LiveImport, Mapping
 from ...traces.jsonl import BOM, parse_lines
 from ...traces.jsonl import header_line as read_header
+from ...traces.validate import records_to_table
 from ..chunk import Piece
 
-__all__ = ["FollowError", "Follower", "Position"]
+__all__ = ["FollowError", "Follower", "MappedFollower", "Position"]
 
-READ_BYTES = 8 << 20  # at most this much a read, so a huge backlog comes in batches
+#: at most this much a read: a backlog comes in pieces of a few thousand records, each
+#: checked (and its verdicts printed) before the next is parsed
+READ_BYTES = 1 << 20
 
 
 class FollowError(Exception):
@@ -47,6 +52,7 @@ class Position:
     line: int = 0  # lines consumed
     rotation: int = 0
     records: int = 0  # records read from the path (every rotation)
+    header: list[str] | None = None  # a mapped CSV log's columns, once its header is read
 
     @property
     def source(self) -> str:
@@ -91,47 +97,57 @@ class Follower:
             self.f.close()
             self.f = None
 
-    def read(self) -> list[Piece]:
-        """The records of the complete lines appended since the last read."""
+    def read(self) -> Iterator[Piece]:
+        """The records of the complete lines appended since the last read, piece by
+        piece: the position stands after each piece as it is handed out, so a caller
+        that checks each piece before taking the next reports a breach in a backlog
+        without parsing the rest of it first."""
         if self.f is None and not self._open():
-            return []
-        out = self._drain()
+            return
+        yield from self._drain()
         try:
             st = os.stat(self.pos.path)
         except FileNotFoundError:
-            return out  # mid-rotation: the new file is not there yet
+            return  # mid-rotation: the new file is not there yet
         if (st.st_dev, st.st_ino) != (self.pos.dev, self.pos.ino):
-            out += self._drain(final=True)  # the rotated file's last lines
+            yield from self._drain(final=True)  # the rotated file's last lines
             self.close()
             self.pos = Position(self.pos.path, rotation=self.pos.rotation + 1,
                                 records=self.pos.records)
             if self._open():
-                out += self._drain()
-        return out
+                yield from self._drain()
 
-    def _drain(self, final: bool = False) -> list[Piece]:
+    def _drain(self, final: bool = False) -> Iterator[Piece]:
         assert self.f is not None
         size = os.fstat(self.f.fileno()).st_size
         if size < self.pos.offset:
             raise FollowError(f"{self.pos.source}: truncated while followed (now {size} "
                               f"bytes, {self.pos.offset} read): the records written again "
                               "cannot be told from those read; tomkit watch stops")
-        out = []
+        want = READ_BYTES
         while True:
             self.f.seek(self.pos.offset)
-            data = self.f.read(READ_BYTES)
-            end = data.rfind(b"\n") + 1
+            data = self.f.read(want)
+            end = self._cut(data)
+            if end == 0 and len(data) == want:
+                want *= 2  # one line longer than a read: read more, not never
+                continue
+            want = READ_BYTES
             if end == 0:
                 if final and data:
                     raise FollowError(f"{self.pos.source}: rotated with an unfinished last "
                                       f"line (after line {self.pos.line}): not read")
-                return out
+                return
             piece = self._parse(data[:end])
             self.pos.offset += end
             if piece is not None:
-                out.append(piece)
-            if len(data) < READ_BYTES:
-                return out
+                yield piece
+            if len(data) < want:
+                return
+
+    def _cut(self, data: bytes) -> int:
+        """How many bytes of ``data`` are complete lines."""
+        return data.rfind(b"\n") + 1
 
     def _parse(self, data: bytes) -> Piece | None:
         first = self.pos.line + 1
@@ -153,3 +169,34 @@ class Follower:
             return None
         self.pos.records += table.num_rows
         return Piece(table, np.asarray(lines, np.int64), self.pos.source, "jsonl")
+
+
+class MappedFollower(Follower):
+    """One followed log read through an import mapping (traces/importer.py): the records
+    ``tomkit import`` makes of its lines, located at the log's own lines."""
+
+    def __init__(self, pos: Position, mapping: Mapping, seq: dict[tuple[str, str], int], *,
+                 keep_going: bool = False) -> None:
+        super().__init__(pos, keep_going=keep_going)
+        self.live = LiveImport(mapping, pos.path, seq)
+        self.stats = ImportStats()
+        self.rejected = self.stats.rejected
+
+    def _cut(self, data: bytes) -> int:
+        return self.live.cut(data)
+
+    def _parse(self, data: bytes) -> Piece | None:
+        m = self.live.m
+        if self.pos.header is None and not m.csv_header:
+            self.pos.header = list(m.csv_columns)
+        self.live.columns = self.pos.header
+        self.live.path = self.pos.source
+        records, lines, n = self.live.records(data, self.pos.line + 1, self.stats,
+                                              keep_going=self.keep_going)
+        self.pos.header = self.live.columns
+        self.pos.line += n
+        if not records:
+            return None
+        self.pos.records += len(records)
+        return Piece(records_to_table(records), np.asarray(lines, np.int64), self.pos.source,
+                     "jsonl")

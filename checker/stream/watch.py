@@ -27,25 +27,30 @@ import os
 import pickle
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TextIO
 
+import numpy as np
+
+from ...traces.importer import Mapping
+from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
 from ..result import Verdict
 from .canon import SLOW, WHOLE, TraceState
-from .driver import _Run, _whole, split
-from .follow import Follower, Position
+from .driver import _read_v1, _Run, _whole, split
+from .follow import Follower, MappedFollower, Position
 from .reduced import check_held
 
 __all__ = ["Watch"]
 
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
-STATE_VERSION = 1
+STATE_VERSION = 2
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
-#: that run when a trace breaks read few held records, and report within the second
-WATCH_TRIM_AT = 1 << 12
+#: that run when a trace breaks read few held records (a few thousand: tens of
+#: milliseconds), and report within the second on a loaded machine too
+WATCH_TRIM_AT = 1 << 8
 #: a broken trace's exact checks run again at most this often (seconds) as it grows
 RECHECK = 1.0
 #: with views, a later view installation can excuse what these found on a prefix
@@ -59,15 +64,37 @@ class Watch:
     def __init__(self, paths: Sequence[str], props: list[Property], options: Options, *,
                  fmt: str = "text", out: TextIO | None = None, out_path: str | None = None,
                  state_dir: str | None = None, keep_going: bool = False,
-                 checkpoint_every: float = 2.0) -> None:
+                 checkpoint_every: float = 2.0, mapping: Mapping | None = None,
+                 timeout: float | None = None) -> None:
         self.paths = [str(p) for p in paths]
         self.props, self.options, self.fmt = props, options, fmt
         self.state_dir, self.checkpoint_every = state_dir, checkpoint_every
         self.keep_going = keep_going
-        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True)
+        self.mapping = mapping
+        #: --timeout: a message some correct process has not delivered this long after it
+        #: was first read is printed as overdue (a notice, not a verdict)
+        self.timeout = timeout
+        #: per trace, the overdue message printed last (its id and first hash), until it
+        #: is delivered by every correct process
+        self.overdue: dict[str, tuple[str, int]] = {}
+        self.last_overdue_look = 0.0
+        #: the import's seq counters, per (trace, process), shared by the mapped logs
+        self.seq: dict[tuple[str, str], int] = {}
+        if mapping is None:
+            self.followers = [Follower(Position(p), keep_going=keep_going)
+                              for p in self.paths]
+        else:
+            self.followers = [MappedFollower(Position(p), mapping, self.seq,
+                                             keep_going=keep_going) for p in self.paths]
+        # one log per process (the mapping's [file] process): every process is known
+        # before its log has a line, so a log that lags holds the window for itself
+        expect = tuple(dict.fromkeys(
+            f.live.process for f in self.followers
+            if isinstance(f, MappedFollower) and f.live.process is not None))
+        self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True,
+                        expect=expect)
         self.dirty: set[str] = set()  # broken traces with records not yet judged
         self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
-        self.followers = [Follower(Position(p), keep_going=keep_going) for p in self.paths]
         self.judged: set[tuple[str, str]] = set()
         self.out_path = out_path
         self.last_checkpoint = time.monotonic()
@@ -99,7 +126,8 @@ class Watch:
         with open(path, "rb") as f:
             data = pickle.load(f)
         if data["version"] != STATE_VERSION or data["paths"] != self.paths or \
-                data["properties"] != [p.name for p in self.props]:
+                data["properties"] != [p.name for p in self.props] or \
+                data["mapping"] != self._mapping_key():
             raise ValueError(f"{path}: a checkpoint of another watch (other files, "
                              "properties or format); give a new --state DIR")
         r = self.run
@@ -108,12 +136,25 @@ class Watch:
         r.report.counts, r.report.outcomes = data["counts"], data["outcomes"]
         r.report.rejected = data["rejected"]
         self.judged = data["judged"]
+        self.seq.update(data["seq"])
+        self.overdue = data["overdue"]
+        for fol, stats in zip(self.followers, data["import_stats"]):
+            if isinstance(fol, MappedFollower):
+                fol.stats = stats
+                fol.rejected = stats.rejected
         for fol, pos in zip(self.followers, data["positions"]):
             fol.pos = pos
         if self.out_path is not None:
             with open(self.out_path, "a+b") as f:
                 f.truncate(data["out_len"])
         return True
+
+    def _mapping_key(self) -> str | None:
+        """The mapping a checkpoint was read with: its path and its text."""
+        if self.mapping is None:
+            return None
+        with open(self.mapping.path, encoding="utf-8") as f:
+            return self.mapping.path + "\n" + f.read()
 
     def checkpoint(self) -> None:
         """Write the state atomically (module docstring)."""
@@ -127,7 +168,10 @@ class Watch:
                 "states": r.states, "done": r.done, "whole": r.whole, "modes": r.modes,
                 "counts": r.report.counts, "outcomes": r.report.outcomes,
                 "rejected": r.report.rejected, "judged": self.judged,
-                "positions": [fol.pos for fol in self.followers], "out_len": out_len}
+                "positions": [fol.pos for fol in self.followers], "out_len": out_len,
+                "mapping": self._mapping_key(), "seq": self.seq, "overdue": self.overdue,
+                "import_stats": [fol.stats if isinstance(fol, MappedFollower) else None
+                                 for fol in self.followers]}
         path = self._state_path()
         tmp = path + ".tmp"
         with open(tmp, "wb") as f:
@@ -145,7 +189,11 @@ class Watch:
     # ---- one cycle ----------------------------------------------------------------------
 
     def cycle(self) -> int:
-        """Read what the files gained, print what became certain; the records read."""
+        """Read what the files gained, print what became certain; the records read.
+
+        Each piece read (at most follow.py's READ_BYTES) is checked, and a trace it broke
+        judged, before the next piece is parsed: a breach in a backlog is printed without
+        waiting for the rest of the backlog."""
         n = 0
         for fol in self.followers:
             for piece in fol.read():
@@ -155,6 +203,19 @@ class Watch:
                     st = self.run.states[tid]
                     if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
                         self.dirty.add(tid)
+                self._judge()
+        self._judge()
+        if self.timeout is not None and time.monotonic() - self.last_overdue_look >= \
+                min(1.0, self.timeout / 4):
+            self._overdue()
+            self.last_overdue_look = time.monotonic()
+        if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
+            self.checkpoint()
+        return n
+
+    def _judge(self) -> None:
+        """The exact checks of the broken traces whose records have grown enough since
+        their last check (a newly broken trace: at once)."""
         now = time.monotonic()
         for tid in sorted(self.dirty):
             st = self.run.states.get(tid)
@@ -169,14 +230,17 @@ class Watch:
                 self._early(st)
                 self.checked[tid] = (time.monotonic(), held)
                 self.dirty.discard(tid)
-        if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
-            self.checkpoint()
-        return n
 
     def _early(self, st: TraceState) -> None:
         """The verdicts the records so far have already earned: the exact checks on what the
         trace holds, each violation that no later record can undo (module docstring)."""
-        outcome, _ = check_held(st, self.props, self.options, self.keep_going)
+        # only what is still undecided: a property printed already is not checked again
+        # end-of-trace properties (liveness) wait for the end: they are pending until then
+        props = [p for p in self.props
+                 if (st.id, p.name) not in self.judged and not p.liveness]
+        if not props:
+            return
+        outcome, _ = check_held(st, props, self.options, self.keep_going)
         if outcome is None:  # rejected (keep going): the final report says so
             return
         for name, res in outcome.results.items():
@@ -185,6 +249,41 @@ class Watch:
             if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
                 continue
             self._emit(st.id, name, res)
+
+    def _overdue(self) -> None:
+        """Print, per trace, its oldest message that a correct process has not delivered
+        ``timeout`` seconds after a record first named it; one at a time per trace, the
+        next once that one is delivered everywhere (a stalled run prints one line a
+        trace, not one a message)."""
+        now = time.time()
+        for tid, st in self.run.states.items():
+            codes = st.pending()
+            was = self.overdue.get(tid)
+            if was is not None:
+                if (st.h1[codes] == np.uint64(was[1])).any():
+                    continue  # still pending: printed already
+                del self.overdue[tid]
+            if not len(codes):
+                continue
+            age = now - st.first_seen[codes]
+            k = int(np.argmax(age))
+            if age[k] < self.timeout:
+                continue
+            code = int(codes[k])
+            msg = st.message_id(code)
+            if msg is None:
+                continue
+            self.overdue[tid] = (msg, int(st.h1[code]))
+            missing = st.missing(code)
+            if self.fmt == "json":
+                line = json.dumps({"type": "overdue", "trace": tid, "msg": msg,
+                                   "seconds": round(float(age[k]), 3),
+                                   "timeout": self.timeout, "missing": missing})
+            else:
+                line = (f"{tid}: {msg} overdue: not delivered by {', '.join(missing)} "
+                        f"{age[k]:.1f} s after a record first named it (--timeout "
+                        f"{self.timeout:g} s; pending, not a verdict)")
+            print(line, file=self.out, flush=True)
 
     def _emit(self, tid: str, name: str, res) -> None:
         if (tid, name) in self.judged:
@@ -202,13 +301,30 @@ class Watch:
         events = sum(s.events for s in r.states.values()) + sum(
             o.events for o in r.report.outcomes)
         held = sum(s.held() for s in r.states.values())
+        pend = self.pending()
         text = (f"{events} events, {len(r.states)} open traces, {len(self.judged)} "
                 f"violations, {held} records held")
+        if pend is not None:
+            text += (f"; pending: {pend['verdicts']} end-of-trace verdicts, "
+                     f"{pend['messages']} messages not yet delivered by every correct "
+                     f"process, {pend['overdue']} overdue")
         if self.fmt == "json":
             return json.dumps({"type": "summary", "events": events,
                                "open_traces": len(r.states), "violations": len(self.judged),
-                               "held": held})
+                               "held": held, **({"pending": pend} if pend else {})})
         return "watch: " + text
+
+    def pending(self) -> dict[str, int] | None:
+        """What is still undecided (None when no end-of-trace property is checked and no
+        --timeout given): the end-of-trace verdicts of the open traces, their messages
+        some correct process has not delivered (traces whose order broke are judged at
+        their end and not counted), the overdue ones."""
+        live = [p for p in self.props if p.liveness]
+        if not live and self.timeout is None:
+            return None
+        n = sum(len(s.pending()) for s in self.run.states.values())
+        return {"verdicts": len(live) * len(self.run.states), "messages": n,
+                "overdue": len(self.overdue)}
 
     # ---- the end ------------------------------------------------------------------------
 
@@ -224,12 +340,28 @@ class Watch:
         for tid in list(r.states):
             r.finish(tid)
         if r.whole:
-            _whole(self.paths, r, False, None)
+            self._again_seq: dict[tuple[str, str], int] = {}
+            _whole(self.paths, r, False, None, self._read_again)
         for o in r.report.outcomes:
             for name, res in o.results.items():
                 if res.verdict == Verdict.VIOLATED:
                     self._emit(o.trace, name, res)
         return r.report
+
+    def _read_again(self, path: str, keep_going: bool) -> Iterator[Piece]:
+        """A followed file read again from its start, as it was followed (a trace the
+        single pass could not decide goes to the whole-trace engine)."""
+        if self.mapping is None:
+            yield from _read_v1(path, keep_going)
+            return
+        # its own seq counters: each process's records numbered as they were the first
+        # time when each process's records come from one log (docs/stream.md)
+        fol = MappedFollower(Position(path), self.mapping, self._again_seq,
+                             keep_going=keep_going)
+        try:
+            yield from fol.read()
+        finally:
+            fol.close()
 
     def close(self) -> None:
         if self.out_path is not None:

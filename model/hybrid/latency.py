@@ -19,6 +19,10 @@ Definition (ours where the sentence is short)
 * ``since`` / ``until`` select messages by send time (e.g. leaving out a warm-up), and
   :func:`latency_series` gives the mean per window of send time, Figure 5's curves.
 
+Times are real times: a record's ``real_time`` when the run logs it (processes with clocks
+of their own, ``model/net/clocks.py``: their ``time`` is a local clock, and a difference
+of two clocks is no latency), else its ``time``.
+
 Only application messages count: ``send`` and ``deliver`` records (the hybrid's
 goingToActive/goingToPassive/reassign messages are not delivered to the user).
 """
@@ -30,11 +34,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Latency001", "latency_001", "latency_series", "message_latencies"]
+__all__ = ["Latency001", "latency_001", "latency_series", "message_latencies", "real_time"]
 
 
 def _records(run: Any) -> Sequence[Mapping[str, Any]]:
     return run.records if hasattr(run, "records") else run
+
+
+def real_time(r: Mapping[str, Any]) -> float:
+    """A record's real time: its ``real_time`` if it logs one, else its ``time``."""
+    t = r.get("real_time")
+    return r["time"] if t is None else t
 
 
 def message_latencies(run: Any) -> tuple[dict[str, tuple[str, float, float]],
@@ -51,9 +61,9 @@ def message_latencies(run: Any) -> tuple[dict[str, tuple[str, float, float]],
     for r in recs:
         kind = r.get("kind")
         if kind == "send":
-            sent[r["msg"]] = (r["process"], r["time"])
+            sent[r["msg"]] = (r["process"], real_time(r))
         elif kind == "deliver" and r.get("process") not in crashed:
-            m, t = r["msg"], r["time"]
+            m, t = r["msg"], real_time(r)
             count[m] = count.get(m, 0) + 1
             if t > last.get(m, -math.inf):
                 last[m] = t

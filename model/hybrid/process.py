@@ -88,7 +88,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from tomkit.model.hybrid.switch import MeanShift, better_sequencer, switch_decision, yields
-from tomkit.model.hybrid.vsync import Flush, NewView, VsDeliver, VsInstall, VsMsg, VsyncLayer
+from tomkit.model.hybrid.vsync import (
+    Flush,
+    Join,
+    NewView,
+    State,
+    VsDeliver,
+    VsInstall,
+    VsMsg,
+    VsyncLayer,
+)
 from tomkit.model.hybrid.wire import (
     ACTIVE,
     PASSIVE,
@@ -103,7 +112,7 @@ from tomkit.model.hybrid.wire import (
     Ticket,
     encode,
 )
-from tomkit.model.process import Logged, Output, Transmit, View
+from tomkit.model.process import Installed, Logged, Output, Transmit, View
 
 __all__ = ["VARIANTS", "HybridProcess"]
 
@@ -142,7 +151,14 @@ class HybridProcess:
                  heartbeat: float | None = 0.0, delays: Sequence[Sequence[float]] | None = None,
                  dynamic: bool = False, probe_interval: float = 2.0, mean_shift_k: int = 5,
                  hysteresis: float = 0.2, switches: int = 0, variant: str | None = None,
-                 control_records: bool = True) -> None:
+                 control_records: bool = True, group: set[int] | None = None) -> None:
+        #: what a restart begins from (on_recover: no state but these)
+        self._made = dict(index=index, names=names, roles=roles, sequencers=sequencers,
+                          tick_rate=tick_rate, heartbeat=heartbeat, delays=delays,
+                          dynamic=dynamic, probe_interval=probe_interval,
+                          mean_shift_k=mean_shift_k, hysteresis=hysteresis,
+                          switches=switches, variant=variant,
+                          control_records=control_records, group=group)
         n = len(names)
         if len(roles) != n or len(sequencers) != n:
             raise ValueError("roles and sequencers need one entry per process")
@@ -186,6 +202,16 @@ class HybridProcess:
         self.app_queue: list[tuple[str, float]] = []
         self.target: int | None = None  # chgseq: the wanted sequencer
         self.vs = VsyncLayer(index, n, pre_flush=self._pre_flush)
+        # ---- membership (joins and recoveries: docs/hybrid.md)
+        #: the first view's members, shared by the run's processes until it starts (the
+        #: run's configuration, as the roles are; start_outside takes a process out)
+        self.group = set(range(n)) if group is None else group
+        self.started = False
+        self.outside = False
+        #: this process's restarts, on stable storage (a recovery is a new incarnation)
+        self.incarnation = 0
+        #: configurations installed so far (001 section 5: C^n), the first one 0
+        self.config_no = -1
         # ---- timers, estimates, scripted switches
         self.now = 0.0
         self.timers: set[float] = set()
@@ -299,6 +325,112 @@ class HybridProcess:
         raise ValueError(f"{self.name}: the hybrid protocol runs its own view-synchronous "
                          "layer (model/hybrid/vsync.py); it takes Crash(q) notices, not views")
 
+    # ------------------------------------------------------------- membership
+
+    @property
+    def accepting(self) -> bool:
+        """The application may multicast (sends during a view change wait in app_queue);
+        not before the first view of a process that joins."""
+        return not self.outside
+
+    def start_outside(self) -> None:
+        """Outside the group from time 0: not in the first view (before the run)."""
+        self.outside = True
+        self.group.discard(self.index)
+
+    def on_join(self, now: float) -> Output:
+        """JOIN through the view-synchronous layer; the process becomes a member at the
+        view that admits it, with the state it is sent (``_restore``)."""
+        self._begin(now)
+        self._emit(self.vs.join().sends)
+        return self._end()
+
+    def on_leave(self, now: float) -> Output:
+        raise ValueError(f"{self.name}: the hybrid protocol does not honour leave")
+
+    def on_recover(self, now: float) -> Output:
+        """Restart with no state (a new incarnation: the counter on stable storage is all
+        that survives) and join."""
+        incarnation = self.incarnation + 1
+        self.__init__(**self._made)  # type: ignore[misc]
+        self.incarnation, self.outside = incarnation, True
+        self.name = f"{self.names[self.index]}~{incarnation + 1}"
+        return self.on_join(now)
+
+    def _start(self) -> None:
+        """At the first input: the first view (the group's members then, configuration
+        0), or, for a process outside, a layer waiting to join."""
+        self.started = True
+        if self.outside:
+            self.members = ()
+            self.vs = VsyncLayer(self.index, self.n, pre_flush=self._pre_flush, outside=True,
+                                 incarnation=self.incarnation)
+            return
+        self.members = tuple(sorted(self.group))
+        self.vs = VsyncLayer(self.index, self.n, pre_flush=self._pre_flush,
+                             members=self.members)
+        if not self.actives():  # as at a view change (section 5.3.1): the highest id
+            m = max(self.members)
+            self.role[m] = ACTIVE
+            self.rn[m] += 1
+        if self.role[self.index] == ACTIVE:
+            self.state, self.S = S_ACTIVE, self.desc()
+        else:
+            self.state = S_PASSIVE
+            if not self.valid(self.S):
+                self.S = self._desc_of(self.closest_active())  # type: ignore[arg-type]
+        self._log_config()
+
+    def _log_config(self) -> None:
+        """A new configuration C^n = {V^i, D_j for j in V^i} (001 section 5), as a
+        ``view`` record: its id is n, the view and every member's descriptor
+        ("3:v1 p0=a1,p1=p0": configuration 3, view 1, p0 active with role number 1, p1
+        passive with 0), so that two processes that disagree on a configuration log two
+        ids (docs/hybrid.md)."""
+        self.config_no += 1
+        out = self._out
+        assert out is not None
+        named = tuple(self._named(j) for j in self.members)
+        desc = ",".join(f"{name}={self.role[j][0]}{self.rn[j]}"
+                        for name, j in zip(named, self.members))
+        view = View(f"{self.config_no}:v{self.view_id} {desc}", self.members)
+        if not out.installed:
+            out.installed = []
+        out.installed.append(Installed(  # type: ignore[attr-defined]
+            view, {"x_config": self.config_no, "x_view": self.view_id}, len(out.delivered),
+            named))
+
+    def _named(self, j: int) -> str:
+        """Process j's name in its incarnation (``p0``, then ``p0~2`` after a restart, as
+        the membership service of model/toto/membership.py names them)."""
+        inc = self.vs.incs.get(j, 0)
+        return self.names[j] if inc == 0 else f"{self.names[j]}~{inc + 1}"
+
+    def _snapshot(self) -> tuple:
+        """The ordering state a joiner needs, at the end of a view (every process that
+        installs the next view has the same: view synchrony): configuration number,
+        roles, role numbers, pending messages, received tickets, what is delivered,
+        discarded and ticketed, every process's last number shown, the highest ticket."""
+        return (self.config_no, tuple(self.role), tuple(self.rn),
+                tuple(sorted(self.Q.items())), tuple(self.UT), tuple(self.OT),
+                tuple(sorted(self.delivered)), tuple(sorted(self.discarded)),
+                tuple(sorted(self.known)), tuple(self.last_tn), self.max_ticket)
+
+    def _restore(self, st: tuple) -> None:
+        """A joiner's state from its STATE (``_snapshot``). Its counter c continues after
+        its earlier incarnations' messages, and its ticket counter starts above every
+        number shown, so that no promise made by an earlier incarnation is broken."""
+        (self.config_no, role, rn, q, ut, ot, delivered, discarded, known, last_tn,
+         self.max_ticket) = st
+        self.role, self.rn, self.last_tn = list(role), list(rn), list(last_tn)
+        self.Q, self.UT, self.OT = dict(q), list(ut), list(ot)
+        self.delivered, self.discarded = set(delivered), set(discarded)
+        self.known = set(known)
+        mine = [c for p, c in (*self.delivered, *self.discarded, *self.Q, *self.known)
+                if p == self.index]
+        self.c = self.l = max(mine, default=0)
+        self.t = max(self.max_ticket, *self.last_tn)
+
     def _replayed(self, at: At) -> Output:
         from tomkit.model.process import feed
 
@@ -309,6 +441,8 @@ class HybridProcess:
     def _begin(self, now: float) -> Output:
         self.now = now
         self._out = Output()
+        if not self.started:
+            self._start()
         if self.switches_left > 0 and not self.timers:
             self._arm(now + 1.0)
         return self._out
@@ -365,6 +499,10 @@ class HybridProcess:
             name, kind = f"flush/{self.names[packet.sender]}/{packet.view}", "flush"
         elif cls is NewView:
             name, kind = f"newview/{packet.view}", "newview"
+        elif cls is Join:
+            name, kind = f"join/{self.names[packet.sender]}/{packet.incarnation}", "join"
+        elif cls is State:
+            name, kind = f"state/{packet.view}/{self.names[packet.sender]}", "state"
         else:
             raise TypeError(f"{self.name}: not a hybrid packet: {packet!r}")
         self._log_control(name, kind, packet)
@@ -548,7 +686,7 @@ class HybridProcess:
         cls = type(m)
         mine = m.p == self.index
         if mine:
-            self.l = m.c
+            self.l = max(self.l, m.c)  # (a rejoined process's earlier messages come late)
         if cls is Data:
             out = self._out
             assert out is not None
@@ -563,6 +701,7 @@ class HybridProcess:
         if cls is GoingToActive:
             self.role[m.p] = ACTIVE
             self.rn[m.p] += 1
+            self._log_config()
             # its tickets from now on are above this one's number
             self.last_tn[m.p] = max(self.last_tn[m.p], T.number)
             if mine:
@@ -584,6 +723,7 @@ class HybridProcess:
                 return
             self.role[m.p] = PASSIVE
             self.rn[m.p] += 1
+            self._log_config()
             if mine:
                 self.role_changes += 1
                 self.state = S_PASSIVE
@@ -609,7 +749,11 @@ class HybridProcess:
             self.target = None
 
     def _on_install(self, ev: VsInstall) -> None:
-        """Figure 4, "when view V is delivered" (module docstring)."""
+        """Figure 4, "when view V is delivered" (module docstring); a joiner starts from
+        the state it is sent, members that admit joiners send it theirs (docs/hybrid.md)."""
+        if ev.state is not None:  # this process's first view
+            self._restore(ev.state)
+        upper = self._snapshot() if ev.transfer is not None else None
         left = set(ev.left)
         self.view_id = ev.view
         for key in list(self.Q):
@@ -618,6 +762,9 @@ class HybridProcess:
                 self.discarded.add(key)
         self.LT = [T for T in self.LT if T.sender not in left]  # A5
         self.members = ev.members
+        for j in ev.joined:  # a joiner (or a new incarnation) is passive at first
+            self.role[j] = PASSIVE
+            self.rn[j] += 1
         literal = self.variant == "literal-view"
         if literal:
             self._after_config_literal_view()
@@ -638,8 +785,17 @@ class HybridProcess:
                 self._apply_reassign(r)
                 self._issue_tickets()
                 self._send_packet(r)
+        if ev.state is not None:
+            self.outside = False
+            self._out.joined = {"x_view": ev.view}  # type: ignore[union-attr]
+            if self.role[self.index] == PASSIVE:
+                self.state = S_PASSIVE
+                self.S = self._desc_of(self.closest_active())  # type: ignore[arg-type]
         if not literal:
             self._after_config()
+        self._log_config()
+        if upper is not None:
+            self._emit(self.vs.state(ev, upper).sends)
         self._deliver_in_order()
 
     def _after_config_literal_view(self) -> None:

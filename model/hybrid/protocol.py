@@ -20,6 +20,11 @@ Options (stable: the figures scripts build on them)
     run's rate): Figure 2's t_n = 1 / rate, and the default heartbeat.
 ``tick_rate``
     ticket numbers per second of the rate synchronisation (0: Lamport's rule).
+``clock_skew``, ``clock_drift``
+    each process's own clock (``model/net/clocks.py``): offsets drawn within +-skew/2 (two
+    clocks differ by at most the skew), rates within 1 +- drift, from the run's seed; the
+    rate synchronisation, heartbeats, probes and the logged ``time`` read it, and every
+    record carries ``real_time``. 0 and 0 (the default): every clock reads real time.
 ``heartbeat``
     seconds an active process with unsent tickets or an unmatched ticket number waits
     before a null message (decision A4). Default: 0 for token-site (tickets at once),
@@ -49,6 +54,8 @@ from tomkit.model.hybrid.switch import assign_modes, closest
 from tomkit.model.hybrid.wire import ACTIVE, PASSIVE, At, decode
 from tomkit.model.process import Crash, Option, Protocol, Receive, Replayed, ReplayError, Timer
 from tomkit.model.process import Send as SendInput
+
+from ..net.clocks import ClockBounds
 
 __all__ = ["PROFILE", "initial_roles", "make", "protocols", "replay"]
 
@@ -89,6 +96,10 @@ def _options(config: str) -> tuple[Option, ...]:
                "separated; default the run's rate"),
         Option("tick_rate", float, 1000.0, "ticket numbers per second of the rate "
                "synchronisation (0: Lamport's rule)"),
+        Option("clock_skew", float, 0.0, "seconds two processes' clocks may differ at "
+               "time 0 (offsets within +-skew/2, drawn from the seed; 0: real time)"),
+        Option("clock_drift", float, 0.0, "each clock's rate error bound rho (rate within "
+               "1 +- rho, drawn from the seed)"),
         Option("heartbeat", float, None, "seconds before an active process sends a null "
                "message with its unsent tickets (default: 0 for token-site, else 1/rate)"),
         Option("switches", int, 0, "scripted role changes per process, one per timer (for "
@@ -100,7 +111,7 @@ def _options(config: str) -> tuple[Option, ...]:
                "as a recv record (what 'tomkit conform' replays)"),
     ]
     if config == "hybrid":
-        opts[5:5] = [
+        opts[7:7] = [
             Option("dynamic", bool, False, "section 6's online switching (estimates, "
                    "mean-shift detector, 20%% hysteresis)"),
             Option("probe_interval", float, 2.0, "seconds between round-trip probes"),
@@ -151,6 +162,7 @@ def make(config: str):
                                     delays, gaps)
         hb = opts.get("heartbeat")
         dynamic = bool(opts.get("dynamic", False))
+        group = set(range(n))  # the first view; start_outside takes a joiner out of it
         procs = []
         for i in range(n):
             beat = hb if hb is not None else (0.0 if config == "token-site" else gaps[i])
@@ -161,7 +173,7 @@ def make(config: str):
                 mean_shift_k=int(opts.get("mean_shift_k", 5)),
                 hysteresis=float(opts.get("hysteresis", 0.2)),
                 switches=int(opts.get("switches", 0)), variant=opts.get("variant"),
-                control_records=bool(opts.get("control_records", True))))
+                control_records=bool(opts.get("control_records", True)), group=group))
         return procs
 
     return make_processes
@@ -181,6 +193,9 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
         pos[p] = i + 1
         kind = r["kind"]
         t = float(r.get("time", i))
+        if kind == "join":
+            raise ReplayError(f"{p}: record {i}: a join (or recovery): the hybrid's state "
+                              "transfer is not replayed (docs/hybrid.md)")
         try:
             if kind == "send":
                 inp: Any = SendInput(r["msg"])
@@ -213,11 +228,12 @@ def summary(procs: Sequence[HybridProcess], records: Sequence[Mapping],
     3's metric: per message, the latest delivery minus the send)."""
     sent: dict[str, float] = {}
     last: dict[str, float] = {}
-    for r in records:
+    for r in records:  # in real time when the processes have clocks of their own
         if r["kind"] == "send":
-            sent[r["msg"]] = r["time"]
+            sent[r["msg"]] = r.get("real_time", r["time"])
         elif r["kind"] == "deliver":
-            last[r["msg"]] = max(last.get(r["msg"], -math.inf), r["time"])
+            last[r["msg"]] = max(last.get(r["msg"], -math.inf),
+                                 r.get("real_time", r["time"]))
     lat = [last[m] - sent[m] for m in last if m in sent]
     stats.update({
         "nulls": sum(p.nulls for p in procs),
@@ -239,9 +255,17 @@ def describe(stats: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
             f"latest delivery {stats['mean_max_latency'] * 1000:.3f} ms (001 section 3)"]
 
 
+def clocks(opts: Mapping[str, Any]) -> ClockBounds:
+    """The processes' clocks the options ask for (``clock_skew``, ``clock_drift``)."""
+    return ClockBounds(float(opts.get("clock_skew") or 0.0),
+                       float(opts.get("clock_drift") or 0.0))
+
+
 def protocols() -> list[Protocol]:
     """hybrid, token-site, symmetric: one machine, three configurations."""
     return [Protocol(name=name, title=title, make=make(name), options=_options(name),
-                     fifo=True, lossy=False, crashes=True, profile=PROFILE, live=True,
-                     replay=replay, summary=summary, describe=describe, variants=VARIANTS)
+                     fifo=True, lossy=False, crashes=True, events=frozenset({"join", "recover"}),
+                     profile=PROFILE, live=True,
+                     replay=replay, summary=summary, describe=describe, variants=VARIANTS,
+                     clocks=clocks)
             for name, (title, _) in CONFIGS.items()]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from tomkit.model.hybrid.vsync import Flush, NewView, VsMsg
+from tomkit.model.hybrid.vsync import Flush, Join, NewView, State, VsMsg
 
 __all__ = ["At", "Data", "Descriptor", "GoingToActive", "GoingToPassive", "Packet", "Pong",
            "Reassign", "Ticket", "decode", "encode"]
@@ -122,7 +122,7 @@ class At(NamedTuple):
 
 
 _TYPES = {c.__name__: c for c in (Descriptor, Ticket, Data, GoingToActive, GoingToPassive,
-                                  Reassign, Packet, Pong, VsMsg, Flush, NewView)}
+                                  Reassign, Packet, Pong, VsMsg, Flush, NewView, Join, State)}
 
 
 def encode(x: Any) -> Any:

@@ -13,7 +13,7 @@ trace test pins that). The schedule's joins, leaves and recoveries are the simul
 Decisions:
 
 * Real and local time: the simulator's event time is real time; a process gets and
-  logs its local clock ``real + offset`` (``slots.Clocks``), asks for timers in local
+  logs its local clock ``real + offset`` (``model/net/clocks.py``), asks for timers in local
   time, and every record of a timed run carries ``real_time`` beside ``time``.
 * Delays above delta are clipped to delta (003 section 2.1's guarantee: "at most delta"). The
   tail of a distribution then lands on delta, which also drives runs to the bound.
@@ -39,8 +39,8 @@ import numpy as np
 
 from ..process import Output
 from ..qos.fec import BurstLoss
-from ..qos.slots import Clocks
 from ..recorder import Recorder
+from .clocks import Clocks
 
 __all__ = ["REAL_TIME", "RealTimeRecorder", "TimedNet", "Timing"]
 

@@ -85,11 +85,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from tomkit.model.process import Logged, Output, Transmit, View
 from tomkit.model.qos.fec import Eos, FecReceiver, FecSender, Packet
+from tomkit.model.qos.reserve import Reservation, Reservations, negotiate_fields
 from tomkit.model.qos.slots import join_slot, join_window
+from tomkit.model.qos.wire import Data, Join, Leave, reception
 
 __all__ = ["Data", "Join", "Leave", "QosParams", "QosProcess", "VARIANTS"]
 
@@ -102,6 +104,12 @@ VARIANTS: dict[str, str] = {
     "literal-join": "003 section 3.3's join read literally: the joiner expects every process in "
                     "its join slot only, and misses a skewed joiner whose join it never "
                     "received (reading aid B5): a liveness violation",
+    "early-rn": "RN(r) takes effect in the slot it is requested in, not the next: part of "
+                "that slot already went out under the old reservation, and after a "
+                "decrease the slot exceeds the new max' (the rate property)",
+    "unshaped": "the sender FEC-sends what the application multicasts at once, over its "
+                "reservation too: the network sees more than the reserved r' (the rate "
+                "property)",
 }
 
 
@@ -118,6 +126,16 @@ class QosParams:
     fec_l: int = 2
     literal_join: bool = False
     early_join_ok: bool = False
+    #: the reservation r every process asks for at join(r) (and holds from time 0);
+    #: None: no contract (no shaping, no ``negotiate`` records)
+    reserve: Reservation | None = None
+    #: K, the slots of a reservation's avg (model/qos/reserve.py)
+    window: int = 10
+    early_rn: bool = False
+    unshaped: bool = False
+    #: log a ``recv`` record per network message from another process
+    #: (``model/qos/wire.py``: what ``tomkit conform`` replays)
+    receptions: bool = False
 
     def __post_init__(self) -> None:
         if not self.slot > 0 or self.max_delay < 0 or self.epsilon < 0:
@@ -125,6 +143,10 @@ class QosParams:
                              f"slot={self.slot}, max_delay={self.max_delay}, "
                              f"epsilon={self.epsilon}")
         FecSender(self.fec_i, self.fec_l)  # checks 0 <= L < I
+        if self.window < 1:
+            raise ValueError(f"qos needs a reservation window K >= 1 slot, got {self.window}")
+        if self.reserve is not None:
+            self.reserve.check()
 
     def deadline(self, s: int) -> float:
         """The local time at which slot s's missing senders are timed out."""
@@ -138,27 +160,6 @@ class QosParams:
         """003's latency bound in real time: Delta + delta + eps without failures (Figure
         3), Delta + delta + 2 eps with them (Figure 4); docs/qos.md derives both."""
         return self.slot + self.max_delay + (2 if failures else 1) * self.epsilon
-
-
-class Join(NamedTuple):
-    """join(p, s_j) (003 section 3.3), one of the 1 + L copies."""
-
-    sender: int
-    slot: int
-    copy: int
-
-
-class Data(NamedTuple):
-    """A network message of the FEC layer (``fec.Packet``) from process ``sender``."""
-
-    sender: int
-    packet: Packet
-
-
-class Leave(NamedTuple):
-    """The leave message a leaver FEC-sends in its last slot (003 section 3.3)."""
-
-    sender: int
 
 
 # status of a process
@@ -182,6 +183,10 @@ class QosProcess:
         #: slots' timeouts: (slot, sender) pairs this process timed out
         self.timeouts: list[tuple[int, int]] = []
         self.joins_received = 0
+        #: the application's reservation (003 section 2.1's r): asked again at a rejoin
+        self.app_r: Reservation | None = params.reserve
+        #: messages the shaper held past their slot (model/qos/reserve.py)
+        self.held_total = 0
         self._reset(0 if up else None)
 
     # ---------------------------------------------------------------------- state
@@ -203,13 +208,26 @@ class QosProcess:
         self.first_slot = start if start is not None else 0  # nothing before it
         self.leave_slot: int | None = None
         self.join_at: float | None = None  # local time of join_OK
+        self.requested_at: float | None = None  # local time of the join request
         self.requested: set[float] = set()
         self.delivered: list[str] = []
+        #: the sender's reservations per slot and the messages its shaper holds back
+        self.shaper = Reservations(p.window)
+        self.held: deque = deque()
+        #: a member from time 0 declares its reservation at its first input
+        self.declare = start is not None and self.app_r is not None
+        if self.declare:
+            self.shaper.set(start, self.app_r)  # type: ignore[arg-type]
 
     @property
     def accepting(self) -> bool:
         """Whether the application may multicast now (a member, not leaving)."""
         return self.status == MEMBER
+
+    @property
+    def holding(self) -> bool:
+        """Messages held over the reservation, still to be sent (a member's)."""
+        return bool(self.held) and self.status in (MEMBER, LEAVING)
 
     @property
     def outside(self) -> bool:
@@ -229,9 +247,14 @@ class QosProcess:
             raise ValueError(f"{self.name}: the application multicasts {mid!r} while "
                              f"{self.status} (003 section 2: only between join_OK and leave)")
         s = self.fec.slot
-        self._count(s, 1, 0)
-        self._transmit(self.fec.send(mid), out)
-        out.fields = {"x_slot": s}
+        if self.held or not (self.p.unshaped or self.shaper.room(s)):
+            # over the reservation: held for a later slot (model/qos/reserve.py)
+            self.held.append(mid)
+            self.held_total += 1
+            out.fields = {"x_slot": s, "x_held": True}
+        else:
+            self._fec_send(mid, out)
+            out.fields = {"x_slot": s}
         self._finish(now, out)
         return out
 
@@ -242,6 +265,8 @@ class QosProcess:
         self._advance(now, out)
         if self.status == OUT:
             return out
+        if self.p.receptions and packet.sender != self.index:
+            out.received.append(Logged(*reception(packet, self.names)))
         if isinstance(packet, Join):
             self._record_join(packet)
         elif isinstance(packet, Data):
@@ -282,7 +307,13 @@ class QosProcess:
         window = join_window(s_j, p.slot, p.epsilon, literal=p.literal_join)
         self.grace = range(window.start, window.stop - 1)
         self.join_at = p.join_ok(s_j)
+        self.requested_at = now
         out = Output()
+        if self.app_r is not None:  # join(r): net_reserve(r') from the join slot on
+            self.declare = False
+            self.shaper.set(s_j, self.app_r)
+            out.negotiated = negotiate_fields(self.app_r, s_j, p.window, p.fec_i, p.fec_l,
+                                              False)
         others = tuple(k for k in range(self.n) if k != self.index)
         for c in range(1 + p.fec_l):
             out.sends.append(Transmit(Join(self.index, s_j, c), others, True))
@@ -303,14 +334,54 @@ class QosProcess:
             raise ValueError(f"{self.name}: leaves while {self.status}")
         s = self.fec.slot
         self.status = LEAVING
-        self.leave_slot = s
-        self._count(s, 0, 0)
-        self._transmit(self.fec.send(Leave(self.index)), out)
-        out.fields = {"x_slot": s}
+        if self.held or not (self.p.unshaped or self.shaper.room(s)):
+            # the leave is FEC-sent as an original: it waits its turn behind the held
+            # messages (model/qos/reserve.py); the process exits at the end of its slot
+            self.held.append(Leave(self.index))
+            out.fields = {"x_slot": s, "x_held": True}
+        else:
+            self._fec_send(Leave(self.index), out)
+            out.fields = {"x_slot": s}
+        self._finish(now, out)
+        return out
+
+    def on_renegotiate(self, r: Reservation, now: float) -> Output:
+        """RN(r) (003 section 2.1): the application asks for reservation ``r``; it holds
+        from the next slot (model/qos/reserve.py derives it; the variant ``early-rn``: from
+        this one). ``out.negotiated``: the fields of the ``negotiate`` record."""
+        out = Output()
+        self._advance(now, out)
+        if self.status == OUT:
+            raise ValueError(f"{self.name}: renegotiates while outside the group (003 "
+                             "section 2.1: RN is a member's)")
+        r = Reservation(*r).check()
+        p = self.p
+        start = self.fec.slot + (0 if p.early_rn else 1)
+        self.app_r = r
+        self.shaper.set(start, r)
+        out.negotiated = negotiate_fields(r, start, p.window, p.fec_i, p.fec_l, True)
+        self._release(out)
         self._finish(now, out)
         return out
 
     # ---------------------------------------------------------------------- sending
+
+    def _fec_send(self, item: Any, out: Output) -> None:
+        """FEC-send an application message or the leave in the current slot."""
+        s = self.fec.slot
+        self.shaper.count(s)
+        if isinstance(item, Leave):
+            self.leave_slot = s
+            self._count(s, 0, 0)
+        else:
+            self._count(s, 1, 0)
+        self._transmit(self.fec.send(item), out)
+
+    def _release(self, out: Output) -> None:
+        """The held messages that fit the current slot go out, in order."""
+        while self.held and self.status in (MEMBER, LEAVING) and (
+                self.p.unshaped or self.shaper.room(self.fec.slot)):
+            self._fec_send(self.held.popleft(), out)
 
     def _count(self, s: int, originals: int, packets: int) -> None:
         c = self.per_slot.setdefault(s, [0, 0])
@@ -329,15 +400,20 @@ class QosProcess:
         """Bring the process to local time ``now``: join_OK (``join_at``), the end of
         every slot that ended (FEC-end-slot), the exit after a leave."""
         p = self.p
+        if self.declare:  # a member from time 0: its reservation, from slot 0
+            self.declare = False
+            out.negotiated = negotiate_fields(self.app_r, self.first_slot, p.window,  # type: ignore[arg-type]
+                                              p.fec_i, p.fec_l, False)
         if self.status == JOINING and now >= self.join_at:  # type: ignore[operator]
             self.status = MEMBER
-            out.joined = {"x_slot": self.first_slot}
+            out.joined = {"x_slot": self.first_slot, "x_requested": self.requested_at}
         while self.status in (MEMBER, LEAVING) and now >= (self.fec.slot + 1) * p.slot:
             s = self.fec.slot
             self._transmit(self.fec.end_slot(), out)
             if self.status == LEAVING and s == self.leave_slot:
                 self.status = OUT  # 003 section 3.3: net_leave and exit; B6: no more deliveries
                 return
+            self._release(out)
 
     # ---------------------------------------------------------------------- receiving
 

@@ -19,6 +19,8 @@ from ..net.timed import REAL_TIME, Timing
 from ..process import Option, Protocol
 from .fec import packets_per_slot, reserved_max
 from .process import VARIANTS, Data, Join, QosParams, QosProcess
+from .reserve import reservation_of
+from .wire import replay
 
 __all__ = ["PROFILE", "params", "protocol", "summary"]
 
@@ -33,12 +35,17 @@ def params(opts: Mapping[str, Any]) -> QosParams:
     return QosParams(slot=opts["slot"], max_delay=opts["max_delay"],
                      epsilon=opts["epsilon"], fec_i=opts["fec_i"], fec_l=opts["fec_l"],
                      literal_join=opts.get("variant") == "literal-join",
-                     early_join_ok=opts.get("variant") == "early-join-ok")
+                     early_join_ok=opts.get("variant") == "early-join-ok",
+                     reserve=reservation_of(opts.get("reserve"), "--reserve"),
+                     window=opts.get("window", 10),
+                     early_rn=opts.get("variant") == "early-rn",
+                     receptions=bool(opts.get("receptions")),
+                     unshaped=opts.get("variant") == "unshaped")
 
 
-#: the membership events of model/events.py it honours, through its processes (Members:
-#: 003 has no agreed membership, and assumes no partitions)
-EVENTS = frozenset({"crash", "recover", "join", "leave"})
+#: the events of model/events.py it honours, through its processes (Members: 003 has no
+#: agreed membership, and assumes no partitions; renegotiate: 003's RN(r))
+EVENTS = frozenset({"crash", "recover", "join", "leave", "renegotiate"})
 
 
 def make(names: Sequence[str], opts: Mapping[str, Any], rate: float) -> list[QosProcess]:
@@ -90,8 +97,29 @@ def summary(procs: Sequence[QosProcess], records: Sequence[Mapping], stats: dict
         "max_packets_per_slot": packets,
         "packets_bound": packets_per_slot(most, p.fec_i, p.fec_l),
         "reserved_max": float(reserved_max(most, p.fec_i, p.fec_l)),
+        "held": sum(q.held_total for q in procs),
     })
+    stats.update(declared_peak(procs, records))
     return stats
+
+
+def declared_peak(procs: Sequence[QosProcess], records: Sequence[Mapping]) -> dict:
+    """The slot whose network messages came closest to the max' its sender declared for
+    it (``negotiate`` records): {} when nobody declared a reservation."""
+    steps: dict[str, list[tuple[int, float]]] = {}
+    for r in records:
+        if r["kind"] == "negotiate":
+            steps.setdefault(r["process"], []).append((r["x_slot"], r["x_rate_max"]))
+    best: tuple[float, int, float] | None = None
+    for q in procs:
+        mine = sorted(steps.get(q.name, ()))
+        for s, (_, packets) in q.per_slot.items():
+            declared = [m for start, m in mine if start <= s]
+            if declared and (best is None or packets / declared[-1] > best[0]):
+                best = (packets / declared[-1], packets, declared[-1])
+    if best is None:
+        return {}
+    return {"declared_peak_packets": best[1], "declared_peak_max": best[2]}
 
 
 def describe(stats: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
@@ -102,8 +130,11 @@ def describe(stats: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
             f"{stats['bound'] * ms:.3f} without failures, {stats['bound_failures'] * ms:.3f}"
             f" with; 003 Figures 3-4); mean {stats['mean_latency'] * ms:.3f} ms",
             f"busiest slot: {stats['max_originals_per_slot']} messages sent as "
-            f"{stats['max_packets_per_slot']} network messages (reserved max' "
-            f"{stats['reserved_max']:.2f})"]
+            f"{stats['max_packets_per_slot']} network messages"
+            + (f"; closest to its declared max': {stats['declared_peak_packets']} <= "
+               f"{stats['declared_peak_max']:.2f}, {stats['held']} messages held over "
+               "their reservation" if "declared_peak_max" in stats else
+               " (no reservation declared: --reserve AVG/MAX)")]
 
 
 def _nonneg(text: str) -> float:
@@ -131,10 +162,18 @@ def protocol() -> Protocol:
                    "a packet its window allows (qos)"),
             Option("crash_loss", float, 0.5, "probability that each in-flight packet of "
                    "a crashing process is lost (past the burst bound; qos)"),
+            Option("reserve", str, None, "the reservation AVG/MAX every process asks for "
+                   "at join(r) (and holds from time 0): at most MAX messages a slot and AVG "
+                   "in any --window slots; the sender holds excess to later slots and logs "
+                   "'negotiate' records (003 section 2.1; qos)"),
+            Option("window", int, 10, "K, the slots of a reservation's AVG (qos)"),
+            Option("receptions", bool, False, "log a 'recv' record per network message "
+                   "received from another process, which 'tomkit conform' replays (qos)"),
             Option("packets", bool, False, "write a 'packet' record per network message "
                    "(qos)"),
             Option("variant", str, None, "a broken variant: " + "; ".join(
                 f"{k}: {v}" for k, v in VARIANTS.items()), choices=tuple(VARIANTS)),
         ),
         fifo=True, lossy=False, crashes=True, profile=PROFILE, live=False,
-        summary=summary, describe=describe, variants=VARIANTS, timing=timing)
+        summary=summary, describe=describe, variants=VARIANTS, timing=timing,
+        replay=replay)

@@ -23,9 +23,8 @@ Decisions on the text:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-import numpy as np
+from ..net.clocks import Clocks  # the one clock abstraction (model/net/clocks.py)
 
 __all__ = ["Clocks", "join_slot", "join_window", "slot_of"]
 
@@ -50,34 +49,3 @@ def join_window(s_j: int, slot_length: float, epsilon: float, literal: bool = Fa
     if literal:
         return range(s_j, s_j + 1)
     return range(s_j, s_j + math.ceil(epsilon / slot_length) + 2)
-
-
-@dataclass(frozen=True)
-class Clocks:
-    """Per-process clock offsets: process p's clock reads real time + ``offsets[p]``,
-    each offset within [-eps/2, eps/2] (003 section 2.1), so two clocks differ by at most eps."""
-
-    offsets: tuple[float, ...]
-    epsilon: float
-
-    def __post_init__(self) -> None:
-        if self.epsilon < 0:
-            raise ValueError(f"clock skew bound eps must be >= 0, got {self.epsilon!r}")
-        for p, off in enumerate(self.offsets):
-            if abs(off) * 2 > self.epsilon:
-                raise ValueError(
-                    f"clock offset of process {p} is {off!r}, beyond eps/2 = {self.epsilon / 2!r}"
-                )
-
-    @classmethod
-    def draw(cls, n: int, epsilon: float, rng: np.random.Generator) -> Clocks:
-        """Offsets drawn uniformly in [-eps/2, eps/2]."""
-        return cls(tuple(float(x) for x in rng.uniform(-epsilon / 2, epsilon / 2, n)), epsilon)
-
-    def local(self, p: int, real: float) -> float:
-        """Process p's clock at real time ``real``."""
-        return real + self.offsets[p]
-
-    def real(self, p: int, local: float) -> float:
-        """The real time at which process p's clock reads ``local``."""
-        return local - self.offsets[p]

@@ -411,6 +411,15 @@ class DagView:
             front[q] += 1
             cand_rank = self._cand_rank = []
             self._cands, self._yes, self._tailm, self._cand_marked = [], [], [], []
+        elif len(done) == len(cand_rank):  # every candidate: the next commonest case
+            moved = tuple(zip(cand_rank, self._yes))
+            scope = 0
+            for t in self._tailm:
+                scope |= t
+            for q in cand_rank:
+                front[q] += 1
+            cand_rank = self._cand_rank = []
+            self._cands, self._yes, self._tailm, self._cand_marked = [], [], [], []
         else:
             gone = [self._cands.index(m) for m in done]
             moved = [(cand_rank[i], self._yes[i]) for i in gone]

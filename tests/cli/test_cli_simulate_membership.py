@@ -124,7 +124,7 @@ def test_a_protocol_refuses_an_event_it_cannot_honour_in_one_line(capsys, tmp_pa
                        "10", "--partition", "0.1:p0,p1", "--out", out)
     assert code == 2 and err == ("tomkit simulate: qos cannot honour partition (the "
                                  "membership events it honours: crash, recover, join, "
-                                 "leave)\n")
+                                 "leave, renegotiate)\n")
     # the replayer refuses a recorded event the same way
     dyn = tmp_path / "dyn.jsonl"
     assert run(capsys, *DYN, "--messages", "40", "--join", "p5@0.02", "--out", str(dyn))[0] == 0

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from tomkit.fuzz import inputs
 from tomkit.fuzz.inputs import FAILURES, fuzz, run_one, seeds
-from tomkit.fuzz.parquet_schemas import PRIMITIVES, draw_type, retype_parquet
+from tomkit.fuzz.parquet_schemas import PRIMITIVES, convert, draw_type, retype_parquet
 from tomkit.traces.schema import ARROW_SCHEMA
 
 
@@ -108,3 +108,12 @@ def test_a_dying_worker_fails_its_own_input_only(monkeypatch, tmp_path):
     assert counts["crash"] + counts["verdict"] == 24
     kept = list((tmp_path / "fails").glob("*.txt"))
     assert all("the worker process died" in p.read_text() for p in kept)
+
+
+def test_a_conversion_arrow_gets_wrong_is_not_used():
+    """pyarrow 26 casts a list view holding a null to a list with non-monotonic offsets
+    (an invalid array; pc.if_else on it killed the fuzzer's own process): the schema
+    mutation gives only valid arrays, or none."""
+    views = pa.array([[1.0, 2.0], None, [3.0]], pa.large_list_view(pa.float32()))
+    got = convert(pa.chunked_array([views]), pa.list_(pa.float64()))
+    assert got is None or got.validate(full=True) is None

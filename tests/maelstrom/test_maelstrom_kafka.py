@@ -49,9 +49,22 @@ def test_kafka_on_lin_kv_is_valid(tmp_path):
     res = run(config(tmp_path, shipped("kafka_kv", "lin-kv")))
     assert res.valid, res.to_dict()
     assert res.verdicts == {"integrity": "holds", "log-offsets": "holds"}
-    assert res.stats["service_requests"]["lin-kv"] > 100
-    polls = [o for o in run_history(tmp_path) if o["f"] == "poll" and o["type"] == "ok"]
-    assert any(o["value"] for o in polls)
+    assert res.stats["service_requests"]["lin-kv"] > 0
+    # every poll invoked after the first acknowledged send, from an offset at or below
+    # it, returns that key's messages (lin-kv is linearizable); how many such polls there
+    # are, a loaded machine decides
+    hist = run_history(tmp_path)
+    done = {e["index"] // 2: e for e in hist if e["type"] != "invoke"}
+    acks = [(done[e["index"] // 2]["time"], *done[e["index"] // 2]["value"]) for e in hist
+            if e["type"] == "invoke" and e["f"] == "send"
+            and done.get(e["index"] // 2, {}).get("type") == "ok"]
+    assert acks
+    t, key, offset = min(acks)
+    for e in hist:
+        d = done.get(e["index"] // 2)
+        if (e["type"] == "invoke" and e["f"] == "poll" and e["time"] > t and d
+                and d["type"] == "ok" and e["value"].get(key, 0) <= offset):
+            assert d["value"].get(key), (e, d)
 
 
 def run_history(tmp_path):

@@ -63,6 +63,75 @@ def test_encode_decode_round_trip(extra):
     assert back.body == json.loads(json.dumps(body))
 
 
+@pytest.mark.parametrize("text, value", [
+    ('123456789012345678901234567890', 123456789012345678901234567890),  # over 64 bits
+    ('-9223372036854775809', -9223372036854775809),
+    ('18446744073709551615', 18446744073709551615),
+    ('NaN', None),  # the standard library's reading, as before orjson
+    ('"\\ud800"', "\ud800"),  # a lone surrogate, which orjson rejects
+    ('"n\u00e9ud \u00b5s"', "n\u00e9ud \u00b5s"),
+])
+def test_decode_reads_what_the_standard_library_reads(text, value):
+    line = b'{"src":"n1","dest":"n2","body":{"type":"x","v":' + text.encode() + b"}}"
+    v = decode(line, "n1", 1).body["v"]
+    if value is None:
+        assert v != v  # NaN
+    else:
+        assert v == value and type(v) is type(value)
+        back = decode(encode(Message("n1", "n2", {"type": "x", "v": v}))[:-1], "n1", 1)
+        assert back.body["v"] == value and type(back.body["v"]) is type(value)
+
+
+def test_client_gives_up_at_each_deadline_and_counts_late_replies():
+    from tomkit.maelstrom.client import Client
+
+    async def main():
+        sent: list[Message] = []
+        loop = asyncio.get_running_loop()
+        c = Client(0, "n0", sent.append, loop.time, [])
+        slow = asyncio.ensure_future(c.rpc({"type": "read"}, 0.4))
+        fast = asyncio.ensure_future(c.rpc({"type": "read"}, 0.1))  # an earlier deadline
+        answered = asyncio.ensure_future(c.rpc({"type": "read"}, 0.1))
+        await asyncio.sleep(0)
+        assert [m.body["msg_id"] for m in sent] == [1, 2, 3]
+        c.receive(Message("n0", "c0", {"type": "read_ok", "in_reply_to": 3}), "n0", 0.0)
+        assert (await answered).body["type"] == "read_ok"
+        assert await fast is None and not slow.done()  # given up at its own deadline
+        assert await slow is None
+        c.receive(Message("n0", "c0", {"type": "read_ok", "in_reply_to": 2}), "n0", 0.0)
+        assert c.late == 1 and not c.faults and not c.pending
+
+    asyncio.run(main())
+
+
+def test_a_late_echo_is_slow_not_silent():
+    """An echo answered after the client gave up is info in the history and a delivery
+    in the trace: a loaded machine is not a validity violation; no answer at all is."""
+    from types import SimpleNamespace
+
+    from tomkit.maelstrom.client import Client, History
+    from tomkit.maelstrom.workloads.echo import Echo
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        h = History()
+        c = Client(0, "n0", lambda m: None, loop.time, [])
+        harness = SimpleNamespace(history=h, cfg=SimpleNamespace(timeout=0.05))
+        for _ in range(2):
+            await Echo(harness).operation(c, random.Random(1))
+        for op in h.ops:
+            op.received_by, op.received_at = "n0", op.time
+        c.receive(Message("n0", "c0", {"type": "echo_ok", "echo": h.ops[0].value,
+                                       "in_reply_to": 1}), "n0", loop.time())
+        return h
+
+    h = asyncio.run(main())
+    assert [op.type for op in h.ops] == ["info", "info"]
+    recs = Echo(None).records(h)
+    assert [(r["kind"], r["msg"]) for r in recs] == [
+        ("send", h.ops[0].value), ("deliver", h.ops[0].value), ("send", h.ops[1].value)]
+
+
 def test_error_codes_are_maelstroms():
     assert {c: e.name for c, e in ERRORS.items()}[11] == "temporarily-unavailable"
     assert is_definite(22) and is_definite(1)

@@ -23,6 +23,7 @@ SCHEDULES = {
     "leave": dict(leaves=[("p1", 0.01)]),
     "partition": dict(partitions=[(0.01, [["p0", "p1"]])]),
     "heal": dict(heals=[0.01]),
+    "renegotiate": dict(renegotiations=[("p1", 0.01, (4, 2))]),
 }
 
 REFUSED = [(name, e) for name, p in PROTOCOLS.items() for e in EVENTS if not p.honours(e)]

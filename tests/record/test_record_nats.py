@@ -1,6 +1,6 @@
-"""NATS JetStream recorded live (tomkit/record/nats/): a clean run and a killed stream
-leader, small and bounded, judged by the profile JetStream documents; the store reader
-on a torn block."""
+"""NATS JetStream recorded live (tomkit/record/nats/): a clean run, a killed stream
+leader and a partitioned one, small and bounded, judged by the profile JetStream
+documents; the store reader on a torn block."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tomkit.record.nats.store import read_stream
 
 
 @pytest.mark.record
-@pytest.mark.parametrize("run", ["clean", "kill-leader"])
+@pytest.mark.parametrize("run", ["clean", "kill-leader", "partition-leader"])
 def test_nats_live(tmp_path, run):
     mod = live("nats")
     out = tmp_path / f"nats-{run}.jsonl.gz"
@@ -36,6 +36,10 @@ def test_nats_live(tmp_path, run):
     assert seqs == sorted(seqs)
     if run == "clean":
         assert crashed == set() and len(acked) == 45
+    elif run == "partition-leader":  # cut off and healed: every write acknowledged
+        assert crashed == set() and len(acked) == 45
+        notes = [f["fault"] for r in recs for f in r.get("x_fault", ())]
+        assert notes == ["partition", "end partition"]
     else:
         (crash,) = [r for r in recs if r["kind"] == "crash"]
         assert crash["x_fault"][0]["fault"] == "kill"

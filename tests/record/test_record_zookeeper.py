@@ -1,5 +1,5 @@
-"""ZooKeeper recorded live (tomkit/record/zookeeper/): a clean run and a killed leader,
-small and bounded, judged by the profile ZooKeeper documents."""
+"""ZooKeeper recorded live (tomkit/record/zookeeper/): a clean run, a killed leader and a
+partitioned leader, small and bounded, judged by the profile ZooKeeper documents."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from locations import DATA
 
 
 @pytest.mark.record
-@pytest.mark.parametrize("run", ["clean", "kill-leader"])
+@pytest.mark.parametrize("run", ["clean", "kill-leader", "partition-leader"])
 def test_zookeeper_live(tmp_path, run):
     mod = live("zookeeper")
     out = tmp_path / f"zookeeper-{run}.jsonl.gz"
@@ -30,6 +30,14 @@ def test_zookeeper_live(tmp_path, run):
     if run == "clean":
         assert crashes == [] and all("x_fault" not in r for r in recs)
         assert len(acked) == 45
+    elif run == "partition-leader":  # cut off and healed: every create committed
+        # (whether the ensemble elects anew depends on how soon the cut is noticed, 5 s
+        # of ticks against an 8 s cut, on a loaded machine: not asserted)
+        assert crashes == [] and len(acked) == 45
+        notes = [(r["process"], f) for r in recs for f in r.get("x_fault", ())]
+        (cut, start), (healed, end) = notes
+        assert start["fault"] == "partition" and start["role"] == "leader"
+        assert end["fault"] == "end partition" and cut == healed == start["server"]
     else:  # the leader was killed: its crash carries the fault, a new epoch follows
         (crash,) = crashes
         assert crash["x_fault"][0]["fault"] == "kill"

@@ -116,7 +116,7 @@ def test_message_reads_well(tmp_path):
     path = _write(tmp_path, "\n".join([OK] * 16 + ['{"trace":"t","process":"p","kind":"delvier"}']))
     assert str(_error(path)) == (
         f"{path}:17: field 'kind': 'delvier' is not one of send, recv, deliver, view, crash, "
-        "join, leave, packet"
+        "join, leave, packet, negotiate"
     )
 
 

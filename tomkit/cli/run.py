@@ -24,6 +24,19 @@ def _count(text: str) -> str:
     raise argparse.ArgumentTypeError(f"not a count or Kn: {text!r}")
 
 
+def _availability(text: str) -> float:
+    """Maelstrom's --availability: ``total`` or a fraction from 0 to 1."""
+    if text == "total":
+        return 1.0
+    try:
+        a = float(text)
+    except ValueError:
+        a = -1.0
+    if not 0.0 <= a <= 1.0:
+        raise argparse.ArgumentTypeError(f"not a fraction from 0 to 1 or total: {text!r}")
+    return a
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from tomkit.maelstrom.nemesis import FAULTS
     from tomkit.maelstrom.network import DISTRIBUTIONS
@@ -64,6 +77,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="seed of every random choice (default: from the clock, printed)")
     r.add_argument("--out", default=None, metavar="DIR",
                    help="the run folder (default store/WORKLOAD-SEED)")
+    r.add_argument("--availability", type=_availability, default=None, metavar="EXPECTED",
+                   help="the fraction of operations that must succeed: a number from 0 to "
+                   "1, or total (default: not checked)")
+    r.add_argument("--log-stderr", action="store_true",
+                   help="show each node's stderr here as it comes (it is always kept in "
+                   "the run folder's nodes/)")
     r.add_argument("--format", choices=["text", "json"], default="text")
     r.set_defaults(func=run)
     return r
@@ -90,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
             latency=args.latency, latency_dist=args.latency_dist, nemesis=faults,
             nemesis_interval=args.nemesis_interval, seed=seed, out=out,
             timeout=args.timeout, recovery=args.recovery_time, topology=args.topology,
-            key_count=args.key_count)
+            key_count=args.key_count, availability=args.availability,
+            log_stderr=args.log_stderr)
         from tomkit.maelstrom.nemesis import FAULTS
 
         if faults - set(FAULTS):

@@ -23,7 +23,7 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
-from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at
+from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at, parse_renegotiation
 from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
 from tomkit.model.sim import SimConfig, simulate
@@ -57,6 +57,13 @@ def _partition(text: str) -> tuple[float, tuple[tuple[str, ...], ...]]:
         raise argparse.ArgumentTypeError(
             f"expected TIME:P,P[/P,P...] (e.g. 0.1:p0,p1,p2), got {text!r}")
     return t, comps
+
+
+def _renegotiation(text: str) -> tuple[str, float, tuple[int, int]]:
+    try:
+        return parse_renegotiation("--renegotiate", text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _heal(text: str) -> float:
@@ -93,6 +100,9 @@ def add_membership_arguments(s: argparse.ArgumentParser) -> None:
                    help=f"{EVENTS['partition']}; repeatable{honoured('partition')}")
     g.add_argument("--heal", action="append", type=_heal, default=[], dest="heals",
                    metavar="TIME", help=f"{EVENTS['heal']}; repeatable{honoured('heal')}")
+    g.add_argument("--renegotiate", action="append", type=_renegotiation, default=[],
+                   dest="renegotiations", metavar="P@TIME=AVG/MAX",
+                   help=f"{EVENTS['renegotiate']}; repeatable{honoured('renegotiate')}")
     for flag, kind in DEPRECATED.items():
         g.add_argument(flag, action="extend", type=_at(flag), default=[],
                        dest="old_" + PLURAL[kind], metavar="P@T,P@T",
@@ -167,12 +177,17 @@ def _membership(args: argparse.Namespace, n: int) -> dict[str, Any]:
             out[PLURAL[kind]] += old
     out["partitions"] = list(getattr(args, "partitions", None) or ())
     out["heals"] = list(getattr(args, "heals", None) or ())
+    out["renegotiations"] = list(getattr(args, "renegotiations", None) or ())
     names = {f"p{i}" for i in range(n)}
     for kind in PROCESS_EVENTS:
         for q, _ in out[PLURAL[kind]]:
             if q not in names:
                 raise ValueError(f"--{kind}: unknown process {q!r} (processes are p0 .. "
                                  f"p{n - 1})")
+    for q, _, _ in out["renegotiations"]:
+        if q not in names:
+            raise ValueError(f"--renegotiate: unknown process {q!r} (processes are p0 .. "
+                             f"p{n - 1})")
     for _, groups in out["partitions"]:
         for q in (q for g in groups for q in g):
             if q not in names:

@@ -18,13 +18,20 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     c = subparsers.add_parser(
         "watch", help="follow growing trace logs and report violations as they happen",
-        description="Follow FILE... (v1 JSON Lines, still being written) with the single-"
+        description="Follow FILE... (v1 JSON Lines, or logs read through an import mapping, "
+        "still being written) with the single-"
         "pass checker; print each violation as soon as it is certain, and tomkit check's "
         "report once the logs stop growing (--idle-exit).")
     c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--mapping", metavar="MAP.toml",
+                   help="read FILE... as tomkit import --mapping reads them (per-process "
+                   "or interleaved logs; docs/import.md) instead of v1 JSON Lines")
     c.add_argument("--property", "-p", action="append", metavar="NAME",
                    help="check only this property (repeat or comma-separate); default: "
                    "the default safety properties")
+    c.add_argument("--liveness", action="store_true",
+                   help="also agreement, validity and liveness, pending until each trace "
+                   "ends (the summary line counts them) and decided then")
     c.add_argument("--scope", choices=("uniform", "correct"), default=None)
     c.add_argument("--format", choices=["text", "json"], default="text",
                    help="verdict and summary lines as text or JSON objects")
@@ -44,6 +51,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="how often the files are looked at (default 0.1)")
     c.add_argument("--summary-every", type=float, default=5.0, metavar="SECONDS",
                    help="a live summary line on stderr this often (0: none)")
+    c.add_argument("--timeout", type=float, metavar="SECONDS", default=None,
+                   help="print a message that some correct process has not delivered "
+                   "SECONDS after a record first named it, as overdue (a notice while "
+                   "the run goes on; the verdicts at the end are tomkit check's)")
     c.add_argument("--keep-going", action="store_true",
                    help="report bad records and check the rest")
     c.set_defaults(func=run)
@@ -60,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         options = property_options(cli=True)
-        todo = plan(options, properties=args.property, scope=args.scope, cli=True)
+        todo = plan(options, properties=args.property, liveness=args.liveness,
+                    scope=args.scope, cli=True)
     except (KeyError, UsageError) as e:
         print(f"tomkit watch: {e.args[0] if isinstance(e, KeyError) else e}",
               file=sys.stderr)
@@ -70,9 +82,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit watch: the single-pass checker does not decide {', '.join(missing)} "
               "(they need the whole trace)", file=sys.stderr)
         return 2
+    mapping = None
+    if args.mapping is not None:
+        from tomkit.traces.importer import MappingError, load_mapping
+
+        try:
+            mapping = load_mapping(args.mapping)
+        except MappingError as e:
+            print(f"tomkit watch: bad mapping: {e}", file=sys.stderr)
+            return 2
     try:
         w = Watch(args.files, todo.properties, todo.options, fmt=args.format,
-                  out_path=args.out, state_dir=args.state, keep_going=args.keep_going)
+                  out_path=args.out, state_dir=args.state, keep_going=args.keep_going,
+                  mapping=mapping, timeout=args.timeout)
     except ValueError as e:
         print(f"tomkit watch: {e}", file=sys.stderr)
         return 2

@@ -51,6 +51,9 @@ class Op:
     replied_at: float | None = None
     #: the workload's name for the client's state when it invoked (kafka: its reader run)
     session: str | None = None
+    #: the reply that came after the client gave up (the op stays info, as in Jepsen;
+    #: the node did answer, which the trace may show)
+    late_reply: Reply | None = None
 
     def to_events(self) -> list[dict[str, Any]]:
         """The invoke and completion, as Jepsen history entries."""
@@ -82,52 +85,74 @@ class History:
 
 
 class Client:
-    """One client: ``rpc`` sends a request to its node and waits for the answer."""
+    """One client: ``rpc`` sends a request to its node and waits for the answer.
+
+    Timeouts: each waiting request keeps its deadline, and one timer per client fires
+    at the earliest of them, where a timer per request would be made and cancelled at
+    every operation (the harness's speed; the deadlines are the same)."""
 
     def __init__(self, index: int, node: str, route: Callable[[Message], None],
                  now: Callable[[], float], faults: list[str]):
         self.index, self.id, self.node = index, f"c{index}", node
         self.route, self.now, self.faults = route, now, faults
         self.next_id = 0
-        self.pending: dict[int, asyncio.Future] = {}
-        self.given_up: set[int] = set()
+        #: msg_id -> (the future of its reply, its deadline on the loop's clock, its op)
+        self.pending: dict[int, tuple[asyncio.Future, float, Op | None]] = {}
+        #: msg_id -> the op of each request given up (None: an rpc outside any op)
+        self.given_up: dict[int, Op | None] = {}
         self.late = 0
+        self._timer: asyncio.TimerHandle | None = None
 
     def receive(self, msg: Message, sender: str, time: float) -> None:
         irt = msg.body.get("in_reply_to")
-        fut = self.pending.pop(irt, None) if isinstance(irt, int) else None
-        if fut is None:
+        entry = self.pending.pop(irt, None) if type(irt) is int else None
+        if entry is None:
             if irt in self.given_up:
                 self.late += 1
+                op = self.given_up[irt]
+                if op is not None and op.late_reply is None:
+                    op.late_reply = Reply(msg.body, sender, time)
                 return
             self.faults.append(f"{msg.src} sent {self.id} a {msg.body.get('type')!r} "
                               f"message with in_reply_to {irt!r}, which answers no request "
                               f"of {self.id}")
             return
-        if not fut.done():
-            fut.set_result(Reply(msg.body, sender, time))
+        if not entry[0].done():
+            entry[0].set_result(Reply(msg.body, sender, time))
 
     async def rpc(self, body: dict[str, Any], timeout: float,
-                  node: str | None = None) -> Reply | None:
-        """The reply, or None after ``timeout`` seconds."""
+                  node: str | None = None, op: Op | None = None) -> Reply | None:
+        """The reply, or None after ``timeout`` seconds (a reply after that is kept as
+        ``op.late_reply``)."""
         self.next_id += 1
         msg_id = self.next_id
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        self.pending[msg_id] = fut
-        # a timer, not asyncio.wait_for: no task per request (the harness's speed)
-        timer = loop.call_later(timeout, self._give_up, msg_id)
+        deadline = loop.time() + timeout
+        self.pending[msg_id] = (fut, deadline, op)
+        if self._timer is None or deadline < self._timer.when():
+            self._arm(loop, deadline)
         self.route(Message(self.id, node or self.node, {**body, "msg_id": msg_id}))
-        try:
-            return await fut
-        finally:
-            timer.cancel()
+        return await fut
 
-    def _give_up(self, msg_id: int) -> None:
-        fut = self.pending.pop(msg_id, None)
-        if fut is not None and not fut.done():
-            self.given_up.add(msg_id)
-            fut.set_result(None)
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_at(when, self._expire)
+
+    def _expire(self) -> None:
+        """Give up every request past its deadline; wait for the next deadline."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time() + 1e-3  # the loop runs a timer up to its clock's resolution early
+        late = [m for m, (_, deadline, _) in self.pending.items() if deadline <= now]
+        for msg_id in late:
+            fut, _, op = self.pending.pop(msg_id)
+            self.given_up[msg_id] = op
+            if not fut.done():
+                fut.set_result(None)
+        if self.pending:
+            self._arm(loop, min(deadline for _, deadline, _ in self.pending.values()))
 
     async def call(self, history: History, f: str, body: dict[str, Any], value: Any,
                    timeout: float, expect: str, node: str | None = None) -> Op:
@@ -135,7 +160,7 @@ class Client:
         ``expect``, fail on a definite error, info otherwise."""
         op = history.start(self.index, node or self.node, f, value, self.now())
         self.current = op
-        reply = await self.rpc(body, timeout, node)
+        reply = await self.rpc(body, timeout, node, op)
         op.done_time = self.now()
         if reply is None:
             op.type, op.error = "info", "timeout"

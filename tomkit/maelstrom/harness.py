@@ -40,7 +40,7 @@ from .client import Client, History
 from .nemesis import NemesisEvent, plan
 from .network import Latency, Network
 from .node_process import NodeProcess, end_all, start_node
-from .protocol import Message
+from .protocol import Message, dumps_line
 from .services import make_services
 from .workloads import WORKLOADS, Anomaly
 
@@ -72,6 +72,10 @@ class RunConfig:
     topology: str = "grid"
     key_count: int = 3  # kafka
     max_messages: int = 5_000_000  # a node that floods the network past this stops the run
+    #: Maelstrom's --availability: the fraction of operations that must succeed (1.0 for
+    #: "total"); None: no availability check
+    availability: float | None = None
+    log_stderr: bool = False  # show each node's stderr on the harness's, as it comes
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: (sorted(v) if isinstance(v, frozenset) else str(v) if isinstance(v, Path)
@@ -210,7 +214,8 @@ class Harness:
         try:
             proc = await start_node(self.cfg.bin, node, inc,
                                     self.cfg.out / "nodes" / f"{node}.log",
-                                    self._on_message, self._on_error, self._on_exit)
+                                    self._on_message, self._on_error, self._on_exit,
+                                    log_stderr=self.cfg.log_stderr)
         except OSError as e:
             raise HarnessError(f"cannot run the node program {self.cfg.bin[0]!r}: "
                                f"{e.strerror or e}") from None
@@ -433,20 +438,19 @@ class Harness:
         records = self.trace_records()
         trace_path = out / "trace.jsonl"
         write_records(trace_path, records, grouped=True)
-        with open(out / "history.jsonl", "w") as f:
-            for op in self.history.ops:
-                for ev in op.to_events():
-                    f.write(json.dumps(ev) + "\n")
-        with open(out / "messages.jsonl", "w") as f:
-            for s in self.net.journal:
-                f.write(json.dumps({"time": round(s.time, 6), "from": s.src, **s.msg.to_dict(),
-                                    "fate": s.fate}) + "\n")
+        with open(out / "history.jsonl", "wb") as f:
+            f.writelines(dumps_line(ev) for op in self.history.ops for ev in op.to_events())
+        with open(out / "messages.jsonl", "wb") as f:
+            f.writelines(dumps_line({"time": round(s.time, 6), "from": s.src, "src": s.msg.src,
+                                     "dest": s.msg.dest, "body": s.msg.body, "fate": s.fate})
+                         for s in self.net.journal)
         nemesis = [e.to_dict() for e in self.nemesis_log]
         with open(out / "nemesis.jsonl", "w") as f:
             for e in nemesis:
                 f.write(json.dumps(e) + "\n")
         verdicts, explanations = self._judge(trace_path)
         anomalies = self.workload.anomalies(self.history)
+        anomalies.extend(self._availability())
         for t, name, how in self.crashes:
             if how != "killed by the nemesis":
                 anomalies.append(Anomaly("crash", "-", f"{name} {how} at {t:.3f} s "
@@ -473,8 +477,22 @@ class Harness:
         (out / "results.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
         return result
 
+    def _availability(self) -> list[Anomaly]:
+        """Maelstrom's availability checker: the fraction of operations that completed
+        ok, against ``--availability``."""
+        a, ops = self.cfg.availability, self.history.ops
+        if a is None or not ops:
+            return []
+        ok = sum(o.type == "ok" for o in ops)
+        if ok / len(ops) >= a:
+            return []
+        return [Anomaly("availability", "-", f"{ok} of {len(ops)} operations succeeded "
+                        f"({ok / len(ops):.3f}), below --availability {a:g}")]
+
     def _judge(self, trace_path: Path) -> tuple[dict[str, str], dict[str, str]]:
         """The workload's properties on the trace, by the checker's one registry."""
+        if not self.workload.properties:  # the counters: judged on the history alone
+            return {}, {}
         report = check(trace_path, properties=list(self.workload.properties))
         worst: dict[str, Any] = {}
         explanations: dict[str, str] = {}

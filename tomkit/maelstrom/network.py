@@ -89,14 +89,15 @@ class Network:
 
     def route(self, msg: Message, src_name: str | None = None) -> None:
         """Send ``msg`` on its way, from ``src_name`` (the sender's process name)."""
-        sent = Sent(self.now(), src_name or msg.src, msg)
+        now = self.now()
+        sent = Sent(now, src_name or msg.src, msg)
         self.journal.append(sent)
         src, dest = msg.src, msg.dest
-        if (src, dest) in self.cut:
+        if self.cut and (src, dest) in self.cut:
             sent.fate = PARTITION
             return
-        if not (self._is_node(dest) or self.client_sink(dest) is not None
-                or self.service_sink(dest) is not None):
+        node, client, service = self._sinks(dest)
+        if node is False and client is None and service is None:
             sent.fate = UNKNOWN
             self.on_fault(f"{src} sent a {msg.body.get('type')!r} message to {dest!r}, "
                           "which names no node, client or service")
@@ -104,35 +105,43 @@ class Network:
                 self.route(Message(dest, src, error_body(
                     NODE_NOT_FOUND, f"no node {dest}", msg.body["msg_id"])))
             return
-        delay = self.latency.sample(self.rng)
-        if delay == 0:
-            self._deliver(sent)
+        delay = self.latency.sample(self.rng) if self.latency.mean_ms else 0.0
+        if delay == 0:  # the destination just looked up is still the one to deliver to
+            self._arrive(sent, node, client, service, now)
         else:
             asyncio.get_running_loop().call_later(delay, self._deliver, sent)
 
-    def _is_node(self, dest: str) -> bool:
-        return self.node_sink(dest) is not False
+    def _sinks(self, dest: str) -> tuple[Any, Any, Any]:
+        """(the node process, False when ``dest`` is no node; the client's handler; the
+        service's), each None when absent."""
+        node = self.node_sink(dest)
+        if node is not False:
+            return node, None, None
+        client = self.client_sink(dest)
+        if client is not None:
+            return False, client, None
+        return False, None, self.service_sink(dest)
 
     def _deliver(self, sent: Sent) -> None:
+        """Deliver after a delay: the destination is looked up again (a node may have
+        been killed or restarted meanwhile)."""
+        self._arrive(sent, *self._sinks(sent.msg.dest), self.now())
+
+    def _arrive(self, sent: Sent, node: Any, client: Any, service: Any, now: float) -> None:
         msg = sent.msg
-        node = self.node_sink(msg.dest)
         if node is not False:  # a node id: deliver if it is up
             if node is None or not node.alive:
                 sent.fate = DOWN
                 return
-            if (msg.src, msg.dest) in self.cut:  # cut while in flight
+            if self.cut and (msg.src, msg.dest) in self.cut:  # cut while in flight
                 sent.fate = PARTITION
                 return
             if self.on_node_receives is not None and msg.src[:1] == "c":
-                self.on_node_receives(msg, self.node_name(msg.dest), self.now())
+                self.on_node_receives(msg, self.node_name(msg.dest), now)
             node.send(msg)
-            return
-        client = self.client_sink(msg.dest)
-        if client is not None:
+        elif client is not None:
             client(msg, sent.src, sent.time)
-            return
-        service = self.service_sink(msg.dest)
-        if service is not None:
+        elif service is not None:
             for reply in service(msg):
                 self.route(reply)
 

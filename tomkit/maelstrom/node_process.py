@@ -5,9 +5,10 @@ the node and every child it starts: killing, pausing (SIGSTOP) and resuming (SIG
 act on the whole group, and the harness ends every group at exit, on error and on
 Ctrl-C (:func:`end_all`, also registered with ``atexit``). A node's stderr goes
 straight to its log file in the run folder (``nodes/<id>.log``, appended across
-restarts). Stdout is read in chunks and split into lines here: one callback per chunk,
-not one task per message, which is what lets the harness route tens of thousands of
-messages a second.
+restarts), or, with ``--log-stderr`` (Maelstrom's flag), through a pipe to that file
+and to the harness's own stderr, each line prefixed by the node's id. Stdout is read in
+chunks and split into lines here: one callback per chunk, not one task per message,
+which is what lets the harness route tens of thousands of messages a second.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import atexit
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -54,8 +56,11 @@ class NodeProcess(asyncio.SubprocessProtocol):
                  on_message: Callable[[str, Message], None],
                  on_error: Callable[[str, Exception], None],
                  on_exit: Callable[[str, int, int | None], None],
-                 max_line: int, max_queued: int):
+                 max_line: int, max_queued: int, stderr_log: IO[bytes] | None = None):
         self.node, self.incarnation = node, incarnation
+        #: the node's log when its stderr comes through a pipe (--log-stderr), else None
+        self.stderr_log = stderr_log
+        self._ebuf = b""
         self.on_message, self.on_error, self.on_exit = on_message, on_error, on_exit
         self.max_line, self.max_queued = max_line, max_queued
         self.transport: asyncio.SubprocessTransport | None = None
@@ -79,6 +84,9 @@ class NodeProcess(asyncio.SubprocessProtocol):
         self.stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 2:
+            self._stderr(data)
+            return
         if fd != 1 or not self.alive:
             return
         buf = self._buf + data if self._buf else data
@@ -98,7 +106,27 @@ class NodeProcess(asyncio.SubprocessProtocol):
                 self._buf[:120]))
             self._buf = b""
 
+    def _stderr(self, data: bytes) -> None:
+        """Keep the node's stderr in its log and show its lines, prefixed by its id (a
+        line over 64 KiB is shown in pieces)."""
+        if self.stderr_log is None:
+            return
+        self.stderr_log.write(data)
+        self.stderr_log.flush()
+        *lines, self._ebuf = (self._ebuf + data).split(b"\n")
+        if len(self._ebuf) > 1 << 16:
+            lines.append(self._ebuf)
+            self._ebuf = b""
+        if lines:
+            prefix = f"{self.node} | ".encode()
+            sys.stderr.buffer.write(b"".join(prefix + line + b"\n" for line in lines))
+            sys.stderr.flush()
+
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 2 and self.stderr_log is not None:
+            if self._ebuf:
+                self._stderr(b"\n")
+            self.stderr_log.close()
         if fd == 1:
             self._stdout_closed = True
             self._release()
@@ -191,17 +219,22 @@ async def start_node(argv: list[str], node: str, incarnation: int, log: Path,
                      on_message: Callable[[str, Message], None],
                      on_error: Callable[[str, Exception], None],
                      on_exit: Callable[[str, int, int | None], None],
-                     max_line: int = 16 << 20, max_queued: int = 64 << 20) -> NodeProcess:
-    """Start one incarnation of ``node``; raises OSError when the program cannot run."""
+                     max_line: int = 16 << 20, max_queued: int = 64 << 20,
+                     log_stderr: bool = False) -> NodeProcess:
+    """Start one incarnation of ``node``; raises OSError when the program cannot run.
+    With ``log_stderr`` its stderr is also shown on the harness's stderr."""
     loop = asyncio.get_running_loop()
     log.parent.mkdir(parents=True, exist_ok=True)
-    err: IO[bytes] = open(log, "ab")  # noqa: SIM115 - the child holds its own copy
+    err: IO[bytes] = open(log, "ab")  # noqa: SIM115 - the child (or the pipe) holds it
     try:
         _, proto = await loop.subprocess_exec(
             lambda: NodeProcess(node, incarnation, on_message, on_error, on_exit, max_line,
-                                max_queued),
+                                max_queued, err if log_stderr else None),
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=err, start_new_session=True)
-    finally:
+            stderr=asyncio.subprocess.PIPE if log_stderr else err, start_new_session=True)
+    except BaseException:
+        err.close()
+        raise
+    if not log_stderr:
         err.close()
     return proto  # type: ignore[return-value]

@@ -15,11 +15,14 @@ never guesses what a node meant.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ERRORS", "Message", "NodeProtocolError", "decode", "encode", "error_body",
-           "is_definite"]
+import orjson
+
+__all__ = ["ERRORS", "Message", "NodeProtocolError", "decode", "dumps_line", "encode",
+           "error_body", "is_definite"]
 
 
 @dataclass(frozen=True)
@@ -84,18 +87,58 @@ class Message:
         return {"src": self.src, "dest": self.dest, "body": self.body}
 
 
+#: a run of digits long enough to be an integer outside 64 bits, which orjson would read
+#: as a float (the standard library keeps it exact); spelt out, it runs faster than \d{19}
+_LONG_NUMBER = re.compile(rb"\d" * 19)
+
+
+def dumps_line(obj: Any) -> bytes:
+    """``obj`` as one line of JSON, newline included."""
+    try:  # orjson is 5-10x faster than the standard library, the harness's main cost
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # integers outside 64 bits, keys that are not strings
+        return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+
+
 def encode(msg: Message) -> bytes:
     """One line of a node's stdin."""
-    return (json.dumps({"src": msg.src, "dest": msg.dest, "body": msg.body},
-                       separators=(",", ":")) + "\n").encode()
+    return dumps_line({"src": msg.src, "dest": msg.dest, "body": msg.body})
+
+
+def _loads(line: bytes) -> Any:
+    """orjson where it reads exactly what the standard library reads; the standard
+    library for long integers, and for what orjson rejects (NaN, Infinity: the same
+    value, or the same error as before)."""
+    if _LONG_NUMBER.search(line) is None:
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
 
 
 def decode(line: bytes, node: str, lineno: int) -> Message:
     """Parse one stdout line of ``node``; raises NodeProtocolError naming what is wrong."""
     try:
-        obj = json.loads(line)
+        obj = _loads(line)
     except (ValueError, UnicodeDecodeError) as e:
         raise NodeProtocolError(node, lineno, f"invalid JSON ({e})", line) from None
+    # the well-formed message in one pass (``type(x) is int`` leaves out booleans, and
+    # parsed JSON holds no subclasses); anything else is told apart by _reject
+    if type(obj) is dict:
+        src, dest, body = obj.get("src"), obj.get("dest"), obj.get("body")
+        if src == node and type(dest) is str and type(body) is dict:
+            t, mid, irt = body.get("type"), body.get("msg_id"), body.get("in_reply_to")
+            if (type(t) is str and (mid is None or type(mid) is int)
+                    and (irt is None or type(irt) is int)
+                    and (t != "error" or type(body.get("code")) is int)):
+                return Message(src, dest, body)
+    _reject(obj, line, node, lineno)
+    return Message(obj["src"], obj["dest"], obj["body"])  # not reached: _reject raised
+
+
+def _reject(obj: Any, line: bytes, node: str, lineno: int) -> None:
+    """Raise the NodeProtocolError that names what is wrong with ``obj``."""
     if not isinstance(obj, dict):
         raise NodeProtocolError(node, lineno, "a message must be a JSON object", line)
     for field in ("src", "dest"):
@@ -119,7 +162,7 @@ def decode(line: bytes, node: str, lineno: int) -> Message:
     if body["type"] == "error" and (isinstance(body.get("code"), bool)
                                     or not isinstance(body.get("code"), int)):
         raise NodeProtocolError(node, lineno, "an error body needs an integer 'code'", line)
-    return Message(obj["src"], obj["dest"], body)
+    raise NodeProtocolError(node, lineno, "not a Maelstrom message", line)
 
 
 def error_body(code: int, text: str, in_reply_to: int | None) -> dict[str, Any]:

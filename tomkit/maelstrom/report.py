@@ -46,8 +46,8 @@ def to_text(result: RunResult) -> str:
         lines.append(f"  fault: {f}")
     if len(result.faults) > SHOWN:
         lines.append(f"  ... and {len(result.faults) - SHOWN} more faults")
-    props = ",".join(result.verdicts)
-    lines.append(f"  trace: tomkit check {result.trace} -p {props} --html "
+    props = f" -p {','.join(result.verdicts)}" if result.verdicts else ""
+    lines.append(f"  trace: tomkit check {result.trace}{props} --html "
                  f"{result.out / 'report.html'}")
     lines.append("verdict: " + ("valid" if result.valid else "INVALID"))
     return "\n".join(lines) + "\n"

@@ -12,5 +12,6 @@ killed (its children die with it, ``PR_SET_PDEATHSIG``).
 the system's standard runs; docs/case-studies.md says what they showed.
 """
 
-#: system -> module tomkit.record.<system>.recorder (with RUNS and record())
+#: the recorded systems; tomkit.record.<system>.recorder declares each one
+#: (``SYSTEM``, a :class:`tomkit.record.system.System`)
 SYSTEMS = ("etcd", "corosync", "jgroups", "zookeeper", "nats", "rabbitmq")

@@ -17,11 +17,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tomkit.record import SYSTEMS
 from tomkit.record.faults import repeating
+from tomkit.record.system import System
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,58 +47,72 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--period", type=float, default=30.0,
                    help="seconds between faults of a long run")
     args = p.parse_args(argv)
-    mod = importlib.import_module(f"tomkit.record.{args.system}.recorder")
-    why = mod.available()
+    system = recorder(args.system)
+    why = system.available()
     if why:
         print(f"{args.system}: cannot record here: {why}", file=sys.stderr)
         return 2
-    runs = dict(mod.RUNS)
+    runs = dict(system.runs)
     if args.long is not None:
-        if "send_for" not in {f.name for f in fields(mod.RUNS["clean"])}:
-            print(f"{args.system} has no long runs (zookeeper, nats and rabbitmq have)",
+        if not system.long_runs:
+            longs = [s for s in SYSTEMS if recorder(s).long_runs]
+            print(f"{args.system} has no long runs ({', '.join(longs)} have)",
                   file=sys.stderr)
             return 2
-        runs = {"long": replace(mod.RUNS["clean"], name="long", messages=10**9,
-                                faults=repeating(mod.ACTIONS), period=args.period,
+        runs = {"long": replace(system.runs["clean"], name="long", messages=10**9,
+                                faults=repeating(system.actions), period=args.period,
                                 send_for=args.long)}
         args.timeout = max(args.timeout, args.long + 180)
     names = args.run or list(runs)
     unknown = [n for n in names if n not in runs]
     if unknown:
-        print(f"unknown run {unknown[0]!r}; {args.system} has {', '.join(mod.RUNS)}",
+        print(f"unknown run {unknown[0]!r}; {args.system} has {', '.join(system.runs)}",
               file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"seed {args.seed}")
-    for name in names:
-        path = out / f"{args.system}-{name}-s{args.seed}.jsonl.gz"
-        t0 = time.monotonic()
-        print(f"{args.system} {name}: recording (at most {args.timeout:g} s)")
-        watch = _watch(out / f"{args.system}-{name}-s{args.seed}.live.jsonl") \
-            if args.watch else None
-        try:
-            log = mod.record(runs[name], path, seed=args.seed, timeout=args.timeout)
-        finally:
-            if watch is not None:
-                print(f"  watch: exit {_watch_end(*watch)}")
-        kinds = Counter(r["kind"] for r in log.records)
-        faults = [f for r in log.records for f in r.get("x_fault", ())
-                  if not f["fault"].startswith("end ")]
-        if faults:
-            struck = Counter(f"{f['fault']} {f.get('role', '')}" for f in faults)
-            print(f"  faults: {len(faults)} "
-                  f"({', '.join(f'{k} {v}' for k, v in sorted(struck.items()))})")
-        print(f"  {path}: {len(log.records)} records "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
-              f"{time.monotonic() - t0:.1f} s")
-        if hasattr(mod, "profile_file"):
-            profile = ["--guarantee-file", str(mod.profile_file(runs[name]))]
-        else:
-            profile = ["--guarantee", mod.PROFILE]
-        print(f"  check: tomkit check {' '.join(profile)} {path}")
-        print(f"  {verdict(profile, path)}")
+    # a boot has its own bound (booting is most of the cost, up to minutes under load)
+    with (system.boot() if system.boot is not None
+          else contextlib.nullcontext()) as boot:
+        for name in names:
+            _record(system, runs[name], name, out, args, boot)
     return 0
+
+
+def _record(system: System, run: Any, name: str, out: Path, args: argparse.Namespace,
+            boot: Any) -> None:
+    """Record one run, print its summary and its profile's verdict."""
+    path = out / f"{args.system}-{name}-s{args.seed}.jsonl.gz"
+    t0 = time.monotonic()
+    print(f"{args.system} {name}: recording (at most {args.timeout:g} s)")
+    watch = _watch(out / f"{args.system}-{name}-s{args.seed}.live.jsonl") \
+        if args.watch else None
+    try:
+        # a system that declares a boot records on the one its runs share
+        log = system.record(run, path, seed=args.seed, timeout=args.timeout,
+                            **({} if boot is None else {"boot": boot}))
+    finally:
+        if watch is not None:
+            print(f"  watch: exit {_watch_end(*watch)}")
+    kinds = Counter(r["kind"] for r in log.records)
+    faults = [f for r in log.records for f in r.get("x_fault", ())
+              if not f["fault"].startswith("end ")]
+    if faults:
+        struck = Counter(f"{f['fault']} {f.get('role', '')}" for f in faults)
+        print(f"  faults: {len(faults)} "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(struck.items()))})")
+    print(f"  {path}: {len(log.records)} records "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}) in "
+          f"{time.monotonic() - t0:.1f} s")
+    profile = system.guarantee(run)
+    print(f"  check: tomkit check {' '.join(profile)} {path}")
+    print(f"  {verdict(profile, path)}")
+
+
+def recorder(name: str) -> System:
+    """The declaration of the system ``name`` (its recorder module's ``SYSTEM``)."""
+    return importlib.import_module(f"tomkit.record.{name}.recorder").SYSTEM
 
 
 def _watch(live: Path) -> tuple[subprocess.Popen, Path]:

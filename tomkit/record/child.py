@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tomkit.record.log import EventLog
 
-__all__ = ["EventReader", "until", "drain"]
+__all__ = ["EventReader", "until", "drain", "audience"]
 
 
 class EventReader(threading.Thread):
@@ -100,3 +100,17 @@ def drain(alive: list[EventReader], deadline: float, say, settle: float = 1.0,
     say("  warning: not drained by the deadline: some survivor misses a survivor's message, "
         "or deliveries were still changing")
     return False
+
+
+def audience(log: EventLog, process: str) -> set[str]:
+    """The messages some process delivered in a view that includes ``process``: what
+    extended virtual synchrony owes it (a message sent before a partition and delivered
+    in the smaller configuration is not owed to the node cut off)."""
+    members: dict[str, list[str]] = {}
+    owed = set()
+    for r in list(log.records):
+        if r["kind"] == "view":
+            members[r["process"]] = r["members"]
+        elif r["kind"] == "deliver" and process in members.get(r["process"], ()):
+            owed.add(r["msg"])
+    return owed

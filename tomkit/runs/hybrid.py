@@ -43,7 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tomkit.model.hybrid.latency import latency_001, latency_series, message_latencies
+from tomkit.model.hybrid.latency import (
+    latency_001,
+    latency_series,
+    message_latencies,
+    real_time,
+)
 from tomkit.model.net.links import Delay
 from tomkit.model.net.load import (
     FIG3_SCENARIOS,
@@ -59,7 +64,7 @@ from tomkit.model.sim import SimConfig, SimResult, simulate
 
 __all__ = ["FIG1_DELAYS", "Fig1Row", "Fig3Row", "Fig5Result", "PROTOCOLS", "fig1",
            "fig1_crossover", "fig3", "fig3_paper_lines", "fig5", "plot_fig1", "plot_fig5",
-           "roles_from_trace", "run_demo"]
+           "roles_from_trace", "run", "run_demo", "static_options"]
 
 PROTOCOLS = ("token-site", "symmetric", "hybrid")
 #: Figure 1's network delays (ours: the figure's axis is lost), seconds
@@ -145,7 +150,7 @@ def roles_from_trace(res: SimResult | Sequence[Mapping[str, Any]], since: float 
     (from the ``x_ticket`` of the deliveries): itself when it was active, its sequencer
     when passive."""
     recs = res.records if isinstance(res, SimResult) else res
-    sent = {r["msg"]: (r["process"], r["time"]) for r in recs if r.get("kind") == "send"}
+    sent = {r["msg"]: (r["process"], real_time(r)) for r in recs if r.get("kind") == "send"}
     issuers: dict[str, Counter] = {}
     seen: set[str] = set()
     for r in recs:
@@ -202,32 +207,35 @@ class Fig3Row:
         return min(self.latency["token-site"], self.latency["symmetric"])
 
 
-def _hybrid_options(topo: Topology, rates: Sequence[float]) -> dict[str, Any]:
+def static_options(topo: Topology, rates: Sequence[float]) -> dict[str, Any]:
+    """The options of a static run: Figure 2's inputs (the mean delays, the rates)."""
     return {"delays": topo.means(), "rates": list(rates)}
 
 
 def fig3(scenarios: Sequence[int] = tuple(range(1, 10)), duration: float = 20.0,
          warmup: float = 2.0, seed: int = 1, source: str = "quasi-periodic",
-         topology: Topology | None = None, log: Log = _quiet) -> list[Fig3Row]:
-    """001 Figure 3: each scenario held ``duration`` seconds, the three protocols."""
+         topology: Topology | None = None, low: float = LOW_RATE,
+         log: Log = _quiet) -> list[Fig3Row]:
+    """001 Figure 3: each scenario held ``duration`` seconds, the three protocols
+    (``low``: the L rate, msg/s; the paper's is lost)."""
     from tomkit.model.hybrid.switch import assign_modes
 
     topo = topology or fig3_topology()
     rows = []
     for k in scenarios:
-        load = fig3_schedule(k, end=duration)
+        load = fig3_schedule(k, end=duration, low=low)
         rates = load.rates_at(0)
         lat, observed = {}, ""
         for proto in PROTOCOLS:
             res = run(proto, load, topology=topo, source=source, seed=seed,
-                      options=_hybrid_options(topo, rates))
+                      options=static_options(topo, rates))
             lat[proto] = latency_001(res, since=warmup).mean
             if proto == "hybrid":
                 observed = _label_roles(roles_from_trace(res, since=warmup), topo.labels)
         modes, seqs = assign_modes(topo.means(), [1.0 / r for r in rates])
         expected = _label_roles({f"p{i}": f"p{s}" for i, s in enumerate(seqs)}, topo.labels)
         row = Fig3Row(k, FIG3_SCENARIOS[k - 1], lat, expected, observed,
-                      fig3_paper_lines(FIG3_SCENARIOS[k - 1], topo))
+                      fig3_paper_lines(FIG3_SCENARIOS[k - 1], topo, low=low))
         rows.append(row)
         log(f"  scenario {k} {row.loads}: " + ", ".join(
             f"{p} {v * 1e3:.0f} ms" for p, v in lat.items()) + f"; roles {observed}")
@@ -259,22 +267,25 @@ class Fig5Result:
 def fig5(dwell: float = FIG5_DWELL, source: str = "quasi-periodic", seed: int = 1,
          window: float = 1.0, warmup: float = 2.0, probe_interval: float = 2.0,
          topology: Topology | None = None, scenarios: Sequence[int] = tuple(range(1, 10)),
-         hybrid_options: Mapping[str, Any] | None = None, log: Log = _quiet) -> Fig5Result:
+         hybrid_options: Mapping[str, Any] | None = None, low: float = LOW_RATE,
+         protocols: Sequence[str] | None = None, log: Log = _quiet) -> Fig5Result:
     """001 Figure 5: the scenarios (all nine by default) in sequence, ``dwell`` seconds
     each; the hybrid dynamic (section 6), starting all active (section 5.1), with
-    ``hybrid_options`` on top (e.g. ``mean_shift_k``)."""
+    ``hybrid_options`` on top (e.g. ``mean_shift_k``); ``low`` the L rate (msg/s), which
+    also sets every process's heartbeat (1 / low); ``protocols``: run only these (default
+    all three)."""
     topo = topology or fig3_topology()
-    load = (fig5_schedule(dwell) if list(scenarios) == list(range(1, 10)) else
+    load = (fig5_schedule(dwell, low=low) if list(scenarios) == list(range(1, 10)) else
             LoadSchedule.scenarios([FIG3_SCENARIOS[k - 1] for k in scenarios], dwell=dwell,
-                                   names=[f"scenario {k}" for k in scenarios]))
+                                   low=low, names=[f"scenario {k}" for k in scenarios]))
     ns = len(scenarios)
-    base = {"delays": topo.means(), "rates": [LOW_RATE] * load.n}
+    base = {"delays": topo.means(), "rates": [low] * load.n}
     opts = {"token-site": base, "symmetric": base,
             "hybrid": {**base, "roles": "all", "dynamic": True,
                        "probe_interval": probe_interval, **(hybrid_options or {})}}
     series, per, settled, overall, stats = {}, {}, {}, {}, {}
     roles: list[str] = []
-    for proto in PROTOCOLS:
+    for proto in protocols or PROTOCOLS:
         res = run(proto, load, topology=topo, source=source, seed=seed,
                   options=opts[proto])
         series[proto] = latency_series(res, window, 0.0, load.end)

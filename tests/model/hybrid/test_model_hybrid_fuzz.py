@@ -6,7 +6,8 @@ Figure 4 (model/hybrid/process.py's VARIANTS) is found by Hypothesis and reduced
 trace by fuzz/reduce.py's step-level reducer: ``literal-ot`` to its total-order breach,
 ``literal-duplicates`` to a message ticketed twice, ``literal-view`` and
 ``literal-no-null`` to the crash of the only sequencer (bench/hybrid_fuzz_variants.py
-measures every variant over eight seeds, against Hypothesis's own shrinking)."""
+measures every variant over eight seeds, against Hypothesis's own shrinking). The
+record bounds count the ``view`` records of the configurations too (a few per run)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,10 @@ FINDS = {
     "literal-no-null": (3, {"roles": "0", "switches": 1}, "liveness"),
     "literal-view": (3, {"roles": "0", "switches": 1}, "liveness"),
     "literal-duplicates": (4, {"roles": "0", "switches": 3}, "liveness"),
-    "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, "liveness"),
+    # with configurations logged as views, first found as a message delivered in two
+    # configurations (p2 before the view change, the others after): the strong order is
+    # judged within each configuration
+    "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, "total-order-strong"),
 }
 
 #: literal-ot's total-order breach (decision A1): three processes, p0 the only sequencer,
@@ -133,7 +137,7 @@ def test_literal_ot_found_and_reduced_to_two_orders() -> None:
     red = reduce(m, found)
     f = red.failure
     assert f.kind == "total-order-weak" and red.complete
-    assert len(f.records) <= 45 < len(found.records) and len(f.schedule) <= 10
+    assert len(f.records) <= 52 < len(found.records) and len(f.schedule) <= 10
     assert f.reduced_from == len(found.records) and f.drained is not None
     # what it shows: two processes deliver two messages in different orders, one
     # ticketed by p0, the other by a process that went active (its own message, after
@@ -171,7 +175,7 @@ def test_literal_duplicates_found_and_reduced_to_a_twice_ticketed_message() -> N
     red = reduce(m, found)
     f = red.failure
     assert f.kind == "liveness" and red.complete and f.drained is None
-    assert len(f.records) <= 40 < len(found.records) and len(f.schedule) <= 8
+    assert len(f.records) <= 48 < len(found.records) and len(f.schedule) <= 8
     assert "never delivered by correct process" in f.explanation
     # what it shows: the process that misses a message delivered one of its own
     # messages by the first of two tickets, and the missing message's ticket lies
@@ -203,7 +207,7 @@ def test_variant_reduces_to_the_crash_of_the_only_sequencer(variant: str) -> Non
     red = reduce(m, found)
     f = red.failure
     assert f.kind == "liveness" and red.complete
-    assert len(f.records) <= 25 and len(f.schedule) <= 3
+    assert len(f.records) <= 30 and len(f.schedule) <= 3
     assert [r["process"] for r in f.records if r["kind"] == "crash"] == ["p0"]
     sends = {r["process"] for r in f.records if r["kind"] == "send"}
     assert sends and "p0" not in sends

@@ -16,7 +16,8 @@ from tomkit.model.protocols import protocol
 from tomkit.model.sim import SimConfig, simulate
 
 ALL = ["integrity", "total-order-weak", "total-order-strong", "prefix-order", "global-order",
-       "fifo-order", "causal-order", "liveness", "agreement", "validity"]
+       "fifo-order", "causal-order", "view-agreement", "view-sequence", "same-view-delivery",
+       "virtual-synchrony", "liveness", "agreement", "validity"]
 #: checked at the end of drained runs only (not safety properties of a cut trace)
 END = {"liveness", "agreement", "validity"}
 

@@ -229,7 +229,9 @@ def test_crash_of_a_passive_process_discards_its_unticketed_messages() -> None:
     """Section 5.2: a crashed passive process's messages that have no ticket when the
     view changes are discarded by every survivor; the ticket its sequencer issued during
     the flush, unsent, is purged (A5). p1 learns of p2's crash first and flushes; p0
-    flushes on p1's FLUSH and only then receives p2.1, whose ticket it cannot send."""
+    flushes on p1's FLUSH and only then receives p2.1, whose ticket it cannot send. p1's
+    FLUSH said p2 crashed after one packet: once p2.1 is in, p0 (the coordinator) knows
+    it has all of p2's and changes the view at once, before its own Crash(p2)."""
     net = Net(3, roles="0")
     m = net.send(2)
     net.crash(2)
@@ -237,9 +239,10 @@ def test_crash_of_a_passive_process_discards_its_unticketed_messages() -> None:
     net.notify(1, 2)  # p1 flushes
     net.deliver(1, 0)  # p0 gets p1's FLUSH: flushes (nothing to send yet)
     assert net.procs[0].vs.blocked and not net.procs[0].LT
-    net.deliver(2, 0)  # p2.1 reaches p0, which tickets it but may not send
-    assert net.procs[0].LT
-    net.notify(0, 2)  # p0 coordinates the view change, installs
+    assert net.procs[0].vs.told == {2: 1}
+    net.deliver(2, 0)  # p2.1 reaches p0, which tickets it but may not send; p0 installs
+    assert net.procs[0].vs.view == 1 and not net.procs[0].LT
+    net.notify(0, 2)  # changes nothing now
     net.drain()
     for i in (0, 1):
         assert (2, 1) in net.procs[i].discarded and net.procs[i].members == (0, 1)

@@ -2,8 +2,8 @@
 """A Maelstrom echo node: answers ``echo`` with ``echo_ok`` carrying the same payload.
 
 Standard library only: it stands for a node written in any language.
-With the argument ``wrong`` it answers every fifth request with another payload (a
-broken node the checks must catch).
+With the argument ``wrong`` it answers the first request and every fifth after it with
+another payload (a broken node the checks must catch, from its first answer on).
 """
 
 import json
@@ -25,7 +25,7 @@ def main() -> None:
             print(f"{node_id} initialised", file=sys.stderr, flush=True)
         elif body["type"] == "echo":
             reply["type"] = "echo_ok"
-            reply["echo"] = body["echo"] + " (changed)" if wrong and next_id % 5 == 0 \
+            reply["echo"] = body["echo"] + " (changed)" if wrong and next_id % 5 == 2 \
                 else body["echo"]
         else:
             reply.update(type="error", code=10, text=f"no {body['type']}")

@@ -52,6 +52,8 @@ class Broadcast(Workload):
     vocabulary = {"integrity": "unexpected or duplicate", "validity": "lost",
                   "agreement": "lost"}
     ordered = False  # reads are sets
+    #: the history's name of a write, and the field of read_ok holding the values
+    write_f, read_field = "broadcast", "messages"
 
     def __init__(self, harness):
         super().__init__(harness)
@@ -84,11 +86,11 @@ class Broadcast(Workload):
         op = await client.call(self.h.history, "read", {"type": "read"}, None,
                                self.h.cfg.timeout, "read_ok", node=node)
         if op.type == "ok":
-            msgs = op.result.get("messages")
+            msgs = op.result.get(self.read_field)
             if not isinstance(msgs, list):
-                op.type, op.error = "info", "read_ok without a 'messages' list"
+                op.type, op.error = "info", f"read_ok without a {self.read_field!r} list"
                 self.h.faults.append(f"{op.replied_by} answered a read without a "
-                                     "'messages' list")
+                                     f"{self.read_field!r} list")
                 op.result = None
             else:
                 op.result = msgs
@@ -136,7 +138,7 @@ class Broadcast(Workload):
         known: dict[str, list[str]] = {}
         seen: dict[str, set[str]] = {}
         for op in history.ops:
-            if op.f == "broadcast" and op.received_by is not None and op.type != "fail":
+            if op.f == self.write_f and op.received_by is not None and op.type != "fail":
                 out.append({"process": op.received_by, "kind": "send",
                             "msg": msg_id(op.value), "time": op.received_at,
                             "x_op": op.index, "x_client": f"c{op.client}",
@@ -155,7 +157,7 @@ class Broadcast(Workload):
 
     def anomalies(self, history: History) -> list[Anomaly]:
         out: list[Anomaly] = []
-        acked = [op for op in history.ops if op.f == "broadcast" and op.type == "ok"]
+        acked = [op for op in history.ops if op.f == self.write_f and op.type == "ok"]
         for fin in self.finals:
             have = {msg_id(v) for v in fin.result}
             lost = [op for op in acked if msg_id(op.value) not in have]
@@ -164,7 +166,7 @@ class Broadcast(Workload):
                 more = f" and {len(lost) - 8} more" if len(lost) > 8 else ""
                 out.append(Anomaly(
                     "lost", "agreement",
-                    f"{len(lost)} acknowledged broadcast(s) missing from the final read of "
+                    f"{len(lost)} acknowledged {self.write_f}(s) missing from the final read of "
                     f"{fin.replied_by}: {shown}{more}", [fin.index] + [op.index for op in lost]))
         out.extend(self._read_anomalies(history))
         out.extend(self.read_anomalies)

@@ -1,12 +1,12 @@
 """Record Corosync's closed process groups (CPG, Totem) as a delivery trace.
 
 Each of ``nodes`` Corosync 3 instances (Debian's corosync) runs in a network namespace
-of its own, ``tomkit-<pid>-n<i>``, with one address 10.215.0.<i>/24 on a veth whose
-other end sits on a bridge in a hub namespace ``tomkit-<pid>-hub``; nothing is
-configured outside these namespaces, and the recorder deletes them at the end (and any
-left by a recorder that died). Corosync's IPC sockets are abstract Unix sockets, so
-each namespace has its own Corosync; each instance gets a private ``/run`` (its pid
-file) and its own state folder.
+of its own (:mod:`tomkit.record.netns`), ``tomkit-<pid>-n<i>``, with one address
+10.215.0.<i>/24 on a veth whose other end sits on a bridge in a hub namespace
+``tomkit-<pid>-hub``; nothing is configured outside these namespaces, and the recorder
+deletes them at the end (and any left by a recorder that died). Corosync's IPC sockets
+are abstract Unix sockets, so each namespace has its own Corosync; each instance gets a
+private ``/run`` (its pid file) and its own state folder.
 
 In each namespace one client, ``cpgclient.c`` (compiled here with gcc against libcpg),
 joins the group ``tomkit`` and prints, in its own order, CPG's configuration changes
@@ -46,15 +46,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tomkit.record.child import EventReader, drain, until
+from tomkit.record.child import EventReader, audience, drain, until
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
 from tomkit.record.log import EventLog, die_with_parent
+from tomkit.record.netns import SUBNET, Network
+from tomkit.record.netns import available as netns_available
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "PROFILE", "CpgRun", "record", "available", "ACTIONS"]
+__all__ = ["SYSTEM", "RUNS", "PROFILE", "CpgRun", "record", "available", "ACTIONS"]
 
 PROFILE = "totem-evs"
 HERE = Path(__file__).parent
-SUBNET = "10.215.0"
 
 
 @dataclass(frozen=True)
@@ -99,35 +101,7 @@ def available() -> str | None:
                    "iproute2 gcc)"
     if not Path("/usr/include/corosync/cpg.h").exists():
         return "libcpg-dev is not installed (no /usr/include/corosync/cpg.h)"
-    probe = f"tomkit-{os.getpid()}-probe"
-    r = _run("ip", "netns", "add", probe)
-    if r.returncode != 0:
-        return f"network namespaces are not permitted: ip netns add: {r.stderr.strip()}"
-    _run("ip", "netns", "del", probe)
-    return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_stale_namespaces() -> list[str]:
-    """Delete namespaces left by recorders that died (their pid is gone)."""
-    gone = []
-    for line in _run("ip", "netns", "list").stdout.splitlines():
-        name = line.split()[0] if line.split() else ""
-        parts = name.split("-")
-        if len(parts) == 3 and parts[0] == "tomkit" and parts[1].isdigit() \
-                and not _alive(int(parts[1])):
-            _run("ip", "netns", "del", name)
-            gone.append(name)
-    return gone
+    return netns_available()
 
 
 def compile_client(folder: Path) -> Path:
@@ -162,37 +136,6 @@ system {{
   state_dir: {state}
 }}
 """
-
-
-class _Network:
-    """The hub namespace with its bridge and one namespace per node."""
-
-    def __init__(self, n: int):
-        self.prefix = f"tomkit-{os.getpid()}"
-        self.hub = f"{self.prefix}-hub"
-        self.nodes = [f"{self.prefix}-n{i}" for i in range(1, n + 1)]
-
-    def _must(self, *cmd: str) -> None:
-        r = _run(*cmd)
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
-
-    def up(self) -> None:
-        self._must("ip", "netns", "add", self.hub)
-        self._must("ip", "-n", self.hub, "link", "add", "br0", "type", "bridge")
-        self._must("ip", "-n", self.hub, "link", "set", "br0", "up")
-        for i, ns in enumerate(self.nodes, 1):
-            self._must("ip", "netns", "add", ns)
-            self._must("ip", "-n", self.hub, "link", "add", f"v{i}", "type", "veth",
-                       "peer", "name", "eth0", "netns", ns)
-            self._must("ip", "-n", self.hub, "link", "set", f"v{i}", "master", "br0", "up")
-            self._must("ip", "-n", ns, "addr", "add", f"{SUBNET}.{i}/24", "dev", "eth0")
-            self._must("ip", "-n", ns, "link", "set", "eth0", "up")
-            self._must("ip", "-n", ns, "link", "set", "lo", "up")
-
-    def down(self) -> None:
-        for ns in [*self.nodes, self.hub]:
-            _run("ip", "netns", "del", ns)
 
 
 class _Client(EventReader):
@@ -232,27 +175,13 @@ class _Client(EventReader):
         return rec
 
 
-def _audience(log: EventLog, process: str) -> set[str]:
-    """The messages some process delivered in a view that includes ``process``: what
-    extended virtual synchrony owes it (a message sent before a partition and delivered
-    in the smaller configuration is not owed to the node cut off)."""
-    members: dict[str, list[str]] = {}
-    owed = set()
-    for r in list(log.records):
-        if r["kind"] == "view":
-            members[r["process"]] = r["members"]
-        elif r["kind"] == "deliver" and process in members.get(r["process"], ()):
-            owed.add(r["msg"])
-    return owed
-
-
 class _Ring:
     """The nodes seen by the fault schedule (:class:`tomkit.record.faults.Cluster`).
     Totem has no leader; the ring's representative is its lowest node id, so a
     ``leader`` fault strikes the lowest running node. A partition takes the node's veth
     down on the hub's bridge."""
 
-    def __init__(self, net: _Network, daemons: list[subprocess.Popen],
+    def __init__(self, net: Network, daemons: list[subprocess.Popen],
                  clients: list[_Client], log: EventLog, deadline: float):
         self.net, self.daemons, self.log, self.deadline = net, daemons, log, deadline
         self.clients = {c.process: c for c in clients}
@@ -312,11 +241,10 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
     why = available()
     if why:
         raise RuntimeError(why)
-    remove_stale_namespaces()
     deadline = time.monotonic() + timeout
     log = EventLog(f"corosync-{run.name}-s{seed}")
     tmp = Path(tempfile.mkdtemp(prefix="tomkit-corosync-", dir=workdir))
-    net = _Network(run.nodes)
+    net = Network([f"n{i}" for i in range(1, run.nodes + 1)])
     daemons: list[subprocess.Popen] = []
     clients: list[_Client] = []
     stop = threading.Event()
@@ -324,7 +252,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
     try:
         exe = compile_client(tmp)
         net.up()
-        for i, ns in enumerate(net.nodes, 1):
+        for i, ns in enumerate(net.namespaces.values(), 1):
             state = tmp / f"n{i}"
             state.mkdir()
             conf = tmp / f"n{i}.conf"
@@ -335,7 +263,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
                 ["ip", "netns", "exec", ns, "sh", "-c",
                  f"mount -t tmpfs tmpfs /run && exec corosync -f -c {conf}"],
                 stdout=f, stderr=subprocess.STDOUT, preexec_fn=die_with_parent))
-        for i, ns in enumerate(net.nodes, 1):
+        for i, ns in enumerate(net.namespaces.values(), 1):
             err = open(tmp / f"n{i}.client.log", "wb")
             files.append(err)
             proc = subprocess.Popen(["ip", "netns", "exec", ns, str(exe), "tomkit"],
@@ -377,7 +305,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
             until(lambda k=k: all(k.process not in c.members for c in alive), deadline,
                   "corosync: the survivors did not install a view without the node", tmp)
         # a message is owed to the members of a view it was delivered in
-        drain(alive, deadline, say, owed=lambda reader, sent: sent & _audience(log,
+        drain(alive, deadline, say, owed=lambda reader, sent: sent & audience(log,
                                                                            reader.process))
     finally:
         log.freeze()
@@ -398,3 +326,7 @@ def record(run: CpgRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0
             shutil.rmtree(tmp, ignore_errors=True)
     log.write(out)
     return log
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("corosync", RUNS, ACTIONS, record, available, profile=PROFILE)

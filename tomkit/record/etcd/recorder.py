@@ -1,8 +1,10 @@
 """Record etcd (Raft) as a delivery trace: puts are sends, each member's watch is its
 delivery stream.
 
-A cluster of ``members`` etcd servers (Debian's etcd-server, 3.4) runs on 127.0.0.1
-with free ports, data in a temporary folder. Each member ``e1``, ``e2``, ... is one
+A cluster of ``members`` etcd servers (Debian's etcd-server, 3.4) runs with etcd's
+default ports, each member in a network namespace of its own
+(:mod:`tomkit.record.netns`: address 10.215.0.<i>, the recorder's clients in the hub
+namespace), data in a temporary folder. Each member ``e1``, ``e2``, ... is one
 process of the trace. ``writers`` client threads per member put keys through that
 member's v3 HTTP/JSON gateway (urllib, no client library): each key is one
 message, ``send`` logged just before the request. One watcher per member watches the
@@ -24,6 +26,8 @@ checker would flag as a duplicate delivery, integrity). Each ``send`` carries
 Run ``kill-leader``: when half the messages are sent the recorder asks a member who
 leads (``/v3/maintenance/status``) and SIGKILLs it; its watcher's stream breaks,
 its writers' requests fail, and once both stopped the recorder logs its ``crash``.
+Runs ``partition-leader`` and ``partition-follower`` cut the member's namespace off from
+the other members' for 8 s (its own writers and watcher still reach it).
 
 At the end the recorder waits until every surviving watcher has seen the cluster's
 last revision (drained), so agreement and validity can be read at the end of the
@@ -54,10 +58,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
-from tomkit.record.log import EventLog, die_with_parent, free_ports
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
+from tomkit.record.log import EventLog, die_with_parent
+from tomkit.record.netns import Network
+from tomkit.record.netns import available as netns_available
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "PROFILE", "EtcdRun", "record", "available", "ACTIONS"]
+__all__ = ["SYSTEM", "RUNS", "PROFILE", "EtcdRun", "record", "available", "ACTIONS"]
 
 PREFIX = "tomkit/"
 #: the profile of what etcd documents (checker/profiles)
@@ -76,7 +83,7 @@ def available() -> str | None:
     """None if etcd can run here; else why not."""
     if shutil.which("etcd") is None:
         return "etcd is not installed (Debian: apt-get install etcd-server)"
-    return None
+    return netns_available()
 
 
 @dataclass(frozen=True)
@@ -91,8 +98,8 @@ class EtcdRun:
     faults: tuple[Fault, ...] = ()  # the fault schedule (tomkit/record/faults.py)
 
 
-#: the faults this recorder can inflict (members on 127.0.0.1: no partition)
-ACTIONS = ("kill", "pause", "restart")
+#: the faults this recorder can inflict
+ACTIONS = ("kill", "pause", "partition", "restart")
 
 #: the standard runs of ``python -m tomkit.record etcd``
 RUNS = {"clean": EtcdRun("clean")} | {
@@ -101,8 +108,11 @@ RUNS = {"clean": EtcdRun("clean")} | {
 
 
 class _Member:
-    def __init__(self, name: str, client_port: int, peer_port: int, data: Path):
+    def __init__(self, name: str, client_port: int, peer_port: int, data: Path,
+                 net: Network):
         self.name = name
+        self.net = net
+        self.host = net.address(name)
         self.client_port = client_port
         self.peer_port = peer_port
         self.data = data
@@ -111,15 +121,15 @@ class _Member:
 
     @property
     def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
+        return f"http://{self.host}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
-        return f"http://127.0.0.1:{self.peer_port}"
+        return f"http://{self.host}:{self.peer_port}"
 
     def start(self, initial_cluster: str, token: str, log) -> None:
-        self.proc = subprocess.Popen(
-            ["etcd", "--name", self.name, "--data-dir", str(self.data),
+        self.proc = subprocess.Popen(self.net.argv(self.name, [
+             "etcd", "--name", self.name, "--data-dir", str(self.data),
              "--listen-peer-urls", self.peer_url,
              "--initial-advertise-peer-urls", self.peer_url,
              "--listen-client-urls", self.client_url,
@@ -127,7 +137,7 @@ class _Member:
              "--initial-cluster", initial_cluster, "--initial-cluster-state", "new",
              "--initial-cluster-token", token,
              # loopback: short heartbeats and elections keep the kill run short
-             "--heartbeat-interval", "50", "--election-timeout", "500"],
+             "--heartbeat-interval", "50", "--election-timeout", "500"]),
             stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
 
     def post(self, path: str, body: dict, timeout: float = 5.0) -> dict:
@@ -165,7 +175,7 @@ class _Watcher(threading.Thread):
             while True:
                 try:
                     self._conn = http.client.HTTPConnection(
-                        "127.0.0.1", self.member.client_port, timeout=120)
+                        self.member.host, self.member.client_port, timeout=120)
                     self._conn.request("POST", "/v3/watch", body=json.dumps(body),
                                        headers={"Content-Type": "application/json"})
                     resp = self._conn.getresponse()
@@ -230,7 +240,8 @@ class _Cluster:
 
     def running(self) -> list[str]:
         return [n for n, m in self.members.items() if n not in self.dead
-                and n not in self.paused and m.proc is not None and m.proc.poll() is None]
+                and n not in self.paused and n not in m.net.cut
+                and m.proc is not None and m.proc.poll() is None]
 
     def kill(self, server: str) -> None:
         self.members[server].kill()
@@ -248,9 +259,10 @@ class _Cluster:
         self.paused.discard(server)
 
     def isolate(self, server: str) -> None:
-        raise Unsupported("etcd runs on 127.0.0.1: no partition")
+        self.members[server].net.isolate(server)
 
-    heal = isolate
+    def heal(self, server: str) -> None:
+        self.members[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         m = self.members[server]
@@ -294,7 +306,8 @@ class _Writer(threading.Thread):
         txn = {"compare": [{"target": "CREATE", "key": key, "create_revision": "0"}],
                "success": [{"request_put": {"key": key, "value": _b64(msg)}}]}
         last = ""
-        until = min(self.deadline, time.monotonic() + 15)
+        # up to 60 s: an 8 s partition and the election after it, on a loaded machine
+        until = min(self.deadline, time.monotonic() + 60)
         while time.monotonic() < until:
             if self.dead.is_set():
                 return f"failed: member killed ({last})"
@@ -329,13 +342,24 @@ def record(run: EtcdRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
     why = available()
     if why:
         raise RuntimeError(why)
+    net = Network([f"e{i + 1}" for i in range(run.members)])
+    try:
+        net.up()
+        with net.clients():  # the clients, and every thread of the run, in the hub
+            return _record(run, out, net, seed, timeout, workdir, say)
+    finally:
+        net.down()
+
+
+def _record(run: EtcdRun, out: str | Path, net: Network, seed: int, timeout: float,
+            workdir: str | Path | None, say) -> EventLog:
     rng = random.Random(seed)
     deadline = time.monotonic() + timeout
     trace = f"etcd-{run.name}-s{seed}"
     log = EventLog(trace)
     tmp = Path(tempfile.mkdtemp(prefix="tomkit-etcd-", dir=workdir))
-    ports = free_ports(2 * run.members)
-    members = [_Member(f"e{i + 1}", ports[2 * i], ports[2 * i + 1], tmp / f"e{i + 1}")
+    # a namespace each: etcd's own default ports (client 2379, peer 2380) serve all
+    members = [_Member(f"e{i + 1}", 2379, 2380, tmp / f"e{i + 1}", net)
                for i in range(run.members)]
     initial = ",".join(f"{m.name}={m.peer_url}" for m in members)
     logs = [open(tmp / f"{m.name}.log", "wb") for m in members]
@@ -446,3 +470,7 @@ def _drain(members, watchers: dict, dead: set, deadline, say) -> None:
         time.sleep(0.05)
     lag = {m.name: w.last_rev for m, w in alive if w.last_rev < final}
     say(f"  warning: not drained by the deadline (last revision {final}, watchers at {lag})")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("etcd", RUNS, ACTIONS, record, available, profile=PROFILE)

@@ -1,8 +1,9 @@
 """Record JGroups (2.12, Debian's libjgroups-java) as a delivery trace.
 
 Each member ``j1``, ``j2``, ... is one JVM running ``Member.java`` (compiled here with
-javac against /usr/share/java/jgroups.jar) on 127.0.0.1: TCP with TCPPING over free
-ports, failure detection by FD_SOCK and FD, reliable FIFO multicast by NAKACK, membership
+javac against /usr/share/java/jgroups.jar) in a network namespace of its own
+(:mod:`tomkit.record.netns`, address 10.215.0.<i>): TCP with TCPPING on port 7800,
+failure detection by FD_SOCK and FD, reliable FIFO multicast by NAKACK, membership
 by GMS; the stack written by :func:`stack_xml`, with or without SEQUENCER (total order
 through the coordinator) and with or without pbcast.FLUSH (virtual synchrony: the group
 stops sending and flushes before each new view). The member prints, in its own order,
@@ -23,6 +24,11 @@ the member's clock.
 * ``sequencer-flush-pause-leader``, ``sequencer-flush-pause-follower``: the sequencer,
   or the last member, is stopped (SIGSTOP) for 3 s when half the messages are sent,
   longer than failure detection (FD: 2 x 1 s), then continued;
+* ``sequencer-flush-partition-leader``, ``sequencer-flush-partition-follower``: the
+  sequencer's, or the last member's, namespace is cut off from the others' for 8 s,
+  then healed; each side installs a view of its own, and MERGE2 merges them after the
+  heal (the recorder waits for the merged view); a message is owed to the members of
+  a view it was delivered in, as for Corosync;
 * ``sequencer-flush-late-join``: one more member joins when half the messages are sent,
   and sends its own; it owes nothing for the views before its first (Chockler, Keidar
   and Vitenberg 2001, section 4), so agreement, validity and liveness judge it from there.
@@ -52,15 +58,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tomkit.record.child import EventReader, drain, until
+from tomkit.record.child import EventReader, audience, drain, until
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
-from tomkit.record.log import EventLog, die_with_parent, free_ports
+from tomkit.record.log import EventLog, die_with_parent
+from tomkit.record.netns import Network
+from tomkit.record.netns import available as netns_available
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "PROFILE", "JgroupsRun", "record", "available", "stack_xml",
+__all__ = ["SYSTEM", "RUNS", "PROFILE", "JgroupsRun", "record", "available", "stack_xml",
            "profile_file", "ACTIONS"]
 
 HERE = Path(__file__).parent
 JAR = Path("/usr/share/java/jgroups.jar")
+#: seconds the recorder waits, after a partition healed, for MERGE2 to merge the views
+MERGE_WAIT = 40.0
 #: the built-in profile the no-sequencer control is judged by (and must fail)
 PROFILE = "atomic-broadcast"
 
@@ -80,9 +91,9 @@ class JgroupsRun:
     # leader is the sequencer (the coordinator), a follower the last other member
 
 
-#: the faults this recorder can inflict (members on 127.0.0.1: no partition; a
-#: restarted JVM is a new member, which the late-join run covers)
-ACTIONS = ("kill", "pause")
+#: the faults this recorder can inflict (a restarted JVM is a new member, which the
+#: late-join run covers)
+ACTIONS = ("kill", "pause", "partition")
 
 
 RUNS = {
@@ -100,6 +111,13 @@ RUNS = {
     "sequencer-flush-pause-follower": JgroupsRun("sequencer-flush-pause-follower",
                                                  flush=True,
                                                  faults=SCHEDULES["pause-follower"]),
+    # slower and longer, so that the members still send while cut off (8 s)
+    "sequencer-flush-partition-leader": JgroupsRun(
+        "sequencer-flush-partition-leader", flush=True, messages=150, pause_ms=60,
+        faults=SCHEDULES["partition-leader"]),
+    "sequencer-flush-partition-follower": JgroupsRun(
+        "sequencer-flush-partition-follower", flush=True, messages=150, pause_ms=60,
+        faults=SCHEDULES["partition-follower"]),
     # slower senders, so that the joiner's JVM is up while they still send
     "sequencer-flush-late-join": JgroupsRun("sequencer-flush-late-join", flush=True,
                                             late_joiner=True, pause_ms=60),
@@ -119,17 +137,18 @@ def available() -> str | None:
         return "javac is not installed (Debian: apt-get install openjdk-17-jdk-headless)"
     if not JAR.exists():
         return f"{JAR} is missing (Debian: apt-get install libjgroups-java)"
-    return None
+    return netns_available()
 
 
-def stack_xml(run: JgroupsRun, port: int, ports: list[int]) -> str:
-    """The protocol stack of one member (JGroups 2.12's tcp.xml, shortened timeouts, on
-    127.0.0.1), with SEQUENCER and FLUSH as the run asks."""
-    hosts = ",".join(f"127.0.0.1[{p}]" for p in ports)
+def stack_xml(run: JgroupsRun, host: str, hosts: list[str], port: int = 7800) -> str:
+    """The protocol stack of one member (JGroups 2.12's tcp.xml, shortened timeouts),
+    bound to ``host``, finding the others at ``hosts``, with SEQUENCER and FLUSH as the
+    run asks."""
+    initial = ",".join(f"{h}[{port}]" for h in hosts)
     seq = "  <SEQUENCER/>\n" if run.sequencer else ""
     flush = "  <pbcast.FLUSH timeout=\"2000\"/>\n" if run.flush else ""
     return f"""<config xmlns="urn:org:jgroups">
-  <TCP bind_addr="127.0.0.1" bind_port="{port}" port_range="0" loopback="true"
+  <TCP bind_addr="{host}" bind_port="{port}" port_range="0" loopback="true"
        enable_diagnostics="false" enable_bundling="true" max_bundle_timeout="5"
        use_send_queues="true" sock_conn_timeout="300" timer_type="new"
        timer.min_threads="2" timer.max_threads="4"
@@ -138,10 +157,10 @@ def stack_xml(run: JgroupsRun, port: int, ports: list[int]) -> str:
        oob_thread_pool.enabled="true" oob_thread_pool.min_threads="1"
        oob_thread_pool.max_threads="4" oob_thread_pool.queue_enabled="false"
        oob_thread_pool.rejection_policy="run"/>
-  <TCPPING timeout="2000" initial_hosts="{hosts}" port_range="0"
+  <TCPPING timeout="2000" initial_hosts="{initial}" port_range="0"
            num_initial_members="{run.members}"/>
   <MERGE2 min_interval="5000" max_interval="10000"/>
-  <FD_SOCK bind_addr="127.0.0.1"/>
+  <FD_SOCK bind_addr="{host}"/>
   <FD timeout="1000" max_tries="2"/>
   <VERIFY_SUSPECT timeout="500"/>
   <BARRIER/>
@@ -173,6 +192,17 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
     why = available()
     if why:
         raise RuntimeError(why)
+    names = [f"j{i + 1}" for i in range(run.members)]
+    net = Network(names + ([f"j{run.members + 1}"] if run.late_joiner else []))
+    try:
+        net.up()
+        return _record(run, out, net, seed, timeout, workdir, say)
+    finally:
+        net.down()
+
+
+def _record(run: JgroupsRun, out: str | Path, net: Network, seed: int, timeout: float,
+            workdir: str | Path | None, say) -> EventLog:
     deadline = time.monotonic() + timeout
     log = EventLog(f"jgroups-{run.name}-s{seed}")
     tmp = Path(tempfile.mkdtemp(prefix="tomkit-jgroups-", dir=workdir))
@@ -182,18 +212,18 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
     try:
         classes = compile_member(tmp)
         names = [f"j{i + 1}" for i in range(run.members)]
-        every = names + ([f"j{run.members + 1}"] if run.late_joiner else [])
-        ports = free_ports(len(every))
+        every = net.servers
+        hosts = [net.address(n) for n in every]
 
-        def start(name: str, port: int) -> EventReader:
+        def start(name: str) -> EventReader:
             stack = tmp / f"{name}.xml"
-            stack.write_text(stack_xml(run, port, ports))
+            stack.write_text(stack_xml(run, net.address(name), hosts))
             err = open(tmp / f"{name}.stderr", "wb")
             files.append(err)
-            proc = subprocess.Popen(
-                ["java", "-Xmx96m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                 "-Djava.net.preferIPv4Stack=true", "-Djgroups.bind_addr=127.0.0.1",
-                 "-cp", f"{JAR}:{classes}", "Member", name, str(stack)],
+            proc = subprocess.Popen(net.argv(name, [
+                "java", "-Xmx96m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Djava.net.preferIPv4Stack=true", f"-Djgroups.bind_addr={net.address(name)}",
+                "-cp", f"{JAR}:{classes}", "Member", name, str(stack)]),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
                 preexec_fn=die_with_parent)
             reader = EventReader(name, proc, log, tmp / f"{name}.events")
@@ -201,8 +231,8 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             members.append(reader)
             return reader
 
-        for k, (name, port) in enumerate(zip(names, ports)):
-            reader = start(name, port)
+        for k, name in enumerate(names):
+            reader = start(name)
             # one member at a time, each joining the group the first (the coordinator,
             # the sequencer) formed: started together on a loaded machine, members have
             # timed out in discovery and formed groups of their own, merged only by
@@ -215,7 +245,7 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
               "jgroups: the group did not form", tmp)
         for m in members:
             m.command(f"go {run.messages} {run.pause_ms}")
-        group = _Group(members, log)
+        group = _Group(members, log, net)
         if run.faults:
             total = run.members * run.messages
             faults = FaultRunner(run.faults, group, log, progress=lambda: sum(
@@ -232,7 +262,7 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
             until(lambda: sum(len(m.sent_msgs) for m in members) >= total // 2, deadline,
                   "jgroups: sending stalled", tmp)
             say(f"  {every[-1]} joins after {sum(len(m.sent_msgs) for m in members)} sends")
-            late = start(every[-1], ports[-1])
+            late = start(every[-1])
             until(lambda: late.members == every, deadline,
                   f"jgroups: {every[-1]} did not join", tmp)
             late.command(f"go {run.messages} {run.pause_ms}")
@@ -242,9 +272,20 @@ def record(run: JgroupsRun, out: str | Path, *, seed: int = 1, timeout: float = 
         for k in killed:
             until(lambda k=k: all(k.process not in m.members for m in alive), deadline,
                   f"jgroups: the survivors did not install a view without {k.process}", tmp)
-        drain(alive, deadline, say, owed=None if late is None else
-              lambda reader, sent: sent if reader is not late
-              else sent & _sent_in_views_with(log, late.process))
+        split = any(f.action == "partition" for f in run.faults)
+        if split:  # healed: MERGE2 merges the sides' views (every 5-10 s), or fails to
+            merge_by = min(deadline, time.monotonic() + MERGE_WAIT)
+            while time.monotonic() < merge_by and not all(m.members == names
+                                                          for m in alive):
+                time.sleep(0.1)
+            if not all(m.members == names for m in alive):
+                say(f"  warning: the group did not merge within {MERGE_WAIT:g} s of the "
+                    f"heal (views: {', '.join(f'{m.process} {m.members}' for m in alive)})")
+        drain(alive, deadline, say, owed=(
+            (lambda reader, sent: sent & audience(log, reader.process)) if split
+            else None if late is None
+            else lambda reader, sent: sent if reader is not late
+            else sent & _sent_in_views_with(log, late.process)))
     finally:
         log.freeze()
         stop.set()
@@ -266,9 +307,9 @@ class _Group:
     the leader is the coordinator of the newest view a running member installed (with
     SEQUENCER, the sequencer)."""
 
-    def __init__(self, members: list[EventReader], log: EventLog):
+    def __init__(self, members: list[EventReader], log: EventLog, net: Network):
         self.members = {m.process: m for m in members}
-        self.log = log
+        self.log, self.net = log, net
         self.dead: set[str] = set()
         self.paused: set[str] = set()
 
@@ -282,7 +323,7 @@ class _Group:
 
     def running(self) -> list[str]:
         return [n for n, m in self.members.items() if n not in self.dead
-                and n not in self.paused and m.proc.poll() is None]
+                and n not in self.paused and n not in self.net.cut and m.proc.poll() is None]
 
     def kill(self, server: str) -> None:
         m = self.members[server]
@@ -301,9 +342,10 @@ class _Group:
         self.paused.discard(server)
 
     def isolate(self, server: str) -> None:
-        raise Unsupported("JGroups runs on 127.0.0.1: no partition")
+        self.net.isolate(server)
 
-    heal = isolate
+    def heal(self, server: str) -> None:
+        self.net.heal(server)
 
     def restart(self, server: str) -> None:
         raise Unsupported("a restarted JGroups member is a new member: see the late-join run")
@@ -319,3 +361,7 @@ def _sent_in_views_with(log: EventLog, joiner: str) -> set[str]:
         elif r["kind"] == "send" and r["process"] in inside:
             owed.add(r["msg"])
     return owed
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("jgroups", RUNS, ACTIONS, record, available, profile_file=profile_file)

@@ -1,9 +1,11 @@
 """Record NATS JetStream (Debian's nats-server, 2.9) as a delivery trace: a stream
 replicated on three servers, each replica's stored order as that server's deliveries.
 
-Three servers ``n1``-``n3`` run on 127.0.0.1 with free ports (clients, cluster routes),
-JetStream on, file storage in a temporary folder. The recorder creates the stream
-``TOMKIT`` (subjects ``tomkit.>``, three replicas, file storage, direct get allowed).
+Three servers ``n1``-``n3`` run each in a network namespace of its own
+(:mod:`tomkit.record.netns`: address 10.215.0.<i>, the recorder's clients in the hub
+namespace) on NATS's default ports (clients 4222, cluster routes 6222), JetStream on,
+file storage in a temporary folder. The recorder creates the stream ``TOMKIT``
+(subjects ``tomkit.>``, three replicas, file storage, direct get allowed).
 
 *Sends.* One publisher per server (nats-py, connected to that server only) publishes
 its messages one at a time, each with its id as ``Nats-Msg-Id``, and waits for the
@@ -24,7 +26,9 @@ The deliveries of a replica are therefore logged together, after its sends.
 reports no leader terms to clients.
 
 *Faults* (:mod:`tomkit.record.faults`): the leader is the stream's leader
-(``$JS.API.STREAM.INFO``); kill, pause and restart act on the nats-server process. A
+(``$JS.API.STREAM.INFO``); kill, pause and restart act on the nats-server process, a
+partition cuts the server's namespace off from the other servers' (its publisher still
+reaches it). A
 restarted server recovers its replica from its store and its peers; its new process
 (``n2r1``) delivers what its store holds at the end.
 
@@ -52,12 +56,15 @@ from pathlib import Path
 
 from tomkit.record.child import until
 from tomkit.record.clients import ClientLoop
-from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
-from tomkit.record.log import EventLog, free_ports
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
+from tomkit.record.log import EventLog
 from tomkit.record.nats.store import read_stream, stream_folder
+from tomkit.record.netns import Network
+from tomkit.record.netns import available as netns_available
 from tomkit.record.server import Server
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "NatsRun", "record", "available", "profile_file"]
+__all__ = ["SYSTEM", "RUNS", "NatsRun", "record", "available", "profile_file"]
 
 HERE = Path(__file__).parent
 STREAM = "TOMKIT"
@@ -76,7 +83,7 @@ def available() -> str | None:
         import nats  # noqa: F401
     except ImportError:
         return "the nats-py client is not installed (pip install nats-py)"
-    return None
+    return netns_available()
 
 
 @dataclass(frozen=True)
@@ -92,19 +99,19 @@ class NatsRun:
     send_for: float | None = None  # publishers stop after this many seconds (long runs)
 
 
-#: the faults this recorder can inflict (servers on 127.0.0.1: no partition)
-ACTIONS = ("kill", "pause", "restart")
+#: the faults this recorder can inflict
+ACTIONS = ("kill", "pause", "partition", "restart")
 
 
 RUNS = {"clean": NatsRun("clean")} | {
-    name: NatsRun(name, faults=faults) for name, faults in SCHEDULES.items()
-    if not any(f.action == "partition" for f in faults)}
+    name: NatsRun(name, faults=faults) for name, faults in SCHEDULES.items()}
 
 
-def _config(name: str, port: int, route: int, routes: list[int], store: Path) -> str:
-    urls = ", ".join(f"nats-route://127.0.0.1:{p}" for p in routes if p != route)
+def _config(name: str, host: str, port: int, route: int, peers: list[str],
+            store: Path) -> str:
+    urls = ", ".join(f"nats-route://{h}:{route}" for h in peers if h != host)
     return f"""server_name: {name}
-listen: 127.0.0.1:{port}
+listen: {host}:{port}
 http: 0
 jetstream {{
   store_dir: "{store}"
@@ -113,7 +120,7 @@ jetstream {{
 }}
 cluster {{
   name: tomkit
-  listen: 127.0.0.1:{route}
+  listen: {host}:{route}
   routes: [{urls}]
 }}
 """
@@ -122,18 +129,21 @@ cluster {{
 class _Nats:
     """One server: its ports, store and process."""
 
-    def __init__(self, i: int, port: int, route: int, routes: list[int], tmp: Path):
+    def __init__(self, i: int, port: int, route: int, net: Network, tmp: Path):
         self.name = f"n{i}"
+        self.net = net
+        self.host = net.address(self.name)
         self.port = port
         self.store = tmp / self.name
         conf = tmp / f"{self.name}.conf"
-        conf.write_text(_config(self.name, port, route, routes, tmp / self.name))
-        self.server = Server(self.name, ["nats-server", "-c", str(conf)],
+        peers = [net.address(s) for s in net.servers]
+        conf.write_text(_config(self.name, self.host, port, route, peers, tmp / self.name))
+        self.server = Server(self.name, net.argv(self.name, ["nats-server", "-c", str(conf)]),
                              tmp / f"{self.name}.log")
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        return f"nats://{self.host}:{self.port}"
 
 
 async def _connect(url: str, deadline: float):
@@ -266,7 +276,7 @@ class _Cluster(ClientLoop):
 
     def running(self) -> list[str]:
         return [n for n, s in self.servers.items() if n not in self.dead
-                and s.server.alive() and not s.server.paused]
+                and n not in s.net.cut and s.server.alive() and not s.server.paused]
 
     def kill(self, server: str) -> None:
         self.servers[server].server.kill()
@@ -283,9 +293,10 @@ class _Cluster(ClientLoop):
         self.servers[server].server.resume()
 
     def isolate(self, server: str) -> None:
-        raise Unsupported("NATS runs on 127.0.0.1: no partition")
+        self.servers[server].net.isolate(server)
 
-    heal = isolate
+    def heal(self, server: str) -> None:
+        self.servers[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         self.incarnation[server] += 1
@@ -324,13 +335,23 @@ def record(run: NatsRun, out: str | Path, *, seed: int = 1, timeout: float = 60.
     why = available()
     if why:
         raise RuntimeError(why)
+    net = Network([f"n{i + 1}" for i in range(run.servers)])
+    try:
+        net.up()
+        with net.clients():  # the clients, and every thread of the run, in the hub
+            return _record(run, out, net, seed, timeout, workdir, say)
+    finally:
+        net.down()
+
+
+def _record(run: NatsRun, out: str | Path, net: Network, seed: int, timeout: float,
+            workdir: str | Path | None, say) -> EventLog:
     rng = random.Random(seed)
     deadline = time.monotonic() + timeout
     log = EventLog(f"nats-{run.name}-s{seed}")
     tmp = Path(tempfile.mkdtemp(prefix="tomkit-nats-", dir=workdir))
-    ports = free_ports(2 * run.servers)
-    routes = ports[run.servers:]
-    servers = [_Nats(i + 1, ports[i], routes[i], routes, tmp) for i in range(run.servers)]
+    # each server has a namespace of its own: NATS's own default ports serve every one
+    servers = [_Nats(i + 1, 4222, 6222, net, tmp) for i in range(run.servers)]
     cluster = _Cluster(servers, run, log, rng, deadline)
     faults: FaultRunner | None = None
     try:
@@ -415,3 +436,8 @@ def _report_lost(log: EventLog, say) -> None:
     lost = sorted(_acked(log) - delivered)
     if lost:
         say(f"  acknowledged but stored by no replica read: {len(lost)} ({', '.join(lost[:5])})")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("nats", RUNS, ACTIONS, record, available, profile_file=profile_file,
+                long_runs=True)

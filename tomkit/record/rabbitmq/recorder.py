@@ -1,12 +1,15 @@
 """Record RabbitMQ streams (Debian's rabbitmq-server, 3.10) as a delivery trace: a stream
 with three replicas, each replica's messages in offset order as that node's deliveries.
 
-Three nodes ``r1``-``r3`` (``r<i>@localhost``, one Erlang VM each, one scheduler) run
-on 127.0.0.1 with free ports (AMQP, stream protocol, Erlang distribution) and an epmd
-of the recorder's own on a free port; their data, logs and Erlang cookie are in a
-temporary folder. They form one cluster by classic peer discovery, with the stream
-plugin on. The recorder creates the stream ``tomkit`` with three replicas
-(``x-initial-cluster-size``).
+Three nodes ``r1``-``r3`` (``r<i>@r<i>``, one Erlang VM each, one scheduler) run each
+in a network namespace of its own (:mod:`tomkit.record.netns`: address 10.215.0.<i>,
+the recorder's clients in the hub namespace) on RabbitMQ's default ports (AMQP 5672,
+stream 5552, distribution 25672), each with an epmd of the recorder's own in its
+namespace; the Erlang VMs find each other's host names in an inetrc file of the run
+(``ERL_INETRC``: ``r2`` is 10.215.0.2), so nothing on the host (``/etc/hosts``) is
+touched. Their data, logs and Erlang cookie are in a temporary folder. They form one
+cluster by classic peer discovery, with the stream plugin on. The recorder creates the
+stream ``tomkit`` with three replicas (``x-initial-cluster-size``).
 
 *Sends.* One publisher per node (rstream, a named producer, which the stream protocol
 sends to the stream's leader) publishes its messages one at a time and waits for each
@@ -22,7 +25,11 @@ so the messages in offset order (``x_offset``) are that replica's log.
 *Views.* One ``view`` per node, the stream's replica set (``stream-tomkit``).
 
 *Faults* (:mod:`tomkit.record.faults`): the leader is the stream's leader (the stream
-protocol's metadata); kill, pause and restart act on the node's Erlang VM. A restarted
+protocol's metadata); kill, pause and restart act on the node's Erlang VM; a partition
+cuts the node's namespace off from the other nodes' (its clients still reach it), and
+the nodes handle it as ``cluster_partition_handling = pause_minority`` says, the
+setting RabbitMQ's "Clustering and Network Partitions" guide recommends for three
+nodes and more. A restarted
 node rejoins the cluster and its replica catches up; its new process (``r2r1``) reads
 the stream from the start.
 
@@ -36,6 +43,7 @@ producer name and publishing id. The profile is ``rabbitmq.toml`` beside this mo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -44,22 +52,31 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import until
 from tomkit.record.clients import ClientLoop
-from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
-from tomkit.record.log import EventLog, free_ports
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
+from tomkit.record.log import EventLog
+from tomkit.record.netns import Network
+from tomkit.record.netns import available as netns_available
 from tomkit.record.server import Server
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "RabbitRun", "record", "available", "profile_file", "ACTIONS"]
+__all__ = ["SYSTEM", "Boot", "booted", "RUNS", "RabbitRun", "record", "available",
+           "profile_file", "ACTIONS"]
 
 HERE = Path(__file__).parent
+#: the stream of a run is named ``tomkit-<run>-s<seed>``: runs on one booted cluster
+#: (:func:`booted`) each have their own
 STREAM = "tomkit"
 USER = PASSWORD = "guest"
-#: the faults this recorder can inflict (nodes on 127.0.0.1: no partition)
-ACTIONS = ("kill", "pause", "restart")
+#: the faults this recorder can inflict
+ACTIONS = ("kill", "pause", "partition", "restart")
+#: RabbitMQ's default ports; every node has a namespace, and so its ports, of its own
+AMQP_PORT, STREAM_PORT, DIST_PORT, EPMD_PORT = 5672, 5552, 25672, 4369
 # rstream logs every lost connection; the recorder reports what matters itself
 logging.getLogger("rstream").setLevel(logging.CRITICAL)
 
@@ -82,7 +99,7 @@ def available() -> str | None:
         import rstream  # noqa: F401
     except ImportError:
         return "the rstream client is not installed (pip install rstream)"
-    return None
+    return netns_available()
 
 
 @dataclass(frozen=True)
@@ -99,36 +116,38 @@ class RabbitRun:
 
 
 RUNS = {"clean": RabbitRun("clean")} | {
-    name: RabbitRun(name, faults=faults) for name, faults in SCHEDULES.items()
-    if not any(f.action == "partition" for f in faults)}
+    name: RabbitRun(name, faults=faults) for name, faults in SCHEDULES.items()}
 
 
 class _Node:
     """One RabbitMQ node: its ports, folders and Erlang VM."""
 
-    def __init__(self, i: int, ports: tuple[int, int, int], n: int, epmd: int, tmp: Path):
+    def __init__(self, i: int, net: Network, tmp: Path):
         self.name = f"r{i}"
-        self.node = f"r{i}@localhost"
-        self.amqp, self.stream_port, self.dist = ports
+        self.node = f"r{i}@r{i}"
+        self.net = net
+        self.host = net.address(self.name)
+        self.stream_port = STREAM_PORT
         base = tmp / self.name
         base.mkdir()
         (base / "enabled_plugins").write_text("[rabbitmq_stream].\n")
-        peers = "\n".join(f"cluster_formation.classic_config.nodes.{k} = r{k}@localhost"
-                          for k in range(1, n + 1))
-        (base / "rabbitmq.conf").write_text(f"""listeners.tcp.default = 127.0.0.1:{self.amqp}
-stream.listeners.tcp.1 = 127.0.0.1:{self.stream_port}
-stream.advertised_host = 127.0.0.1
-stream.advertised_port = {self.stream_port}
-distribution.listener.interface = 127.0.0.1
-distribution.listener.port_range.min = {self.dist}
-distribution.listener.port_range.max = {self.dist}
+        peers = "\n".join(f"cluster_formation.classic_config.nodes.{k} = {s}@{s}"
+                          for k, s in enumerate(net.servers, 1))
+        (base / "rabbitmq.conf").write_text(f"""listeners.tcp.default = {self.host}:{AMQP_PORT}
+stream.listeners.tcp.1 = {self.host}:{STREAM_PORT}
+stream.advertised_host = {self.host}
+stream.advertised_port = {STREAM_PORT}
+distribution.listener.interface = {self.host}
+distribution.listener.port_range.min = {DIST_PORT}
+distribution.listener.port_range.max = {DIST_PORT}
+cluster_partition_handling = pause_minority
 loopback_users = none
 vm_memory_high_watermark.absolute = 256MB
 disk_free_limit.absolute = 50MB
 cluster_formation.peer_discovery_backend = classic_config
 {peers}
 """)
-        self.env = _erl_env(tmp, epmd) | {
+        self.env = _erl_env(tmp) | {
             "RABBITMQ_NODENAME": self.node,
             "RABBITMQ_CONFIG_FILE": str(base / "rabbitmq.conf"),
             "RABBITMQ_MNESIA_BASE": str(base / "mnesia"),
@@ -141,18 +160,32 @@ cluster_formation.peer_discovery_backend = classic_config
             "RABBITMQ_ALLOW_INPUT": "1",
             "RABBITMQ_SERVER_ERL_ARGS": "+S 1:1 +A 4 +sbwt none",
         }
-        self.server = Server(self.name, [str(_sbin() / "rabbitmq-server")],
+        self.server = Server(self.name, net.argv(self.name, [str(_sbin() / "rabbitmq-server")]),
                              tmp / f"{self.name}.log", env=self.env, hold_stdin=True)
+        # the node's own epmd, on its address (where the others look it up) and loopback
+        self.epmd = Server(f"{self.name}-epmd", net.argv(self.name, [
+            "epmd", "-address", self.host, "-port", str(EPMD_PORT)]),
+            tmp / f"{self.name}-epmd.log")
+
+    def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        """``rabbitmqctl`` on this node, run in its namespace (a CLI node registers with
+        the namespace's epmd)."""
+        return subprocess.run(self.net.argv(self.name, [
+            str(_sbin() / "rabbitmqctl"), "-n", self.node, *args]), env=self.env,
+            capture_output=True, text=True, timeout=timeout)
 
 
-def _erl_env(tmp: Path, epmd: int) -> dict:
-    return dict(os.environ, HOME=str(tmp), ERL_EPMD_PORT=str(epmd),
-                ERL_EPMD_ADDRESS="127.0.0.1")
+def _erl_env(tmp: Path) -> dict:
+    # ERL_INETRC: the nodes' host names, for every Erlang VM of the run (_inetrc)
+    return dict(os.environ, HOME=str(tmp), ERL_EPMD_PORT=str(EPMD_PORT),
+                ERL_INETRC=str(tmp / "inetrc"))
 
 
-def _ctl(env: dict, node: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([str(_sbin() / "rabbitmqctl"), "-n", node, *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+def _inetrc(net: Network) -> str:
+    """Erlang's resolver file: each node's host name (``r2``) is its address."""
+    hosts = "".join(f"{{host, {{{net.address(s).replace('.', ',')}}}, [\"{s}\"]}}.\n"
+                    for s in net.servers)
+    return hosts + "{lookup, [file, native]}.\n"
 
 
 def _consumer_on(host: str, port: int):
@@ -177,10 +210,12 @@ def _consumer_on(host: str, port: int):
 class _Reader:
     """One node's replica, read from its first offset by a consumer on that node."""
 
-    def __init__(self, node: _Node, process: str, log: EventLog, behind=lambda r: False):
-        self.node, self.process, self.log = node, process, log
+    def __init__(self, node: _Node, process: str, log: EventLog, stream: str,
+                 behind=lambda r: False):
+        self.node, self.process, self.log, self.stream = node, process, log, stream
         self.behind = behind  # behind(reader): another running replica's reader is ahead
         self.resubscribed = 0
+        self.fresh = False  # subscribed again, nothing delivered since
         self.delivered_msgs: set[str] = set()
         self.next_offset = 0
         self.stopped = threading.Event()
@@ -202,7 +237,11 @@ class _Reader:
                 self.error = (f"{self.process}: offset {ctx.offset} follows "
                               f"{self.next_offset - 1}")
             body = bytes(msg.body if hasattr(msg, "body") else msg).decode(errors="replace")
-            self.log.add(self.process, "deliver", msg=body, x_offset=ctx.offset)
+            # the first delivery after a new subscription says so: a reader that had
+            # stopped, not a replica that had lost the message (docs/case-studies.md)
+            note = {"x_resubscribed": self.resubscribed} if self.fresh else {}
+            self.fresh = False
+            self.log.add(self.process, "deliver", msg=body, x_offset=ctx.offset, **note)
             self.delivered_msgs.add(body)
             self.next_offset = ctx.offset + 1
 
@@ -210,10 +249,11 @@ class _Reader:
             nonlocal consumer
             while not self.stopped.is_set() and time.monotonic() < deadline:
                 try:
-                    consumer = _consumer_on("127.0.0.1", self.node.stream_port)
+                    consumer = _consumer_on(self.node.host, self.node.stream_port)
                     await asyncio.wait_for(consumer.start(), 20)
                     await asyncio.wait_for(consumer.subscribe(
-                        STREAM, on_message, offset_specification=ConsumerOffsetSpecification(
+                        self.stream, on_message,
+                        offset_specification=ConsumerOffsetSpecification(
                             OffsetType.OFFSET, self.next_offset)), 20)
                     self.error = None
                     return
@@ -236,6 +276,7 @@ class _Reader:
                     # 5 s: rstream's consumer stopped after the stream's leader changed
                     # (seen in a 10-minute run); subscribe again from the next offset
                     self.resubscribed += 1
+                    self.fresh = True
                     await _close(consumer)
                     consumer = None
                     await subscribe()
@@ -258,9 +299,11 @@ class _Publisher:
     """A node's publisher: one message at a time, each confirmed or sent again."""
 
     def __init__(self, node: _Node, process: str, run: RabbitRun, log: EventLog,
-                 rng: random.Random, count):
+                 rng: random.Random, count, confirmed: set[str], stream: str):
         self.node, self.process, self.run_, self.log = node, process, run, log
+        self.stream = stream
         self.rng, self.count = rng, count
+        self.confirmed = confirmed  # the run's confirmed messages, shared
         self.stopped = threading.Event()
         self.sent_msgs: set[str] = set()
         self.done = threading.Event()
@@ -293,11 +336,11 @@ class _Publisher:
                         break
                     try:
                         if producer is None:
-                            producer = Producer("127.0.0.1", self.node.stream_port,
+                            producer = Producer(self.node.host, self.node.stream_port,
                                                 username=USER, password=PASSWORD)
                             await asyncio.wait_for(producer.start(), 20)
                         await asyncio.wait_for(producer.send_wait(
-                            STREAM, RawMessage(msg.encode(), publishing_id=k + 1),
+                            self.stream, RawMessage(msg.encode(), publishing_id=k + 1),
                             publisher_name=self.process, timeout=5), 10)
                     except Exception as e:
                         last = f"{type(e).__name__}: {e}"[:200]
@@ -308,6 +351,7 @@ class _Publisher:
                         continue
                     rec["x_put"] = "ok"
                     rec["x_pid"] = k + 1
+                    self.confirmed.add(msg)
                     break
                 if rec["x_put"].startswith("failed"):
                     break
@@ -323,45 +367,53 @@ class _Cluster(ClientLoop):
     QUIET_CLOSE = True
 
     def __init__(self, nodes: list[_Node], run: RabbitRun, log: EventLog,
-                 rng: random.Random, deadline: float):
+                 rng: random.Random, deadline: float, stream: str):
         super().__init__([n.name for n in nodes], run, log, rng, deadline,
                          "rabbitmq-clients")
         self.nodes = {n.name: n for n in nodes}
+        self.stream = stream
         self.readers: dict[str, _Reader] = {}
         self.publishers: dict[str, _Publisher] = {}
         self.old: list[_Reader] = []
+        self.confirmed: set[str] = set()
 
     def attach(self, server: str, send: bool = True) -> None:
         proc = self.process(server)
         node = self.nodes[server]
         if send:
-            self.log.add(proc, "view", view=f"stream-{STREAM}", members=self.members)
+            self.log.add(proc, "view", view=f"stream-{self.stream}", members=self.members)
             self.publishers[server] = _Publisher(node, proc, self.run, self.log,
-                                                 random.Random(self.rng.random()), self.count)
-        reader = _Reader(node, proc, self.log, behind=self._behind)
+                                                 random.Random(self.rng.random()), self.count,
+                                                 self.confirmed, self.stream)
+        reader = _Reader(node, proc, self.log, self.stream, behind=self._behind)
         self.readers[server] = reader
         self.spawn(reader.run(self.deadline))
 
     def _behind(self, reader: _Reader) -> bool:
+        """Whether the replica's reader has something left to read: another running
+        replica's reader is ahead, or a confirmed message is not yet read from it (the
+        consumers of both survivors stopped at one offset after the leader was killed,
+        so neither was ahead of the other: docs/case-studies.md)."""
         return any(r.next_offset > reader.next_offset for n, r in self.readers.items()
-                   if n in self.running() and r is not reader)
+                   if n in self.running() and r is not reader) \
+            or not self.confirmed <= reader.delivered_msgs
 
     async def _leader(self) -> str | None:
         from rstream import Producer
 
         for name in self.running():
-            producer = Producer("127.0.0.1", self.nodes[name].stream_port, username=USER,
-                                password=PASSWORD)
+            producer = Producer(self.nodes[name].host, self.nodes[name].stream_port,
+                                username=USER, password=PASSWORD)
             try:
                 await asyncio.wait_for(producer.start(), 5)
                 client = await producer.default_client
-                leader, _ = await asyncio.wait_for(client.query_leader_and_replicas(STREAM), 5)
+                leader, _ = await asyncio.wait_for(client.query_leader_and_replicas(self.stream), 5)
             except Exception:
                 continue
             finally:
                 await _close(producer)
             for n in self.nodes.values():
-                if n.stream_port == leader.port:
+                if n.host == leader.host:
                     return n.name
         return None
 
@@ -371,7 +423,7 @@ class _Cluster(ClientLoop):
 
     def running(self) -> list[str]:
         return [n for n, s in self.nodes.items() if n not in self.dead
-                and s.server.alive() and not s.server.paused]
+                and n not in s.net.cut and s.server.alive() and not s.server.paused]
 
     def kill(self, server: str) -> None:
         self.nodes[server].server.kill()
@@ -390,9 +442,10 @@ class _Cluster(ClientLoop):
         self.nodes[server].server.resume()
 
     def isolate(self, server: str) -> None:
-        raise Unsupported("RabbitMQ runs on 127.0.0.1: no partition")
+        self.nodes[server].net.isolate(server)
 
-    heal = isolate
+    def heal(self, server: str) -> None:
+        self.nodes[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         self.old.append(self.readers[server])
@@ -404,15 +457,16 @@ class _Cluster(ClientLoop):
         self.spawn(self.publishers[server].run(self.send_until, self.retry_until))
 
 
-async def _create_stream(port: int, replicas: int, deadline: float) -> None:
+async def _create_stream(host: str, port: int, stream: str, replicas: int,
+                         deadline: float) -> None:
     from rstream import Producer
 
     last = None
     while time.monotonic() < deadline:
-        producer = Producer("127.0.0.1", port, username=USER, password=PASSWORD)
+        producer = Producer(host, port, username=USER, password=PASSWORD)
         try:
             await asyncio.wait_for(producer.start(), 20)
-            await producer.create_stream(STREAM, arguments={
+            await producer.create_stream(stream, arguments={
                 "x-initial-cluster-size": replicas}, exists_ok=True)
             return
         except Exception as e:
@@ -423,34 +477,112 @@ async def _create_stream(port: int, replicas: int, deadline: float) -> None:
     raise RuntimeError(f"rabbitmq: could not create the stream: {last}")
 
 
-def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
-           workdir: str | Path | None = None, say=print) -> EventLog:
-    """Record one run into ``out``; the log. ``seed`` seeds the publishers' pauses and
-    names the run (RabbitMQ's schedule is not seeded)."""
+class Boot:
+    """Nodes booted and clustered in their namespaces: the stage of one or more runs.
+
+    Booting three Erlang VMs is most of a run's time (25 s unloaded, up to 2 minutes
+    under load), so runs may share one boot (:func:`booted`), each with a stream of its
+    own; a node that a run killed is started again before the next run."""
+
+    def __init__(self, nodes: int, workdir: str | Path | None = None):
+        self.net = Network([f"r{i + 1}" for i in range(nodes)])
+        self.tmp = Path(tempfile.mkdtemp(prefix="tomkit-rabbitmq-", dir=workdir))
+        cookie = self.tmp / ".erlang.cookie"
+        cookie.write_text(f"TOMKIT{random.Random().getrandbits(64):016X}")
+        cookie.chmod(0o600)
+        (self.tmp / "inetrc").write_text(_inetrc(self.net))
+        self.nodes = [_Node(i + 1, self.net, self.tmp) for i in range(nodes)]
+        self.runs = 0
+
+    def start(self, deadline: float) -> None:
+        """Make the namespaces, start every node and wait until each is up."""
+        self.net.up()
+        for n in self.nodes:
+            n.epmd.start()
+        for n in self.nodes:
+            n.server.start()
+        for n in self.nodes:
+            _await_startup(n, deadline, self.tmp)
+
+    def ready(self, deadline: float) -> None:
+        """Before a run on a used boot: every partition healed, every node running."""
+        for s in list(self.net.cut):
+            self.net.heal(s)
+        down = [n for n in self.nodes if not n.server.alive()]
+        for n in self.nodes:
+            n.server.resume()
+        for n in down:
+            n.server.start()
+        for n in down:
+            _await_startup(n, deadline, self.tmp)
+
+    def stop(self) -> None:
+        for n in self.nodes:
+            n.server.stop()
+        for n in self.nodes:
+            n.epmd.stop()
+        self.net.down()
+        if not os.environ.get("TOMKIT_KEEP_RECORD"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def booted(nodes: int = 3, timeout: float = 240.0,
+           workdir: str | Path | None = None) -> Iterator[Boot]:
+    """A cluster booted once for several runs (``record(..., boot=b)``); everything it
+    made is removed at the end, also on an error or Ctrl-C."""
     why = available()
     if why:
         raise RuntimeError(why)
-    rng = random.Random(seed)
+    boot = Boot(nodes, workdir)
+    try:
+        boot.start(time.monotonic() + timeout)
+        yield boot
+    finally:
+        boot.stop()
+
+
+def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
+           workdir: str | Path | None = None, say=print, boot: Boot | None = None) -> EventLog:
+    """Record one run into ``out``; the log. ``seed`` seeds the publishers' pauses and
+    names the run (RabbitMQ's schedule is not seeded). Without ``boot`` the run boots
+    its own cluster (within ``timeout``); with one, it runs on that cluster, within
+    ``timeout`` of its own."""
+    why = available()
+    if why:
+        raise RuntimeError(why)
     deadline = time.monotonic() + timeout
+    if boot is None:
+        boot = Boot(run.nodes, workdir)
+        try:
+            boot.start(deadline)
+            return _on(boot, run, out, seed, deadline, say)
+        finally:
+            boot.stop()
+    if len(boot.nodes) != run.nodes:
+        raise ValueError(f"the run wants {run.nodes} nodes, the boot has {len(boot.nodes)}")
+    boot.ready(deadline)
+    return _on(boot, run, out, seed, deadline, say)
+
+
+def _on(boot: Boot, run: RabbitRun, out: str | Path, seed: int, deadline: float,
+        say) -> EventLog:
+    with boot.net.clients():  # the clients, and every thread of the run, in the hub
+        return _record(boot, run, out, seed, deadline, say)
+
+
+def _record(boot: Boot, run: RabbitRun, out: str | Path, seed: int, deadline: float,
+            say) -> EventLog:
+    rng = random.Random(seed)
     log = EventLog(f"rabbitmq-{run.name}-s{seed}")
-    tmp = Path(tempfile.mkdtemp(prefix="tomkit-rabbitmq-", dir=workdir))
-    cookie = tmp / ".erlang.cookie"
-    cookie.write_text(f"TOMKIT{random.Random().getrandbits(64):016X}")
-    cookie.chmod(0o600)
-    ports = free_ports(1 + 3 * run.nodes)
-    epmd = Server("epmd", ["epmd", "-address", "127.0.0.1", "-port", str(ports[0])],
-                  tmp / "epmd.log")
-    nodes = [_Node(i + 1, tuple(ports[1 + 3 * i:4 + 3 * i]), run.nodes, ports[0], tmp)
-             for i in range(run.nodes)]
-    cluster = _Cluster(nodes, run, log, rng, deadline)
+    nodes, tmp = boot.nodes, boot.tmp
+    boot.runs += 1
+    stream = f"{STREAM}-{run.name}-s{seed}-{boot.runs}"
+    cluster = _Cluster(nodes, run, log, rng, deadline, stream)
     faults: FaultRunner | None = None
     try:
-        epmd.start()
-        for n in nodes:
-            n.server.start()
-        for n in nodes:
-            _await_startup(n, deadline, tmp)
-        cluster.call(_create_stream(nodes[0].stream_port, run.nodes, deadline),
+        cluster.call(_create_stream(nodes[0].host, nodes[0].stream_port, stream, run.nodes,
+                                    deadline),
                      timeout=max(1.0, deadline - time.monotonic()))
         until(lambda: cluster.leader() is not None, deadline,
               "rabbitmq: the stream has no leader", tmp)
@@ -486,11 +618,6 @@ def record(run: RabbitRun, out: str | Path, *, seed: int = 1, timeout: float = 6
         for p in cluster.publishers.values():
             p.stopped.set()
         cluster.close()
-        for n in nodes:
-            n.server.stop()
-        epmd.stop()
-        if not os.environ.get("TOMKIT_KEEP_RECORD"):
-            shutil.rmtree(tmp, ignore_errors=True)
     for r in [*cluster.readers.values(), *cluster.old]:
         if r.error:
             say(f"  warning: {r.error}")
@@ -514,8 +641,8 @@ def _await_startup(n: _Node, deadline: float, tmp: Path) -> None:
             raise RuntimeError(f"rabbitmq: {gone}")
         left = deadline - time.monotonic()
         try:
-            r = _ctl(n.env, n.node, "await_startup", "--timeout", str(int(max(1, left))),
-                     timeout=max(1.0, left))
+            r = n.ctl("await_startup", "--timeout", str(int(max(1, left))),
+                      timeout=max(1.0, left))
         except subprocess.TimeoutExpired:
             break
         if r.returncode == 0:
@@ -546,3 +673,8 @@ def _drain(cluster: _Cluster, deadline: float, say) -> None:
         time.sleep(0.1)
     say("  warning: not drained by the deadline: a running replica misses a confirmed or "
         "stored message, or deliveries were still changing")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("rabbitmq", RUNS, ACTIONS, record, available,
+                profile_file=profile_file, long_runs=True, boot=booted)

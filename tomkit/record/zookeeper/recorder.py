@@ -2,8 +2,10 @@
 committed transactions, in zxid order, are its deliveries.
 
 An ensemble of three servers ``z1``-``z3`` (``QuorumPeerMain``, one JVM each, 128 MB
-heap) runs on 127.0.0.1 with free ports (client, quorum, election), data in a temporary
-folder, tick 500 ms. Each server is one process of the trace.
+heap), each in a network namespace of its own (:mod:`tomkit.record.netns`: address
+10.215.0.<i>, the recorder's sessions in the hub namespace), with free ports (client,
+quorum, election), data in a temporary folder, tick 500 ms. Each server is one process
+of the trace.
 
 *Sends.* One writer session per server (kazoo, connected to that server only) creates
 the znodes ``/tomkit/<msg>``, one message each, ``send`` logged just before the
@@ -28,7 +30,8 @@ bits of the zxid, ZAB's epoch): ``epoch-<e>``, members the configured servers (Z
 tells clients nothing of which followers are in the leader's quorum).
 
 *Faults* (:mod:`tomkit.record.faults`): the leader is the server whose ``srvr`` says
-``Mode: leader``; kill, pause and restart act on the server's JVM. A restarted server
+``Mode: leader``; kill, pause and restart act on the server's JVM; a partition cuts the
+server's namespace off from the other servers' (its own sessions still reach it). A restarted server
 reloads its snapshot and log and syncs with the leader, so its new process (``z2r1``)
 reads a prefix of the log from the start: its deliveries repeat the old ones.
 
@@ -54,11 +57,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import until
-from tomkit.record.faults import SCHEDULES, Fault, FaultRunner, Unsupported
+from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
 from tomkit.record.log import EventLog, free_ports
+from tomkit.record.netns import Network
+from tomkit.record.netns import available as netns_available
 from tomkit.record.server import Server
+from tomkit.record.system import System
 
-__all__ = ["RUNS", "ZkRun", "record", "available", "profile_file"]
+__all__ = ["SYSTEM", "RUNS", "ZkRun", "record", "available", "profile_file"]
 
 HERE = Path(__file__).parent
 JAR = Path("/usr/share/java/zookeeper.jar")
@@ -66,6 +72,8 @@ JAR = Path("/usr/share/java/zookeeper.jar")
 SLF4J = Path("/usr/share/java/slf4j-simple.jar")
 ROOT = "/tomkit"
 TICK_MS = 500
+#: seconds a session lives without its server (the recorder's sessions ask for this much)
+SESSION_TIMEOUT = 30.0
 #: kazoo logs every dropped connection; the recorder reports what matters itself
 _QUIET = logging.getLogger("tomkit.record.zookeeper.kazoo")
 _QUIET.setLevel(logging.CRITICAL)
@@ -87,7 +95,7 @@ def available() -> str | None:
         import kazoo  # noqa: F401
     except ImportError:
         return "the kazoo client is not installed (pip install kazoo)"
-    return None
+    return netns_available()
 
 
 @dataclass(frozen=True)
@@ -107,17 +115,16 @@ class ZkRun:
     send_for: float | None = None  # writers stop after this many seconds (long runs)
 
 
-#: the faults this recorder can inflict (servers on 127.0.0.1: no partition)
-ACTIONS = ("kill", "pause", "restart")
+#: the faults this recorder can inflict
+ACTIONS = ("kill", "pause", "partition", "restart")
 
 
 RUNS = {"clean": ZkRun("clean")} | {
-    name: ZkRun(name, faults=faults) for name, faults in SCHEDULES.items()
-    if not any(f.action == "partition" for f in faults)}
+    name: ZkRun(name, faults=faults) for name, faults in SCHEDULES.items()}
 
 
-def _four_letters(port: int, cmd: str = "srvr", timeout: float = 2.0) -> str:
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+def _four_letters(host: str, port: int, cmd: str = "srvr", timeout: float = 2.0) -> str:
+    with socket.create_connection((host, port), timeout=timeout) as s:
         s.sendall(cmd.encode())
         chunks = []
         while True:
@@ -131,9 +138,11 @@ def _four_letters(port: int, cmd: str = "srvr", timeout: float = 2.0) -> str:
 class _Zk:
     """One ZooKeeper server: its ports, data folder and JVM."""
 
-    def __init__(self, sid: int, ports: tuple[int, int, int], tmp: Path):
+    def __init__(self, sid: int, ports: tuple[int, int, int], tmp: Path, net: Network):
         self.sid = sid
         self.name = f"z{sid}"
+        self.net = net
+        self.host = net.address(self.name)
         self.client_port, self.quorum_port, self.election_port = ports
         self.data = tmp / self.name
         self.data.mkdir()
@@ -144,25 +153,29 @@ class _Zk:
     def configure(self, everyone: list[_Zk]) -> None:
         lines = [f"tickTime={TICK_MS}", "initLimit=20", "syncLimit=10",
                  f"dataDir={self.data}", f"clientPort={self.client_port}",
-                 "clientPortAddress=127.0.0.1", "4lw.commands.whitelist=srvr,stat,ruok",
+                 f"clientPortAddress={self.host}", "4lw.commands.whitelist=srvr,stat,ruok",
                  "admin.enableServer=false", "autopurge.purgeInterval=0",
-                 "maxClientCnxns=0", "standaloneEnabled=false"]
-        lines += [f"server.{z.sid}=127.0.0.1:{z.quorum_port}:{z.election_port}"
+                 "maxClientCnxns=0", "standaloneEnabled=false",
+                 # a session outlives an 8 s partition of its server and the election
+                 # after it (the default bound is 20 ticks, 10 s)
+                 f"maxSessionTimeout={SESSION_TIMEOUT * 1000:.0f}"]
+        lines += [f"server.{z.sid}={z.host}:{z.quorum_port}:{z.election_port}"
                   for z in everyone]
         self.cfg.write_text("\n".join(lines) + "\n")
         self.server = Server(
             self.name,
-            ["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-             "-Dzookeeper.admin.enableServer=false", "-Djava.net.preferIPv4Stack=true",
-             "-cp", f"{JAR}:{SLF4J}",
-             "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(self.cfg)],
+            self.net.argv(self.name, [
+                "java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dzookeeper.admin.enableServer=false", "-Djava.net.preferIPv4Stack=true",
+                "-cp", f"{JAR}:{SLF4J}",
+                "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(self.cfg)]),
             self.cfg.parent / f"{self.name}.log")
 
     def srvr(self, field: str) -> str | None:
         """A field of the server's ``srvr`` answer (Mode, Zxid, ...), None if it does
         not answer."""
         try:
-            for line in _four_letters(self.client_port).splitlines():
+            for line in _four_letters(self.host, self.client_port).splitlines():
                 if line.startswith(field + ":"):
                     return line.split(":", 1)[1].strip()
         except OSError:
@@ -195,7 +208,8 @@ class _Reader(threading.Thread):
         from kazoo.client import KazooClient
         from kazoo.exceptions import KazooException, NoNodeError
 
-        client = KazooClient(hosts=f"127.0.0.1:{self.zk.client_port}", timeout=10.0, logger=_QUIET,
+        client = KazooClient(hosts=f"{self.zk.host}:{self.zk.client_port}", timeout=SESSION_TIMEOUT,
+                             logger=_QUIET,
                              connection_retry={"max_tries": -1, "max_delay": 0.5})
         self.client = client
         try:
@@ -272,7 +286,8 @@ class _Writer(threading.Thread):
     def run(self) -> None:
         from kazoo.client import KazooClient, KazooState
 
-        client = KazooClient(hosts=f"127.0.0.1:{self.zk.client_port}", timeout=10.0, logger=_QUIET,
+        client = KazooClient(hosts=f"{self.zk.host}:{self.zk.client_port}", timeout=SESSION_TIMEOUT,
+                             logger=_QUIET,
                              connection_retry={"max_tries": -1, "max_delay": 0.5})
         lost = threading.Event()
         client.add_listener(lambda state: lost.set() if state == KazooState.LOST else None)
@@ -382,6 +397,7 @@ class _Ensemble:
         self.writers: dict[str, _Writer] = {}
         self.old: list[_Reader] = []
         self.errors: list[str] = []
+        self.faults: FaultRunner | None = None
         self.sent = 0
         self._lock = threading.Lock()
         self.dead: set[str] = set()
@@ -423,7 +439,7 @@ class _Ensemble:
         return None
 
     def running(self) -> list[str]:
-        return [n for n, z in self.zks.items() if n not in self.dead
+        return [n for n, z in self.zks.items() if n not in self.dead and n not in z.net.cut
                 and z.server is not None and z.server.alive() and not z.server.paused]
 
     def kill(self, server: str) -> None:
@@ -445,9 +461,10 @@ class _Ensemble:
         self.zks[server].server.resume()
 
     def isolate(self, server: str) -> None:
-        raise Unsupported("ZooKeeper runs on 127.0.0.1: no partition")
+        self.zks[server].net.isolate(server)
 
-    heal = isolate
+    def heal(self, server: str) -> None:
+        self.zks[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         self.old.append(self.readers[server])
@@ -490,41 +507,17 @@ def record(run: ZkRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
     log = EventLog(f"zookeeper-{run.name}-s{seed}")
     tmp = Path(tempfile.mkdtemp(prefix="tomkit-zookeeper-", dir=workdir))
     ports = free_ports(3 * run.servers)
-    zks = [_Zk(i + 1, tuple(ports[3 * i:3 * i + 3]), tmp) for i in range(run.servers)]
+    net = Network([f"z{i + 1}" for i in range(run.servers)])
+    zks = [_Zk(i + 1, tuple(ports[3 * i:3 * i + 3]), tmp, net) for i in range(run.servers)]
     ens = _Ensemble(zks, run, log, rng, deadline, tmp, say)
-    faults: FaultRunner | None = None
     try:
-        for z in zks:
-            z.configure(zks)
-            z.server.start()
-        _wait_ready(zks, deadline, tmp)
-        for z in zks:
-            ens.attach(z.name)
-        for r in ens.readers.values():
-            until(r.ready.is_set, deadline, f"zookeeper: {r.process}'s reader did not "
-                  "connect", tmp)
-        if ens.errors:
-            raise RuntimeError(f"zookeeper: {ens.errors[0]}")
-        for w in ens.writers.values():
-            w.start()
-        if run.faults:
-            faults = FaultRunner(run.faults, ens, log, progress=ens.progress,
-                                 deadline=deadline, say=say, period=run.period)
-            faults.start()
-        if faults is not None:
-            if run.period is not None:  # the repeating schedule ends with the sending
-                faults.halt.wait(max(0.0, ens.send_until - time.monotonic()))
-                faults.halt.set()
-            faults.done.wait(max(0.0, deadline - time.monotonic()))
-            if faults.error is not None:
-                raise RuntimeError(f"zookeeper: fault schedule: {faults.error}")
-        for w in list(ens.writers.values()):
-            w.join(max(0.0, deadline - time.monotonic()))
-        _drain(ens, deadline, say)
+        net.up()
+        with net.clients():  # the sessions, and every thread of the run, in the hub
+            _run(run, zks, ens, log, deadline, tmp, say)
     finally:
         log.freeze()
-        if faults is not None:
-            faults.stop_event.set()
+        if ens.faults is not None:
+            ens.faults.stop_event.set()
         for r in [*ens.readers.values(), *ens.old]:
             r.stop()
         for w in ens.writers.values():
@@ -534,12 +527,44 @@ def record(run: ZkRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
                 z.server.stop()
         for r in [*ens.readers.values(), *ens.old]:
             r.join(5)
+        net.down()
         if not os.environ.get("TOMKIT_KEEP_RECORD"):
             shutil.rmtree(tmp, ignore_errors=True)
     for e in ens.errors:
         say(f"  warning: {e}")
     log.write(out)
     return log
+
+
+def _run(run: ZkRun, zks: list[_Zk], ens: _Ensemble, log: EventLog, deadline: float,
+         tmp: Path, say) -> None:
+    """Start the ensemble, its sessions and the fault schedule; wait for the end."""
+    for z in zks:
+        z.configure(zks)
+        z.server.start()
+    _wait_ready(zks, deadline, tmp)
+    for z in zks:
+        ens.attach(z.name)
+    for r in ens.readers.values():
+        until(r.ready.is_set, deadline, f"zookeeper: {r.process}'s reader did not "
+              "connect", tmp)
+    if ens.errors:
+        raise RuntimeError(f"zookeeper: {ens.errors[0]}")
+    for w in ens.writers.values():
+        w.start()
+    if run.faults:
+        faults = ens.faults = FaultRunner(run.faults, ens, log, progress=ens.progress,
+                                          deadline=deadline, say=say, period=run.period)
+        faults.start()
+        if run.period is not None:  # the repeating schedule ends with the sending
+            faults.halt.wait(max(0.0, ens.send_until - time.monotonic()))
+            faults.halt.set()
+        faults.done.wait(max(0.0, deadline - time.monotonic()))
+        if faults.error is not None:
+            raise RuntimeError(f"zookeeper: fault schedule: {faults.error}")
+    for w in list(ens.writers.values()):
+        w.join(max(0.0, deadline - time.monotonic()))
+    _drain(ens, deadline, say)
 
 
 def _wait_ready(zks: list[_Zk], deadline: float, tmp: Path) -> None:
@@ -572,3 +597,8 @@ def _drain(ens: _Ensemble, deadline: float, say) -> None:
         time.sleep(0.1)
     say("  warning: not drained by the deadline: a running server misses a committed "
         "message, or deliveries were still changing")
+
+
+#: what this recorder provides (tomkit/record/system.py)
+SYSTEM = System("zookeeper", RUNS, ACTIONS, record, available,
+                profile_file=profile_file, long_runs=True)
