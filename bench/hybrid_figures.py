@@ -32,6 +32,15 @@ model/hybrid/latency.py (the metric). Plots: fig1.png and fig5.png in ``--out``
 
 ``--quick``: Figure 1 at D = 50 and 200 ms for 4 s, Figure 3's scenarios 1, 4, 6 and 9
 for 4 s, Figure 5 through scenarios 1, 4, 9, 6 for 10 s each, quasi-periodic only.
+
+``--sensitivity``: the paper's claims (Figure 3 flat, Figure 5 below both baselines)
+over the values it does not give (mean-shift k, the variance's unit, the low rate, the
+scenario length; tomkit/runs/sensitivity.py). ``--demo``: ``tomkit demo``'s hybrid step.
+
+``--write-docs`` rewrites docs/hybrid-figures.md's generated sections of what ran (each
+section names its configuration; full configurations only, not ``--quick``), so the page
+quotes what the model does today; tests/bench/test_bench_hybrid_docs_smoke.py reruns
+parts of them against the committed page.
 """
 
 from __future__ import annotations
@@ -42,18 +51,29 @@ import sys
 import time
 from pathlib import Path
 
-from tomkit.model.net.load import FIG5_DWELL
+from tomkit.model.net.load import FIG3_SCENARIOS, FIG5_DWELL
 from tomkit.model.net.topology import fig3_topology
 from tomkit.runs.hybrid import (
     FIG1_DELAYS,
     PROTOCOLS,
+    demo_markdown,
     fig1,
     fig1_crossover,
     fig3,
     fig5,
     plot_fig1,
     plot_fig5,
+    run_demo,
 )
+from tomkit.runs.markdown import write_section
+from tomkit.runs.sensitivity import fig3_claims, fig3_markdown, fig5_claims, fig5_markdown
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "hybrid-figures.md"
+#: the configurations the page quotes (the tests rerun parts of them)
+FIG1 = {"n": 30, "duration": 12.0, "warmup": 2.0}
+FIG3 = {"duration": 12.0, "warmup": 1.0}
+FIG3_CV2 = {"duration": 6.0, "warmup": 1.0}
+SENS3 = {"duration": 6.0, "warmup": 1.0}
 
 #: Figure 5's mean-shift k (001 footnote 6 lost it; ours, docs/hybrid-figures.md)
 FIG5_K = 10
@@ -118,6 +138,74 @@ def print_fig5(res, k: int) -> None:
           f"null messages {res.stats['hybrid'].get('nulls')}")
 
 
+def fig1_markdown(rows, seed: int) -> str:
+    """Figure 1's table as the page quotes it."""
+    lines = [f"Seed {seed}, {FIG1['n']} processes, {FIG1['duration']:g} s per run, latency "
+             "in ms.", "", "| D (ms) | token-site | paper 2D | ratio | symmetric | "
+             "paper D + t | ratio |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.d * 1e3:.0f} | {ms(r.token).strip()} | {ms(r.two_d).strip()} | "
+                     f"{r.token / r.two_d:.3f} | {ms(r.symmetric).strip()} | "
+                     f"{ms(r.d_plus_t).strip()} | {r.symmetric / r.d_plus_t:.3f} |")
+    lines += ["", f"The curves cross at a measured D = {fig1_crossover(rows) * 1e3:.0f} ms "
+              f"(the paper: D = t = {rows[0].t * 1e3:.0f} ms)."]
+    return "\n".join(lines) + "\n"
+
+
+def fig3_markdown_rows(rows, seed: int, duration: float, cv2: bool = False) -> str:
+    """Figure 3's table (``cv2``: the shorter one of the other variance reading)."""
+    lines = [f"Seed {seed}, {duration:g} s per scenario, latency in ms."]
+    if cv2:
+        lines += ["", "| sc | loads | token-site | symmetric | hybrid | hybrid / best "
+                  "baseline |", "|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r.scenario} | {r.loads} | {ms(r.latency['token-site']).strip()}"
+                         f" | {ms(r.latency['symmetric']).strip()} | "
+                         f"{ms(r.latency['hybrid']).strip()} | "
+                         f"{r.latency['hybrid'] / r.best_baseline:.3f} |")
+    else:
+        lines += ["", "| sc | loads | token-site | paper 2D | symmetric | paper D + t | "
+                  "hybrid | hybrid / best baseline | hybrid roles (Figure 2 = observed) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            same = r.observed_roles if r.expected_roles == r.observed_roles else \
+                f"{r.expected_roles} != {r.observed_roles}"
+            lines.append(f"| {r.scenario} | {r.loads} | {ms(r.latency['token-site']).strip()}"
+                         f" | {ms(r.paper['token-site']).strip()} | "
+                         f"{ms(r.latency['symmetric']).strip()} | "
+                         f"{ms(r.paper['symmetric']).strip()} | "
+                         f"{ms(r.latency['hybrid']).strip()} | "
+                         f"{r.latency['hybrid'] / r.best_baseline:.3f} | {same} |")
+    hy = [r.latency["hybrid"] for r in rows]
+    lines += ["", f"Hybrid {min(hy) * 1e3:.0f} .. {max(hy) * 1e3:.0f} ms over the "
+              f"scenarios; worst hybrid / better baseline "
+              f"{max(r.latency['hybrid'] / r.best_baseline for r in rows):.3f}."]
+    return "\n".join(lines) + "\n"
+
+
+def fig5_markdown_rows(results, seed: int, k: int) -> str:
+    """Figure 5's per-scenario table for the sources of ``results`` (same k)."""
+    lines = [f"Seed {seed}, mean-shift k = {k}, {results[0].dwell:g} s per scenario; latency "
+             "in ms over each scenario's second half (settled); baselines "
+             + " / ".join(r.source for r in results) + ".", "",
+             "| sc | loads | token-site | symmetric | " + " | ".join(
+                 f"hybrid, {r.source} | roles" for r in results) + " |",
+             "|---|---|---|---|" + "---|---|" * len(results)]
+    for i, sc in enumerate(results[0].scenarios):
+        base = " | ".join(" / ".join(ms(r.settled[p][i]).strip() for r in results)
+                          for p in ("token-site", "symmetric"))
+        hy = " | ".join(f"{ms(r.settled['hybrid'][i]).strip()} | {r.roles[i]}"
+                        for r in results)
+        lines.append(f"| {sc} | {FIG3_SCENARIOS[sc - 1]} | {base} | {hy} |")
+    lines += ["", "| sources | token-site | symmetric | hybrid | hybrid role changes |",
+              "|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r.source} | " + " | ".join(ms(r.overall[p]).strip()
+                                                     for p in PROTOCOLS)
+                     + f" | {r.stats['hybrid'].get('role_changes')} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=1)
@@ -134,8 +222,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds per run of Figures 1 and 3 (default 12; quick 4)")
     ap.add_argument("--out", default="out/hybrid-figures", help="folder for the plots")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="the claims over the values the paper does not give")
+    ap.add_argument("--demo", action="store_true", help="tomkit demo's hybrid step")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="rewrite docs/hybrid-figures.md's generated sections of what ran")
     a = ap.parse_args(argv)
-    figs = set(a.figure or ("1", "3", "5"))
+    if a.write_docs and (a.quick or a.dwell or a.duration or a.n != 30):
+        ap.error("--write-docs writes the page's own configurations only")
+    figs = set(a.figure or (() if a.sensitivity or a.demo else ("1", "3", "5")))
+    sections: dict[str, str] = {}
     out = None if a.no_plots else Path(a.out)
     print(f"seed {a.seed}")
     wall = time.perf_counter()
@@ -144,14 +240,19 @@ def main(argv: list[str] | None = None) -> int:
         rows = fig1((0.05, 0.2) if a.quick else FIG1_DELAYS, n=a.n, duration=dur,
                     warmup=min(2.0, dur / 3), seed=a.seed)
         print_fig1(rows, out, a.n)
+        sections["fig1"] = fig1_markdown(rows, a.seed)
     if "3" in figs:
         sc = (1, 4, 6, 9) if a.quick else tuple(range(1, 10))
         dur = a.duration or (4.0 if a.quick else 12.0)
-        print_fig3(fig3(sc, duration=dur, warmup=1.0, seed=a.seed), "")
+        rows3 = fig3(sc, duration=dur, warmup=1.0, seed=a.seed)
+        print_fig3(rows3, "")
+        sections["fig3"] = fig3_markdown_rows(rows3, a.seed, dur)
         if not a.quick:
-            print_fig3(fig3(sc, duration=6.0, warmup=1.0, seed=a.seed,
-                            topology=fig3_topology(reading="cv2")),
-                       ", variances read as cv2 (WAN cv2 0.3: the FIFO wait dominates)")
+            rows3 = fig3(sc, seed=a.seed, topology=fig3_topology(reading="cv2"), **FIG3_CV2)
+            print_fig3(rows3, ", variances read as cv2 (WAN cv2 0.3: the FIFO wait "
+                       "dominates)")
+            sections["fig3-cv2"] = fig3_markdown_rows(rows3, a.seed, FIG3_CV2["duration"],
+                                                      cv2=True)
     if "5" in figs:
         results = []
         if a.quick:
@@ -166,6 +267,29 @@ def main(argv: list[str] | None = None) -> int:
             print_fig5(res, a.mean_shift_k)
         if out is not None:
             print(f"plot: {plot_fig5(results, out / 'fig5.png')}")
+        sections[f"fig5-k{a.mean_shift_k}"] = fig5_markdown_rows(results, a.seed,
+                                                                 a.mean_shift_k)
+    if a.sensitivity:
+        print("\nFigure 3's claims against the variance reading and the low rate")
+        c3 = fig3_claims(seed=a.seed, log=print, **SENS3)
+        sections["sensitivity-fig3"] = fig3_markdown(c3, a.seed, SENS3["duration"])
+        print(sections["sensitivity-fig3"])
+        print("Figure 5's claims against k, the variance reading, the low rate, the dwell")
+        c5 = fig5_claims(seed=a.seed, log=print)
+        sections["sensitivity-fig5"] = fig5_markdown(c5, a.seed)
+        print(sections["sensitivity-fig5"])
+    if a.demo:
+        res = run_demo(Path(a.out) / "demo", a.seed)
+        sections["demo"] = demo_markdown(res)
+        print("\ntomkit demo's hybrid step\n" + sections["demo"])
+    if a.write_docs:
+        for name, body in sections.items():
+            try:
+                changed = write_section(DOC, name, body)
+            except ValueError as e:
+                print(f"{DOC.name}: {e}; not written")
+                continue
+            print(f"{DOC.name}: section {name} {'rewritten' if changed else 'unchanged'}")
     print(f"\n{time.perf_counter() - wall:.0f} s")
     return 0
 

@@ -1056,10 +1056,11 @@ def float_reprs(col: pa.Array) -> pa.Array:
     return pc.replace_with_mask(text, pa.array(odd), pa.array(fixed, pa.string()))
 
 
-def _fragment(field: pa.Field, col: pa.Array) -> pa.Array | None:
-    """'"name":value' per row (null where the value is null), or None if not done here."""
+def _fragment(field: pa.Field, col: pa.Array, lead: str = "") -> pa.Array | None:
+    """lead + '"name":value' per row (null where the value is null), or None if not
+    done here."""
     t = col.type
-    key = json.dumps(field.name, ensure_ascii=False) + ":"
+    key = lead + json.dumps(field.name, ensure_ascii=False) + ":"
     if is_json_field(field):
         values = pa.array(
             [None if v is None else encode_record(json.loads(v)) for v in col.to_pylist()],
@@ -1104,11 +1105,15 @@ def encode_table(table: pa.Table) -> Iterator[pa.Buffer | bytes]:
             col = batch.column(i)
             if col.null_count == len(col):
                 continue
-            fragment = _fragment(batch.schema.field(i), col)
+            # each fragment brings its comma, the first (trace, never null in a checked
+            # table) the opening brace: one join makes the lines, nulls skipped
+            lead = "," if parts else "{"
+            fragment = _fragment(batch.schema.field(i), col, lead)
             assert fragment is not None
+            if not parts:
+                assert fragment.null_count == 0
             parts.append(fragment)
-        body = pc.binary_join_element_wise(*parts, ",", null_handling="skip")
-        lines = pc.binary_join_element_wise("{", body, "}\n", "")
+        lines = pc.binary_join_element_wise(*parts, "}\n", "", null_handling="skip")
         offsets = np.frombuffer(
             lines.buffers()[1], np.int32, count=len(lines) + 1, offset=4 * lines.offset
         )

@@ -388,12 +388,12 @@ def columnar_safe(records: Sequence[Any]) -> bool:
             if not key.startswith(EXTENSION_PREFIX):
                 return False
             continue
-        values = list(map(dict.get, records, repeat(key)))
-        types = set(map(type, values))
+        types = set(map(type, map(dict.get, records, repeat(key))))
         types.discard(none)
         if types - {want}:
             return False
-        if want is list and set(map(type, chain.from_iterable(filter(None, values)))) - {str}:
+        if want is list and set(map(type, chain.from_iterable(
+                filter(None, map(dict.get, records, repeat(key)))))) - {str}:
             return False
     return True
 
@@ -547,7 +547,12 @@ def _list_items_ok(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
             bad = pc.invert(pc.fill_null(pc.greater(pc.binary_length(items), 0), False))
             bad_np = bad.to_numpy(zero_copy_only=False)
             if bad_np.any():
-                parents = pc.list_parent_indices(chunk).to_numpy()
+                # flatten skips the values under a null list, and list_parent_indices
+                # does not (a damaged file's null list can still own values): each item's
+                # row from the lengths flatten went by
+                lengths = pc.list_value_length(chunk).fill_null(0).to_numpy(
+                    zero_copy_only=False)
+                parents = np.repeat(np.arange(len(chunk)), lengths)
                 ok[parents[bad_np]] = False
         out.append(ok)
     return np.concatenate(out) if out else np.ones(0, dtype=bool)

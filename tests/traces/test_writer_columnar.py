@@ -125,6 +125,11 @@ BAD = [
     ("x_ not JSON", {"x_s": {1, 2}}),
     ("x_ NaN inside", {"x_l": [1.0, math.nan]}),
     ("header as a record", {"format": "tomkit-trace"}),
+    ("real_time not finite", {"real_time": math.inf}),
+    ("members on a recv", {"members": ["p1"]}),
+    ("view without members", {"kind": "view", "view": "v2"}),
+    ("msg is bytes", {"msg": b"m"}),
+    ("time beyond a float", {"time": 10**400}),
 ]
 
 

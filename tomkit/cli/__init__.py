@@ -47,6 +47,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    own_process = argv is None  # the command itself, not a program calling main()
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["check"]:
         prepare_check_process()  # before the check path's modules load
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         refuse_pandas()
     parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
+    if own_process and argv[:1] == ["simulate"]:
+        importlib.import_module("tomkit.cli.simulate").prepare_process(args)
     return args.func(args)
 
 

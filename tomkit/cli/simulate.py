@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tomkit.checker.pandas_guard import refuse
 from tomkit.cli.common import (
     add_network_arguments,
     add_output_arguments,
@@ -28,7 +29,8 @@ from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
 from tomkit.model.sim import SimConfig, simulate
 
-__all__ = ["add_membership_arguments", "add_parser", "config_from_args", "run"]
+__all__ = ["add_membership_arguments", "add_parser", "config_from_args", "prepare_process",
+           "run"]
 
 #: runs with at least this many messages get a progress bar (when stderr is a tty)
 PROGRESS_FROM = 2000
@@ -222,6 +224,16 @@ def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
             raise ValueError(f"--load-schedule {spec} is for {load.n} processes, the run "
                              f"has {n}")
     return topology, load
+
+
+def prepare_process(args: argparse.Namespace) -> None:
+    """Settings of the ``tomkit simulate`` process, before the writer loads pyarrow: its
+    probe for pandas (a third of a second of CPU, only to ask whether the records are
+    pandas objects, which they never are; tomkit.checker.pandas_guard) is refused, unless
+    the run loads the user's own code (``--rule module:function``), which may use pandas.
+    Only the command's own process (``tomkit/cli/__init__.py: main``)."""
+    if ":" not in str(getattr(args, "rule", None) or ""):
+        refuse()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -64,7 +64,7 @@ from tomkit.model.sim import SimConfig, SimResult, simulate
 
 __all__ = ["FIG1_DELAYS", "Fig1Row", "Fig3Row", "Fig5Result", "PROTOCOLS", "fig1",
            "fig1_crossover", "fig3", "fig3_paper_lines", "fig5", "plot_fig1", "plot_fig5",
-           "roles_from_trace", "run", "run_demo", "static_options"]
+           "demo_markdown", "roles_from_trace", "run", "run_demo", "static_options"]
 
 PROTOCOLS = ("token-site", "symmetric", "hybrid")
 #: Figure 1's network delays (ours: the figure's axis is lost), seconds
@@ -400,3 +400,19 @@ def run_demo(out_dir: str | Path, seed: int = 1, dwell: float = 8.0,
                            "hybrid_roles": res.roles[k],
                            "latency_ms": {p: res.settled[p][k] * 1e3 for p in PROTOCOLS}}
                           for k, sc in enumerate(scenarios)]}
+
+
+def demo_markdown(res: Mapping[str, Any]) -> str:
+    """The table docs/hybrid-figures.md quotes of :func:`run_demo`'s result (the same
+    figures ``tomkit demo`` prints)."""
+    lines = [f"Seed {res['seed']}, {res['dwell']:g} s per scenario, latency in ms over each "
+             "scenario's second half; whole run: " + ", ".join(
+                 f"{p} {v:.0f}" for p, v in res["mean_latency_ms"].items()) + ".", "",
+             "| scenario | loads | hybrid roles, settled | token-site | symmetric | hybrid |",
+             "|---|---|---|---|---|---|"]
+    for sc in res["scenarios"]:
+        lat = sc["latency_ms"]
+        lines.append(f"| {sc['scenario']} | {sc['loads']} | {sc['hybrid_roles']} | "
+                     f"{lat['token-site']:.0f} | {lat['symmetric']:.0f} | "
+                     f"{lat['hybrid']:.0f} |")
+    return "\n".join(lines) + "\n"
