@@ -1,5 +1,6 @@
 """Settings of the ``tomkit check`` process, made before the check path's modules load
-(``tomkit/cli/__init__.py: main`` calls :func:`prepare` for ``check``): where a check of
+(``tomkit/cli/__init__.py: main`` calls :func:`prepare` for ``check`` when it is the
+command's own process, not a program calling ``main()``): where a check of
 millions of events spends time outside its own work (docs/check-speed.md). Only the
 ``tomkit check`` process: a program that imports tomkit keeps its own settings."""
 

@@ -17,7 +17,8 @@ from tomkit.traces.writer import write_records
 PROBE = """
 import json, sys
 from tomkit.cli import main
-code = main(sys.argv[1:])
+sys.argv = ["tomkit", *sys.argv[1:]]
+code = main()  # no arguments: the command's own process
 print(json.dumps({"code": code, "pandas": "pandas" in sys.modules}))
 """
 
