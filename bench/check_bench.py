@@ -65,12 +65,19 @@ SELECT (SELECT count(*) FROM dup), (SELECT count(*) FROM unsent),
 """
 
 
+def process_cpu() -> float:
+    """CPU seconds of this process so far, all its threads, user and system."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(label: str, fn):
-    t0 = time.perf_counter()
+    """(wall seconds, CPU seconds of the whole process, result) of ``fn()``."""
+    c0, t0 = process_cpu(), time.perf_counter()
     result = fn()
-    dt = time.perf_counter() - t0
-    print(f"  {label:<44} {dt:8.2f} s", flush=True)
-    return dt, result
+    dt, cpu = time.perf_counter() - t0, process_cpu() - c0
+    print(f"  {label:<44} {dt:8.2f} s  (cpu {cpu:.2f} s)", flush=True)
+    return dt, cpu, result
 
 
 def generate(args, directory: Path) -> tuple[Path, Path, int]:
@@ -203,36 +210,40 @@ def main(argv: list[str] | None = None) -> int:
         e2e[fmt] = end_to_end(path, fmt, directory, args.repeat, not args.no_peer)
         if args.no_inprocess:
             continue
-        t_bare, n = timed("bare parse/scan (pyarrow)", lambda: bare(path))  # noqa: B023
+        t_bare, c_bare, n = timed("bare parse/scan (pyarrow)", lambda: bare(path))  # noqa: B023
         assert n in (rows, rows + 1), (n, rows)  # + the JSON Lines header line
-        t_read, _ = timed("tomkit reader alone", lambda: reader_only(path))  # noqa: B023
-        t_check, code = timed("tomkit check, all properties", lambda: run_check(path))  # noqa: B023
+        t_read, c_read, _ = timed("tomkit reader alone", lambda: reader_only(path))  # noqa: B023
+        t_check, c_check, code = timed("tomkit check, all properties",
+                                       lambda: run_check(path))  # noqa: B023
         assert code == 0, "the generated traces are clean: every property must hold"
         t_peer = None
         if not args.no_peer:
-            t_peer, counts = timed("DuckDB SQL peer (4 core checks)",
-                                   lambda: peer(path, fmt))  # noqa: B023
+            t_peer, _, counts = timed("DuckDB SQL peer (4 core checks)",
+                                      lambda: peer(path, fmt))  # noqa: B023
             assert counts == [(0, 0, 0, 0)], counts
-        results[fmt] = (t_bare, t_read, t_check, t_peer)
+        results[fmt] = (t_bare, c_bare, t_read, c_read, t_check, c_check, t_peer)
 
     print(f"\nend to end ({rows:,} events; default properties; best of {args.repeat}; "
           f"load average {os.getloadavg()[0]:.1f})")
     print(f"{'format':<9}{'check s':>9}{'cpu s':>8}{'check ev/s':>13}{'peer s':>9}"
-          f"{'cpu s':>8}{'check/peer speed':>18}")
+          f"{'cpu s':>8}{'check/peer speed':>18}{'in CPU':>9}")
     for fmt, (t_check, c_check, t_peer, c_peer) in e2e.items():
-        vs = f"{t_peer:>9.2f}{c_peer:>8.2f}{t_peer / t_check:>17.2f}x" if t_peer else ""
+        vs = (f"{t_peer:>9.2f}{c_peer:>8.2f}{t_peer / t_check:>17.2f}x"
+              f"{c_peer / c_check:>8.2f}x" if t_peer else "")
         print(f"{fmt:<9}{t_check:>9.2f}{c_check:>8.2f}{rows / t_check:>13,.0f}{vs}")
     print("target: parquet check/peer speed >= 10x (end to end)")
     if results:
         print(f"\nin one process ({rows:,} events; every property; events/s and ratios "
-              "from this run)")
+              "from this run; CPU: the whole process, all threads)")
         print(f"{'format':<9}{'check ev/s':>14}{'bare ev/s':>14}{'check/bare time':>17}"
-              f"{'peer ev/s':>14}{'check/peer speed':>18}")
-        for fmt, (t_bare, _t_read, t_check, t_peer) in results.items():
+              f"{'in CPU':>8}{'reader/bare CPU':>17}{'peer ev/s':>14}{'check/peer speed':>18}")
+        for fmt, (t_bare, c_bare, _t_read, c_read, t_check, c_check, t_peer) in \
+                results.items():
             peer_rate = f"{rows / t_peer:>14,.0f}" if t_peer else f"{'-':>14}"
             speed = f"{t_peer / t_check:>17.2f}x" if t_peer else f"{'-':>18}"
             print(f"{fmt:<9}{rows / t_check:>14,.0f}{rows / t_bare:>14,.0f}"
-                  f"{t_check / t_bare:>16.2f}x{peer_rate}{speed}")
+                  f"{t_check / t_bare:>16.2f}x{c_check / c_bare:>7.2f}x"
+                  f"{c_read / c_bare:>16.2f}x{peer_rate}{speed}")
         print("target: jsonl check/bare time <= 1.5x")
     return 0
 

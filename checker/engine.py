@@ -44,7 +44,10 @@ from tomkit.checker.trace import Trace
 from tomkit.traces.errors import Location, TraceFormatError
 from tomkit.traces.reader import TraceReader
 
-CHUNK_ROWS = 1 << 20
+#: a quarter of a million records: the pages a chunk's arrays touch cost system time on
+#: first use, and a chunk of a million (205 MB of arrays, up to four alive with two
+#: workers) touched twice as many at no gain in user time (docs/check-speed.md)
+CHUNK_ROWS = 1 << 18
 READ_ROWS = 1 << 18  # records per batch from the readers
 
 

@@ -17,7 +17,7 @@ import importlib
 import sys
 from types import ModuleType
 
-__all__ = ["pandas", "refuse", "refused"]
+__all__ = ["lift", "pandas", "refuse", "refused"]
 
 
 class _Refuse:
@@ -43,8 +43,13 @@ def refused() -> bool:
     return _REFUSE in sys.meta_path
 
 
-def pandas() -> ModuleType:
-    """The pandas module, the refusal lifted first."""
+def lift() -> None:
+    """Let pandas be imported again (before handing work to code that uses it: Spark)."""
     if _REFUSE in sys.meta_path:
         sys.meta_path.remove(_REFUSE)
+
+
+def pandas() -> ModuleType:
+    """The pandas module, the refusal lifted first."""
+    lift()
     return importlib.import_module("pandas")

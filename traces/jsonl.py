@@ -751,18 +751,22 @@ def _record_lines(block: _Block) -> np.ndarray | None:
 MAX_FAST_OPENS = 64
 
 
+#: every byte but the opening brackets and the newline, for bytes.translate's delete
+_NOT_OPENING = bytes(b for b in range(256) if b not in b"[{\n")
+
+
 def _shallow(block: _Block) -> bool:
     """Whether every line of the block has at most MAX_FAST_OPENS opening brackets (an
     upper bound on its nesting depth: brackets inside strings only count too many)."""
     data = block.data
     if data.count(b"[") + data.count(b"{") <= MAX_FAST_OPENS:  # C loops, no arrays
         return True
-    # a record has one "{" and at most a "[" or two: the openings are sparse, so their
-    # positions (not a per-byte count) are what is worth building
-    arr = np.frombuffer(data, np.uint8)
-    at = np.flatnonzero((arr == 91) | (arr == 123))
-    per_line = np.bincount(np.searchsorted(block.nl, at))
-    return int(per_line.max(initial=0)) <= MAX_FAST_OPENS
+    # a record has one "{" and at most a "[" or two: keep only those and the newlines
+    # (one C pass; a few bytes a line), then the longest run between newlines is the
+    # most openings on one line (the block ends with a newline)
+    kept = np.frombuffer(data.translate(None, _NOT_OPENING), np.uint8)
+    nl = np.flatnonzero(kept == 10)
+    return int((np.diff(nl, prepend=-1) - 1).max(initial=0)) <= MAX_FAST_OPENS
 
 
 def _parse_block(block: _Block) -> pa.Table | None:

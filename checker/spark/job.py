@@ -307,6 +307,7 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 
 
 def run_args(args: argparse.Namespace) -> int:
+    from tomkit.checker.pandas_guard import lift as lift_pandas
     from tomkit.checker.spark.read import SchemaMismatch
     from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
     from tomkit.checker.spark.storage import StoreError
@@ -323,6 +324,7 @@ def run_args(args: argparse.Namespace) -> int:
     spark = None
     if not (args.engine == "files" and not args.spark and master is not None
             and master.startswith("local") and small_local(args.inputs, args.out)):
+        lift_pandas()  # pyspark's driver converts through pandas
         spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
                             verbose=args.verbose)
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr

@@ -19,7 +19,8 @@ HEAVY = ("networkx", "z3", "matplotlib", "hypothesis", "pyspark", "duckdb", "jso
 PROBE = """
 import json, sys
 from tomkit.cli import main
-code = main(sys.argv[1:])
+sys.argv = ["tomkit", *sys.argv[1:]]
+code = main()  # no arguments: the command's own process
 print(json.dumps({"code": code, "loaded": sorted(m for m in sys.modules
                   if m.split(".")[0] in HEAVY or m.startswith(HEAVY))}))
 """
@@ -78,3 +79,18 @@ def test_the_single_pass_takes_pandas_in_the_check_process(tmp_path):
         out = loaded_by("check", "-q", *extra, str(path))
         assert out["code"] == 0
         assert ("pandas" in out["loaded"]) == bool(extra), out["loaded"]
+
+
+def test_a_program_calling_main_keeps_its_settings(tmp_path):
+    """Only the command's own process refuses pandas and changes the allocators: a
+    program (or a test) calling main(["check", ...]) keeps its own."""
+    code = ("import sys, pyarrow as pa\n"
+            "from tomkit.cli import main\n"
+            "from tomkit.checker.pandas_guard import refused\n"
+            "pool = pa.default_memory_pool().backend_name\n"
+            f"assert main(['check', '-q', {str(_trace(tmp_path))!r}]) == 0\n"
+            "print(refused(), pa.default_memory_pool().backend_name == pool)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False True"

@@ -13,6 +13,7 @@ import importlib
 import sys
 
 from tomkit import __version__
+from tomkit.checker.pandas_guard import refuse as refuse_pandas
 
 from .check_process import prepare as prepare_check_process
 
@@ -48,8 +49,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     own_process = argv is None  # the command itself, not a program calling main()
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["check"]:
+    if own_process and argv[:1] == ["check"]:
         prepare_check_process()  # before the check path's modules load
+    elif own_process and argv[:1] == ["scan"]:
+        # a small local data set is scanned in this process, as tomkit check does; the
+        # scan lifts the refusal before it starts Spark (checker/spark/job.py)
+        refuse_pandas()
     parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if own_process and argv[:1] == ["simulate"]:

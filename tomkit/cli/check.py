@@ -68,7 +68,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    fresh_memory_settings()
+    # the process's settings (fresh_memory_settings, pandas refused) are made by main()
+    # for the command's own process only: a program calling main() keeps its own
     from tomkit.checker.check_run import (
         UsageError,
         no_real_time,
