@@ -207,7 +207,8 @@ def _records_in(path: str, suffix: str) -> int | None:
             raw = gzip.decompress(raw)
         except Exception:  # noqa: BLE001 - damaged: the count is not known
             return None
-    lines = [x for x in raw.split(b"\n") if x.strip(b" \t\r\x00")]
+    # blank as the reader's is_blank: a line of NUL bytes is a record, rejected
+    lines = [x for x in raw.split(b"\n") if x.strip(b" \t\r")]
     if lines:
         try:  # a header that reads as one is not a record; a damaged one is rejected
             head = json.loads(lines[0].lstrip(b"\xef\xbb\xbf"))

@@ -49,3 +49,14 @@ def test_a_crash_is_caught_and_its_input_kept(tmp_path, monkeypatch):
     kept = sorted(p.name for p in (tmp_path / "fails").iterdir())
     assert any(n.endswith(".parquet") for n in kept)
     assert "KeyError: 'planted'" in next((tmp_path / "fails").glob("*.txt")).read_text()
+
+
+def test_the_count_of_records_skips_what_the_reader_skips(tmp_path):
+    """Seed 4005, input 59,409: a gzip member holding one NUL byte. The reader rejects
+    the line (a NUL is not JSON whitespace); the fuzzer's count called it blank."""
+    import gzip
+
+    path = tmp_path / "nul.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\x00", mtime=0))
+    outcomes = run_one(str(path), ".jsonl.gz")
+    assert [o.kind for o in outcomes] == ["error", "verdict"]
