@@ -32,6 +32,8 @@ def test_one_n(capsys):
         facts, classic, speedup = float(r[3]), float(r[4]), float(r[5])
         _within_rounding(facts, classic, speedup)
         assert r[10] == "-"  # nothing recorded at n = 3
+        # the facts run's CPU seconds: what the loaded shared cores cannot inflate
+        assert 0.0 <= float(r[11]) <= float(r[3]) * 2 + 0.1
     toto, gl = rows
     assert toto[6:8] == ["-", "-"]  # the split baseline is for rules that read the rank
     _within_rounding(float(gl[3]), float(gl[6]), float(gl[7]))

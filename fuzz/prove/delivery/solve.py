@@ -56,6 +56,7 @@ from tomkit.fuzz.prove.delivery.facts import (
 from tomkit.fuzz.prove.delivery.minimal import minimize
 from tomkit.fuzz.prove.delivery.symbolic import SymOutcome, Z3RuleView, outcome_of
 from tomkit.fuzz.prove.delivery.symmetry import (
+    by_clause,
     facts_keys,
     pinned_query,
     rank_blind_last,
@@ -304,8 +305,9 @@ def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
     l1, l2 = rank_free_lead(o1), rank_free_lead(o2)
     if rank_free([r1, r2]):
         # symmetry.py: the violation is pinned on processor 0, the others sorted
-        parts = [base + pinned_query(prop, v1, v2, o1, o2, within)
-                 + sorted_by(facts_keys(g, [v1, v2])[1:])]
+        whole = (base + pinned_query(prop, v1, v2, o1, o2, within)
+                 + sorted_by(facts_keys(g, [v1, v2])[1:]))
+        parts = [whole + case for case in by_clause(o1, o2)]
         stats["symmetry"] = True
     elif not rank_symmetry:
         parts = split_query(prop, v1, v2, o1, o2, base + _query(prop, g, v1, v2, o1, o2,

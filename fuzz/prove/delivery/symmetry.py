@@ -44,8 +44,8 @@ import z3
 from tomkit.fuzz.prove.delivery.facts import FactsDag, FactsView
 from tomkit.fuzz.prove.delivery.symbolic import SymOutcome, Z3RuleView, first_of
 
-__all__ = ["facts_keys", "lex_geq", "pinned_query", "rank_blind", "rank_blind_last", "rank_free",
-           "rank_free_lead", "sorted_by", "split_query"]
+__all__ = ["by_clause", "facts_keys", "lex_geq", "pinned_query", "rank_blind",
+           "rank_blind_last", "rank_free", "rank_free_lead", "sorted_by", "split_query"]
 
 
 def rank_free(views: list[Z3RuleView]) -> bool:
@@ -80,6 +80,18 @@ def pinned_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: Sy
     if prop == "external-stability":
         return both + within + [o1.ends, o2.members[0], z3.Not(v1.vis[0])]
     raise ValueError(f"unknown property {prop!r}")
+
+
+def by_clause(o1: SymOutcome, o2: SymOutcome) -> list[list[Any]]:
+    """One case per pair of options (i at V1, j at V2) that fire first: the cases are
+    disjoint and, as every query asks both views to fire, their union is the query.
+    Solved apart they take less CPU than whole (S-ToTo's agreement at n = 10, delta = 5:
+    114 s against 168 s, docs/prove.md "Issue 30"), as the cases where one view fires
+    the default clause are immediate."""
+    def first(o: SymOutcome, i: int) -> Any:
+        return z3.And(*[z3.Not(g) for g in o.guards[:i]], o.guards[i])
+    return [[first(o1, i), first(o2, j)]
+            for i in range(len(o1.guards)) for j in range(len(o2.guards))]
 
 
 def split_query(prop: str, v1: FactsView, v2: FactsView, o1: SymOutcome, o2: SymOutcome,
