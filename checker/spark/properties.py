@@ -79,6 +79,7 @@ from tomkit.checker.properties import (
     properties,
     rate,
     realtime_latency,
+    view_sequence,
     views,
     virtual_synchrony,
 )
@@ -381,6 +382,7 @@ def unknown_reason(name: str, has_send: bool, options: Options = Options()) -> s
         "view-agreement": views.NO_VIEWS,
         "same-view-delivery": views.NO_VIEWS,
         "sending-view-delivery": views.NO_VIEWS,
+        "view-sequence": view_sequence.NO_VIEWS,
         "validity": agreement.NO_SENDS,
         "member-liveness": member_liveness.NO_SENDS,
         "realtime-latency": realtime_latency.NO_BOUND if realtime_latency.bound(options) is None
