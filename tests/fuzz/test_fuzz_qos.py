@@ -56,17 +56,23 @@ def test_literal_join_is_found_and_shrunk():
 
 
 def test_early_join_ok_is_found_and_shrunk():
-    m = timed_machine("qos", 3, {**OPTS, "variant": "early-join-ok"}, max_messages=8)
-    seed(2)(m)
-    cfg = settings(max_examples=400, deadline=None, database=None,
-                   suppress_health_check=list(HealthCheck), print_blob=False,
-                   phases=[Phase.generate, Phase.shrink], stateful_step_count=20,
-                   report_multiple_bugs=False)
-    try:
-        run_state_machine_as_test(m, settings=cfg)
-    except RuleFailure as e:
-        found = e.found
-    else:
+    # seed 2 finds it alone; in the full suite, after other tests in the same process,
+    # its 400 runs once missed it (why Hypothesis's search depends on what ran before is
+    # not known yet): the next seeds, in turn, as the sequencer's search does
+    found = None
+    for s in (2, 3, 4):
+        m = timed_machine("qos", 3, {**OPTS, "variant": "early-join-ok"}, max_messages=8)
+        seed(s)(m)
+        cfg = settings(max_examples=400, deadline=None, database=None,
+                       suppress_health_check=list(HealthCheck), print_blob=False,
+                       phases=[Phase.generate, Phase.shrink], stateful_step_count=20,
+                       report_multiple_bugs=False)
+        try:
+            run_state_machine_as_test(m, settings=cfg)
+        except RuleFailure as e:
+            found = e.found
+            break
+    if found is None:
         raise AssertionError("join_OK at the join slot's start went unnoticed")
     assert found.kind == "member-liveness" and "never delivers" in found.explanation
     # the core: a join_OK, then (in real time) a send of a slot before the join slot,
