@@ -11,12 +11,22 @@ import pytest
 CLUSTER_GROUP = "spark-cluster"
 
 
+def loadgroup(config: pytest.Config) -> bool:
+    """Whether this process collects for ``--dist loadgroup``. The tests are collected by
+    the xdist workers, not the controller, and a worker's ``dist`` option reads "no"
+    (xdist resets it in the worker's config); xdist leaves ``loadgroup`` set there
+    instead. Reading ``dist`` alone kept every test ungrouped: a module's tests were
+    spread over the workers and the JVM-heavy modules were not put first."""
+    return config.getoption("dist", "no") == "loadgroup" or \
+        bool(getattr(config.option, "loadgroup", False))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("spark") or item.get_closest_marker("tlc"):
             item.add_marker(pytest.mark.java)
-    if config.getoption("dist", "no") != "loadgroup":
+    if not loadgroup(config):
         return
     # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a module
     # stays on one worker (its module fixtures, e.g. a Spark session and its data set, are
