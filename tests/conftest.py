@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-#: tests that start the session's Spark standalone cluster: one xdist group, so that one
-#: worker starts it once
+#: tests that start the session's Spark standalone cluster: one scope of the scheduler, so
+#: that one worker starts it once
 CLUSTER_GROUP = "spark-cluster"
 
 
 def loadgroup(config: pytest.Config) -> bool:
-    """Whether this process collects for ``--dist loadgroup``. The tests are collected by
-    the xdist workers, not the controller, and a worker's ``dist`` option reads "no"
-    (xdist resets it in the worker's config); xdist leaves ``loadgroup`` set there
-    instead. Reading ``dist`` alone kept every test ungrouped: a module's tests were
-    spread over the workers and the JVM-heavy modules were not put first."""
+    """Whether this process runs for ``--dist loadgroup``: the controller (``dist``), or a
+    worker, whose ``dist`` option xdist resets to "no" and which reads ``loadgroup``
+    instead (reading ``dist`` alone, the workers never grouped nor sorted)."""
     return config.getoption("dist", "no") == "loadgroup" or \
         bool(getattr(config.option, "loadgroup", False))
 
@@ -28,17 +26,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.java)
     if not loadgroup(config):
         return
-    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a module
-    # stays on one worker (its module fixtures, e.g. a Spark session and its data set, are
-    # built once), the cluster's users share one; the modules that start a JVM (Spark, TLC,
-    # a real system) go first, the pure-Python ones fill in behind them, so that no long
+    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup; the
+    # workers collect, so this runs on each): the modules that start a JVM (Spark, TLC, a
+    # real system) go first, the pure-Python ones fill in behind them, so that no long
     # module starts last while the other worker idles
-    for item in items:
-        group = CLUSTER_GROUP if "spark_cluster" in getattr(item, "fixturenames", ()) \
-            else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
     heavy = ("spark", "tlc", "record")
     items.sort(key=lambda it: not any(it.get_closest_marker(m) for m in heavy))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup``: a module stays on one worker (its module fixtures, e.g. a
+    Spark session and its data set, are built once), and the modules that use the
+    session's Spark cluster share one. xdist's own loadgroup reads ``xdist_group``
+    markers through a suffix it writes into each test's node id, which pytest 9.2 no
+    longer takes (``Item.nodeid`` comes from ``_id``): every test was scheduled alone,
+    a module's tests spread over both workers. This scheduler groups by the node id's
+    module instead, and needs no marker."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def __init__(self, config: pytest.Config, log=None) -> None:
+            super().__init__(config, log)
+            self.cluster_users: dict[str, bool] = {}
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            if module not in self.cluster_users:
+                # the controller does not collect: a module names the fixture it uses
+                path = root / module
+                self.cluster_users[module] = path.is_file() and \
+                    "spark_cluster" in path.read_text(encoding="utf-8")
+            return CLUSTER_GROUP if self.cluster_users[module] else module
+
+    return ModuleScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
