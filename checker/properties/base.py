@@ -176,6 +176,14 @@ class Property:
     #: the whole trace's verdict; False: such a trace goes to the whole-trace engine
     #: (causal order: a dependency may lie in that prefix)
     held: bool = True
+    #: judged at the end of a trace like the ``liveness`` ones, without being among
+    #: them (member-liveness): a violation found on a trace's prefix may be undone by a
+    #: later record, so ``tomkit watch`` keeps it pending until the trace ends
+    at_end: bool = False
+
+    def final(self) -> bool:
+        """Whether its verdict waits for the end of the trace (``liveness``, ``at_end``)."""
+        return self.liveness or self.at_end
 
     def option_names(self) -> tuple[str, ...]:
         """The options this property reads: its own, then those it borrows."""

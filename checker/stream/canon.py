@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .views import NONE, Views
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
@@ -85,6 +86,11 @@ def _dictionary_array(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     return idx, arr.dictionary
 
 
+def _rows(piece: Piece, a: int, b: int) -> Piece:
+    """Rows ``a`` to ``b`` of a piece."""
+    return Piece(piece.table.slice(a, b - a), piece.lines[a:b], piece.source, piece.fmt)
+
+
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     """Indices (null -> -1) and dictionary values of a string column."""
     idx, values = _dictionary_array(col)
@@ -100,7 +106,11 @@ class TraceState:
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
         self.keep_whole = keep_whole
+        #: a view, join or leave record was read; with views, the layout (views.py)
         self.has_views = False
+        self.views: Views | None = None
+        self.view_records = False  # a view record (not only joins and leaves)
+        self.membership = False  # a join or leave record
         #: the window (module docstring; None: TRIM_AT as it is when a trim runs)
         self.trim_at = trim_at
         self.mode = FAST
@@ -108,10 +118,17 @@ class TraceState:
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
-        self.dcount = np.zeros(0, np.int64)  # deliveries so far: the cursor
+        self.dcount = np.zeros(0, np.int64)  # deliveries so far
+        #: the S position of a process's next delivery (without views: its deliveries so
+        #: far; with views: its view's range start plus its deliveries in it; -1: its
+        #: view's range has not started)
+        self.cursor = np.zeros(0, np.int64)
+        self.left = np.zeros(0, bool)  # logged a leave
         self.scount = np.zeros(0, np.int64)  # sends so far
+        self.vscount = np.zeros(0, np.int64)  # sends in its current view (or before any)
         self.crashed = np.zeros(0, bool)
         self.fifo_next = np.zeros(0, np.int64)  # per sender: its messages checked in S
+        self.fifo_view = np.zeros(0, np.int64)  # per sender: the view fifo_next counts in
         self.soff = np.zeros(0, np.int64)  # per sender: its sends retired
         self.last_send = np.zeros(0, np.int64)  # per sender: the code of its latest send
         self.seq_kind = np.zeros(0, np.int8)  # per process: 1 logs no seq, 2 logs seq
@@ -123,6 +140,9 @@ class TraceState:
         self.sender = np.zeros(0, np.int32)
         self.rank = np.zeros(0, np.int64)
         self.spos = np.zeros(0, np.int64)
+        #: code -> the view it was sent in, the view of its S position (views.py indices)
+        self.sview = np.zeros(0, np.int64)
+        self.dview = np.zeros(0, np.int64)
         #: code -> when a record naming it was first read (wall clock, seconds: it
         #: survives a restart of tomkit watch), for its --timeout
         self.first_seen = np.zeros(0, np.float64)
@@ -160,13 +180,84 @@ class TraceState:
         if not self._seq_follows_arrival(table.column("seq"), proc):
             return self._whole("seq orders a process's records otherwise than they arrive",
                                piece)
+        kinds = kind_codes(table.column("kind"))
+        member = np.isin(kinds, (VIEW, JOIN, LEAVE))
+        if member.any():
+            self.has_views = True
         if self.mode == SLOW:
+            if self.has_views and self.base:
+                return self._whole("a broken trace with views, after part of it retired",
+                                   piece)
             self.buffer.append((piece, None))
             return
-        kinds = kind_codes(table.column("kind"))
-        if np.isin(kinds, (VIEW, JOIN, LEAVE)).any():
-            self.has_views = True
-            return self._whole("view, join or leave records", piece)
+        if not self.has_views:
+            return self._feed_rows(piece, kinds, proc)
+        if self.views is None:
+            self.views = Views()
+            self.views.grow(len(self.procs))
+        # a membership record changes what the records after it mean: the rows between
+        # two are fed together, each membership record alone (they are few)
+        start = 0
+        for r in np.flatnonzero(member | (kinds == CRASH)).tolist():
+            if r > start:
+                self._feed_rows(_rows(piece, start, r), kinds[start:r], proc[start:r])
+                if self.mode != FAST:
+                    return self._rest(_rows(piece, r, len(kinds)))
+            row = _rows(piece, r, r + 1)
+            self.buffer.append((row, np.full(1, -1, np.int64)))
+            why = self._member_row(row.table, int(kinds[r]), int(proc[r]))
+            if why:
+                self._slow(why)
+                return self._rest(_rows(piece, r + 1, len(kinds)))
+            start = r + 1
+        if start < len(kinds):
+            self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _rest(self, piece: Piece) -> None:
+        """Rows left of a piece when the trace left FAST part way through it."""
+        if piece.table.num_rows and (self.mode == SLOW or self.keep_whole):
+            self.buffer.append((piece, None))
+
+    def _member_row(self, table: pa.Table, kind: int, p: int) -> str:
+        """One view, join, leave or crash record of a trace with views (views.py); why the
+        picture breaks, else ""."""
+        vs = self.views
+        assert vs is not None
+        if self.left[p]:
+            return "a record after its process's leave"
+        if kind != VIEW:
+            vs.end_stretch(p)
+            if kind == CRASH:
+                self.crashed[p] = True
+            elif kind == LEAVE:
+                self.left[p] = True
+            if kind != CRASH:
+                self.membership = True
+            return ""
+        self.view_records = True
+        members = table.column("members")[0].as_py()
+        why, at = vs.install(p, table.column("view")[0].as_py(),
+                             None if members is None else frozenset(members),
+                             list(self.procs)[p], self._position(p), self.base + len(self.S))
+        if why:
+            return why
+        self.cursor[p] = at
+        self.vscount[p] = 0
+        return ""
+
+    def _position(self, p: int) -> int:
+        """Process p's next S position (-1: its view's range has not started)."""
+        c = int(self.cursor[p])
+        if c < 0 and self.views is not None and self.views.offset[self.views.cur[p]] >= 0:
+            c = self.views.offset[self.views.cur[p]]
+        return c
+
+    def _feed_rows(self, piece: Piece, kinds: np.ndarray, proc: np.ndarray) -> None:
+        """Records with no membership record among them (or without views at all)."""
+        table = piece.table
+        if self.views is not None and self.left[proc].any():
+            self.buffer.append((piece, None))
+            return self._slow("a record after its process's leave")
         codes = self._msg_codes(table.column("msg"), kinds)
         if codes is None:
             return self._whole("an id seen again after it retired (or two ids sharing a hash)",
@@ -228,6 +319,9 @@ class TraceState:
             self.buffer.append((piece, None))
 
     def _slow(self, why: str) -> None:
+        if self.has_views and self.base:
+            # the membership rules read retired installations and deliveries
+            return self._whole(f"{why}, with views, after part of the trace retired")
         self.mode, self.why = SLOW, why
         self.buffer = [(p, None) for p, _ in self.buffer]
 
@@ -237,9 +331,15 @@ class TraceState:
         n = len(self.procs)
         self.seen = _grow(self.seen, n, False)
         self.dcount = _grow(self.dcount, n, 0)
+        self.cursor = _grow(self.cursor, n, 0)
+        self.left = _grow(self.left, n, False)
         self.scount = _grow(self.scount, n, 0)
+        self.vscount = _grow(self.vscount, n, 0)
         self.crashed = _grow(self.crashed, n, False)
         self.fifo_next = _grow(self.fifo_next, n, 0)
+        self.fifo_view = _grow(self.fifo_view, n, 0)
+        if self.views is not None:
+            self.views.grow(n)
         self.soff = _grow(self.soff, n, 0)
         self.last_send = _grow(self.last_send, n, -1)
         return table[idx]
@@ -281,6 +381,8 @@ class TraceState:
             self.sender = _grow(self.sender, n, -1)
             self.rank = _grow(self.rank, n, -1)
             self.spos = _grow(self.spos, n, -1)
+            self.sview = _grow(self.sview, n, -1)
+            self.dview = _grow(self.dview, n, -1)
             self.first_seen = _grow(self.first_seen, n, 0.0)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
@@ -298,16 +400,41 @@ class TraceState:
         if int(seen.sum()) < len(cs):  # one id twice in this batch
             return False
         np_ = len(self.procs)
-        self.rank[cs] = self.scount[ps] + cumcount(ps, np_)
+        self.rank[cs] = self.vscount[ps] + cumcount(ps, np_)  # its rank in its view
         self.sender[cs] = ps
         self.last_send[ps] = cs  # fancy assignment: the last row of each sender wins
-        self.scount[:np_] += np.bincount(ps, minlength=np_)
+        per = np.bincount(ps, minlength=np_)
+        self.scount[:np_] += per
+        self.vscount[:np_] += per
+        if self.views is None:
+            self.sview[cs] = NONE
+        else:
+            cur = np.asarray(self.views.cur[:np_], np.int64)
+            self.sview[cs] = cur[ps]
+            for p in np.flatnonzero(per):
+                self.views.sends[cur[p]] += int(per[p])
         return True
 
     def _deliveries(self, cd: np.ndarray, pd: np.ndarray) -> str:
         np_ = len(self.procs)
-        k = self.dcount[pd] + cumcount(pd, np_)
-        self.dcount[:np_] += np.bincount(pd, minlength=np_)
+        vs = self.views
+        per = np.bincount(pd, minlength=np_)
+        if vs is not None:
+            for p in np.flatnonzero(per):
+                if self.cursor[p] < 0:  # the first delivery in its view: lay its range out
+                    why = vs.start(vs.cur[p], self.base + len(self.S))
+                    if why:
+                        return why
+                    self.cursor[p] = vs.offset[vs.cur[p]]
+        k = self.cursor[pd] + cumcount(pd, np_)
+        self.dcount[:np_] += per
+        self.cursor[:np_] += per
+        if vs is not None:
+            for p in np.flatnonzero(per):
+                end = vs.end_of(vs.cur[p])
+                if 0 <= end < self.cursor[p]:
+                    return ("a delivery in a view after a process moved on from it having "
+                            "delivered less")
         if (k < self.base).any():
             self._whole("a process lags behind the retired prefix")
             return WHOLE
@@ -323,6 +450,7 @@ class TraceState:
             self.spos[added] = pos
             if (self.spos[added] != pos).any():  # one message at two new positions
                 return "a message at two positions of the sequence (a repeat or a gap)"
+            self.dview[added] = NONE if vs is None else vs.growing
             self.S = np.concatenate((self.S, added))
         if (self.S[k - self.base] != cd).any():
             return "deliveries that are not prefixes of one sequence"
@@ -360,8 +488,20 @@ class TraceState:
             return ""
         seg, snd = seg[:stop], snd[:stop].astype(np.int64)
         np_ = len(self.procs)
-        if (self.rank[seg] != self.fifo_next[snd] + cumcount(snd, np_)).any():
-            return "a sender's messages out of send order"
+        dv = self.dview[seg]
+        if (self.sview[seg] != dv).any():
+            return "a message delivered in another view than the one it was sent in"
+        # FIFO within each view's range: each sender's ranks in that view, from 0
+        cuts = np.flatnonzero(dv[1:] != dv[:-1]) + 1
+        for a, b in zip(np.concatenate(([0], cuts)).tolist(),
+                        np.concatenate((cuts, [stop])).tolist()):
+            s = snd[a:b]
+            other = self.fifo_view[:np_] != dv[a]
+            self.fifo_next[:np_][other] = 0
+            self.fifo_view[:np_][other] = dv[a]
+            if (self.rank[seg[a:b]] != self.fifo_next[s] + cumcount(s, np_)).any():
+                return "a sender's messages out of send order"
+            self.fifo_next[:np_] += np.bincount(s, minlength=np_)
         if len(self.dep_m):
             mine = np.isin(self.dep_m, seg)
             if mine.any() and not self._deps_before(self.dep_m[mine], self.dep_h1[mine],
@@ -370,7 +510,6 @@ class TraceState:
             keep = ~mine
             self.dep_m, self.dep_h1, self.dep_h2 = (self.dep_m[keep], self.dep_h1[keep],
                                                     self.dep_h2[keep])
-        self.fifo_next[:np_] += np.bincount(snd, minlength=np_)
         self.vpos += stop
         return ""
 
@@ -391,8 +530,9 @@ class TraceState:
     def _trim(self) -> None:
         """Retire the positions every process (but a crashed one) has passed."""
         np_ = len(self.procs)
-        live = ~self.crashed[:np_]
-        low = int(self.dcount[:np_][live].min()) if live.any() else self.vpos
+        # a process whose view's range has not started will deliver after S's end
+        live = ~self.crashed[:np_] & ~self.left[:np_] & (self.cursor[:np_] >= 0)
+        low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
         w = min(low, self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
         # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
@@ -412,7 +552,7 @@ class TraceState:
         remap = np.cumsum(keep) - 1
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
-        for attr in ("sender", "rank", "spos", "h1", "h2", "first_seen"):
+        for attr in ("sender", "rank", "spos", "sview", "dview", "h1", "h2", "first_seen"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
@@ -456,21 +596,26 @@ class TraceState:
         owed = np.zeros(np_, np.int64)
         np.maximum.at(owed, snd[has].astype(np.int64), need)
         seen = self.seen[:np_]
+        vs = self.views
         return Clean(self.id, who(self.seen), who(self.scount > 0), who(self.dcount > 0),
                      who(self.crashed),
                      {names[i]: int(self.dcount[i]) for i in np.flatnonzero(seen)},
                      {names[i]: int(owed[i]) for i in np.flatnonzero(self.scount[:np_] > 0)},
-                     frozenset(names[i] for i in self.deps_from))
+                     frozenset(names[i] for i in self.deps_from),
+                     viewers=frozenset(names[i] for i in (vs.viewers if vs else ())),
+                     membership=self.membership or bool(self.left[:np_].any()),
+                     gaps=bool(vs is not None and vs.gaps()),
+                     sent=int(self.scount[:np_].sum()))
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and
         no crash) has not delivered yet: their codes, and the processes' names. A message
         is pending once a record names it as sent or delivered."""
         np_ = len(self.procs)
-        live = self.seen[:np_] & ~self.crashed[:np_]
+        live = self.seen[:np_] & ~self.crashed[:np_] & ~self.left[:np_]
         if self.mode != FAST or not live.any():
             return np.zeros(0, np.int64)
-        low = int(self.dcount[:np_][live].min())
+        low = int(self._cursors()[live].min())
         n = self.nmsgs
         pos = self.spos[:n]
         return np.flatnonzero((pos >= low) | ((pos < 0) & (self.sender[:n] >= 0)))
@@ -479,10 +624,16 @@ class TraceState:
         """The correct processes that have not delivered message ``code`` yet."""
         names = list(self.procs)
         np_ = len(names)
-        live = self.seen[:np_] & ~self.crashed[:np_]
+        live = self.seen[:np_] & ~self.crashed[:np_] & ~self.left[:np_]
         pos = int(self.spos[code])
-        lacks = live & ((self.dcount[:np_] <= pos) if pos >= 0 else True)
+        lacks = live & ((self._cursors() <= pos) if pos >= 0 else True)
         return [names[i] for i in np.flatnonzero(lacks)]
+
+    def _cursors(self) -> np.ndarray:
+        """Each process's next S position; one whose view's range has not started will
+        deliver from S's end on."""
+        c = self.cursor[:len(self.procs)]
+        return np.where(c >= 0, c, self.base + len(self.S))
 
     def message_id(self, code: int) -> str | None:
         """The id of message ``code``, from a held record that names it."""

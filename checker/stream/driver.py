@@ -103,7 +103,7 @@ class _Run:
         if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
             self.whole[tid] = None
             return
-        if st.mode == SLOW and st.base and any(p.liveness or not p.held
+        if st.mode == SLOW and st.base and any(p.final() or not p.held
                                                for p in self.props):
             # the end-of-trace properties read what each process did last, causal order
             # the dependencies, either of which may lie in the retired prefix: the held

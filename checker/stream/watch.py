@@ -253,7 +253,7 @@ class Watch:
         # end-of-trace properties (liveness) wait for the end: they are pending until then
         # and causal order only while nothing is retired (a dependency may be)
         props = [p for p in self.props
-                 if (st.id, p.name) not in self.judged and not p.liveness and
+                 if (st.id, p.name) not in self.judged and not p.final() and
                  (p.held or st.base == 0)]
         if not props:
             return
@@ -336,7 +336,7 @@ class Watch:
         --timeout given): the end-of-trace verdicts of the open traces, their messages
         some correct process has not delivered (traces whose order broke are judged at
         their end and not counted), the overdue ones."""
-        live = [p for p in self.props if p.liveness]
+        live = [p for p in self.props if p.final()]
         if not live and self.timeout is None:
             return None
         n = sum(len(s.pending()) for s in self.run.states.values())
