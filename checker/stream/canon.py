@@ -422,10 +422,13 @@ class TraceState:
         if vs is not None:
             for p in np.flatnonzero(per):
                 if self.cursor[p] < 0:  # the first delivery in its view: lay its range out
-                    why = vs.start(vs.cur[p], self.base + len(self.S))
+                    v = vs.cur[p]
+                    why = vs.start(v, self.base + len(self.S))
                     if why:
                         return why
-                    self.cursor[p] = vs.offset[vs.cur[p]]
+                    # every process in the view starts there (and holds the low watermark)
+                    cur = np.asarray(vs.cur[:np_], np.int64)
+                    self.cursor[:np_][(cur == v) & (self.cursor[:np_] < 0)] = vs.offset[v]
         k = self.cursor[pd] + cumcount(pd, np_)
         self.dcount[:np_] += per
         self.cursor[:np_] += per
