@@ -180,6 +180,12 @@ class Property:
     #: them (member-liveness): a violation found on a trace's prefix may be undone by a
     #: later record, so ``tomkit watch`` keeps it pending until the trace ends
     at_end: bool = False
+    #: a latency bound: the clock the single pass measures send-to-delivery latency on
+    #: for this property's stream decider ("time", "real_time"), and the run's bound
+    #: (``tomkit watch`` prints the violation once a latency exceeds it: the largest
+    #: latency only grows)
+    clock: str | None = None
+    bound: Callable[[Options], float | None] | None = None
 
     def final(self) -> bool:
         """Whether its verdict waits for the end of the trace (``liveness``, ``at_end``)."""

@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...traces.errors import Location
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
@@ -91,6 +92,13 @@ def _rows(piece: Piece, a: int, b: int) -> Piece:
     return Piece(piece.table.slice(a, b - a), piece.lines[a:b], piece.source, piece.fmt)
 
 
+def _location(piece: Piece, i: int) -> Location:
+    """Where row ``i`` of a piece was read (line of JSON Lines, row of Parquet)."""
+    n = int(piece.lines[i])
+    return Location(piece.source, row=n) if piece.fmt == "parquet" else \
+        Location(piece.source, line=n)
+
+
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     """Indices (null -> -1) and dictionary values of a string column."""
     idx, values = _dictionary_array(col)
@@ -101,8 +109,17 @@ class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
-                 keep_whole: bool = False, expect: Sequence[str] = ()) -> None:
+                 keep_whole: bool = False, expect: Sequence[str] = (),
+                 clocks: Sequence[str] = ()) -> None:
         self.id = trace_id
+        #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
+        #: per message its send's time and its latest delivery's (a message's largest
+        #: latency), folded into ``slowest`` as it retires
+        self.clocks = tuple(clocks)
+        self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
+        self.t_last = {c: np.zeros(0, np.float64) for c in self.clocks}
+        #: per clock, the largest latency of the retired messages (None: none measured)
+        self.slowest: dict[str, float | None] = {c: None for c in self.clocks}
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
         self.keep_whole = keep_whole
@@ -271,6 +288,13 @@ class TraceState:
             return self._slow("a message id sent twice")
         if s.any():
             self._deps(table.column("deps"), s, codes, proc)
+        for c in self.clocks:
+            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
+            if s.any():
+                self.t_send[c][codes[s]] = t[s]
+            d = kinds == DELIVER
+            if d.any():
+                np.fmax.at(self.t_last[c], codes[d], t[d])  # NaN: a record without it
         d = kinds == DELIVER
         if d.any():
             why = self._deliveries(codes[d], proc[d])
@@ -384,6 +408,9 @@ class TraceState:
             self.sview = _grow(self.sview, n, -1)
             self.dview = _grow(self.dview, n, -1)
             self.first_seen = _grow(self.first_seen, n, 0.0)
+            for c in self.clocks:
+                self.t_send[c] = _grow(self.t_send[c], n, np.nan)
+                self.t_last[c] = _grow(self.t_last[c], n, np.nan)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
@@ -547,6 +574,8 @@ class TraceState:
             return
         gone = self.S[:w - self.base]
         self.retired.add(self.h1[gone])
+        for c in self.clocks:
+            self.slowest[c] = self._fold(c, gone, self.slowest[c])
         self.soff[:np_] += np.bincount(self.sender[gone], minlength=np_)
         self.S = self.S[w - self.base:]
         self.base = w
@@ -557,6 +586,9 @@ class TraceState:
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
         for attr in ("sender", "rank", "spos", "sview", "dview", "h1", "h2", "first_seen"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
+        for c in self.clocks:
+            self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
+            self.t_last[c] = self.t_last[c][:self.nmsgs][keep]
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
         self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
@@ -574,6 +606,51 @@ class TraceState:
                 codes = codes[idx]
             buf.append((piece, np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)))
         self.buffer = buf
+
+    def _fold(self, clock: str, codes: np.ndarray, into: float | None) -> float | None:
+        """The largest latency on ``clock`` of messages ``codes`` and ``into``."""
+        x = self.t_last[clock][codes] - self.t_send[clock][codes]
+        x = x[~np.isnan(x)]
+        if not len(x):
+            return into
+        top = float(x.max())
+        return top if into is None else max(into, top)
+
+    def latency(self, clock: str) -> tuple[float | None, int]:
+        """The largest send-to-delivery latency on ``clock`` so far (None: none measured),
+        and the message in the window that has it (-1: a retired one, or none)."""
+        n = self.nmsgs
+        x = self.t_last[clock][:n] - self.t_send[clock][:n]
+        ok = np.flatnonzero(~np.isnan(x))
+        top, code = self.slowest[clock], -1
+        if len(ok):
+            k = int(ok[np.argmax(x[ok])])
+            if top is None or x[k] > top:
+                top, code = float(x[k]), k
+        return top, code
+
+    def locate(self, code: int, kind: str, late: bool = False) -> tuple[str, object] | None:
+        """The process and location of a held ``kind`` record of message ``code`` (with
+        ``late``, the delivery with the latest time, on the first clock)."""
+        best = None
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            hit = np.flatnonzero(codes == code)
+            if not len(hit):
+                continue
+            kinds = piece.table.column("kind")
+            for i in hit.tolist():
+                if kinds[i].as_py() != kind:
+                    continue
+                t = piece.table.column(self.clocks[0])[i].as_py() if self.clocks else None
+                where = (piece.table.column("process")[i].as_py(),
+                         _location(piece, i), t)
+                if not late:
+                    return where[:2]
+                if t is not None and (best is None or t > best[2]):
+                    best = where
+        return None if best is None else best[:2]
 
     # ---- the end ------------------------------------------------------------------------
 
@@ -608,7 +685,8 @@ class TraceState:
                      viewers=frozenset(names[i] for i in (vs.viewers if vs else ())),
                      membership=self.membership or bool(self.left[:np_].any()),
                      gaps=bool(vs is not None and vs.gaps()),
-                     sent=int(self.scount[:np_].sum()))
+                     sent=int(self.scount[:np_].sum()),
+                     latency={c: self.latency(c)[0] for c in self.clocks})
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and

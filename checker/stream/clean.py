@@ -45,6 +45,9 @@ class Clean:
     gaps: bool = False
     #: the sends of the trace (each message sent once)
     sent: int = 0
+    #: per clock measured ("time", "real_time"), the largest send-to-delivery latency
+    #: (None: no delivery with a timed send and delivery)
+    latency: dict[str, float | None] = field(default_factory=dict)
 
     def correct(self) -> frozenset[str]:
         """The processes that log no crash record."""

@@ -77,6 +77,8 @@ class _Run:
         self.trim_at = trim_at  # each trace's window (canon.py), None: canon.TRIM_AT
         self.keep_whole = keep_whole  # TraceState's
         self.expect = expect  # TraceState's: processes known before their records
+        #: the clocks whose latencies the properties' deciders read (Property.clock)
+        self.clocks = tuple(dict.fromkeys(p.clock for p in props if p.clock))
         self.report = CheckReport([p.name for p in props], options)
         self.report.counts = {p.name: Counter() for p in props}
         self.states: dict[str, TraceState] = {}
@@ -90,7 +92,7 @@ class _Run:
         st = self.states.get(tid)
         if st is None:
             st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
-                                               self.expect)
+                                               self.expect, self.clocks)
         st.feed(part)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())

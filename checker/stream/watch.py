@@ -43,8 +43,8 @@ from ...traces.importer import Mapping
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
-from ..result import Result, Verdict
-from .canon import SLOW, WHOLE, TraceState
+from ..result import Result, Verdict, WitnessEvent
+from .canon import FAST, SLOW, WHOLE, TraceState
 from .driver import _read_v1, _Run, _whole, split
 from .follow import Follower, MappedFollower, Position
 from .reduced import check_held
@@ -216,6 +216,8 @@ class Watch:
                 for tid, part in split(piece):
                     self.run.feed(tid, part)
                     st = self.run.states[tid]
+                    if st.mode == FAST:
+                        self._latency(st)
                     if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
                         self.dirty.add(tid)
                 self._judge()
@@ -266,6 +268,32 @@ class Watch:
             if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
                 continue
             self._emit(st.id, name, so_far(res))
+
+    def _latency(self, st: TraceState) -> None:
+        """A latency over its bound, printed as soon as a delivery (or the send that
+        comes after its delivery) shows it: the largest latency only grows, so no later
+        record undoes it. The witness is the slowest message so far, while the window
+        holds it; the final report names the slowest of the whole trace."""
+        for prop in self.props:
+            if prop.clock is None or (st.id, prop.name) in self.judged:
+                continue
+            bound = prop.bound(self.options) if prop.bound else None
+            top, code = st.latency(prop.clock)
+            if bound is None or top is None or top <= bound:
+                continue
+            of = "" if prop.clock == "time" else "of real time "
+            wit, text = [], f"a message is delivered {top:.6g} s {of}after its send, over " \
+                f"the bound of {bound:g} s."
+            send = st.locate(code, "send") if code >= 0 else None
+            late = st.locate(code, "deliver", late=True) if code >= 0 else None
+            msg = st.message_id(code) if code >= 0 else None
+            if send and late and msg is not None:
+                wit = [WitnessEvent(send[0], "send", msg, None, send[1]),
+                       WitnessEvent(late[0], "deliver", msg, None, late[1])]
+                text = (f"{late[0]} delivers {msg} {top:.6g} s {of}after its send, over "
+                        f"the bound of {bound:g} s.")
+            self._emit(st.id, prop.name, Result(prop.name, st.id, Verdict.VIOLATED, wit, text,
+                                                "over-bound"))
 
     def _overdue(self) -> None:
         """Print, per trace, its oldest message that a correct process has not delivered
@@ -337,11 +365,14 @@ class Watch:
         some correct process has not delivered (traces whose order broke are judged at
         their end and not counted), the overdue ones."""
         live = [p for p in self.props if p.final()]
-        if not live and self.timeout is None:
+        bounds = [p for p in self.props if p.clock]
+        if not live and not bounds and self.timeout is None:
             return None
         n = sum(len(s.pending()) for s in self.run.states.values())
-        return {"verdicts": len(live) * len(self.run.states), "messages": n,
-                "overdue": len(self.overdue)}
+        # a latency bound is pending until the trace ends or a latency exceeds it
+        verdicts = len(live) * len(self.run.states) + sum(
+            (tid, p.name) not in self.judged for tid in self.run.states for p in bounds)
+        return {"verdicts": verdicts, "messages": n, "overdue": len(self.overdue)}
 
     # ---- the end ------------------------------------------------------------------------
 

@@ -174,9 +174,9 @@ def test_a_broken_view_trace_is_judged_on_its_held_records(tmp_path):
 
 
 def test_a_property_without_a_stream_decider_is_refused(tmp_path):
-    props = [properties()["latency"], properties()["integrity"]]
-    assert not_streamed(props) == ["latency"]
-    with pytest.raises(ValueError, match="latency"):
+    props = [properties()["rate"], properties()["integrity"]]
+    assert not_streamed(props) == ["rate"]
+    with pytest.raises(ValueError, match="rate"):
         check_stream([tmp_path / "x.jsonl"], props)
 
 
@@ -188,7 +188,7 @@ def test_check_stream_flag_and_the_switch(tmp_path):
     long_file(path, 200)
     assert not long_input([path])  # 1,000 records: below STREAM_ROWS
     assert main(["check", "--stream", "-q", str(path)]) == 0
-    assert main(["check", "--stream", "-q", "-p", "latency", "--latency-bound", "1",
+    assert main(["check", "--stream", "-q", "-p", "rate", "--rate-max", "1",
                  str(path)]) == 2
 
 
