@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 
 from ...traces.errors import Location
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
+from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 from .views import NONE, Views
@@ -110,8 +111,12 @@ class TraceState:
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
-                 clocks: Sequence[str] = ()) -> None:
+                 clocks: Sequence[str] = (), spill_dir: str | None = None) -> None:
         self.id = trace_id
+        #: a broken trace's held records past spill.SPILL_ROWS go to a file (spill.py),
+        #: made in ``spill_dir`` (None: the system's temporary directory)
+        self.spill_dir = spill_dir
+        self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
         #: per message its send's time and its latest delivery's (a message's largest
         #: latency), folded into ``slowest`` as it retires
@@ -191,6 +196,7 @@ class TraceState:
         if self.mode == WHOLE:
             if self.keep_whole:
                 self.buffer.append((piece, None))
+                self._spill()
             return
         proc = self._proc_codes(table.column("process"))
         self.seen[proc] = True
@@ -206,7 +212,7 @@ class TraceState:
                 return self._whole("a broken trace with views, after part of it retired",
                                    piece)
             self.buffer.append((piece, None))
-            return
+            return self._spill()
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
         if self.views is None:
@@ -234,6 +240,18 @@ class TraceState:
         """Rows left of a piece when the trace left FAST part way through it."""
         if piece.table.num_rows and (self.mode == SLOW or self.keep_whole):
             self.buffer.append((piece, None))
+            self._spill()
+
+    def _spill(self) -> None:
+        """Move the held records of a trace that left FAST to the spill file once they
+        fill the buffer (spill.py)."""
+        if self.mode == FAST or sum(p.table.num_rows for p, _ in self.buffer) < \
+                spill_.SPILL_ROWS:
+            return
+        if self.spill is None:
+            self.spill = spill_.Spill(self.spill_dir)
+        self.spill.write([p for p, _ in self.buffer])
+        self.buffer = []
 
     def _member_row(self, table: pa.Table, kind: int, p: int) -> str:
         """One view, join, leave or crash record of a trace with views (views.py); why the
@@ -337,6 +355,7 @@ class TraceState:
         self.mode, self.why = WHOLE, why
         if not self.keep_whole:
             self.buffer = []
+            self.close()
             return
         self.buffer = [(p, None) for p, _ in self.buffer]
         if piece is not None:
@@ -727,5 +746,16 @@ class TraceState:
         return None
 
     def held(self) -> int:
-        """Records held in the buffer."""
-        return sum(p.table.num_rows for p, _ in self.buffer)
+        """Records held, in the buffer and spilled."""
+        return sum(p.table.num_rows for p, _ in self.buffer) + \
+            (self.spill.rows if self.spill else 0)
+
+    def held_pieces(self) -> list[Piece]:
+        """The held records in the order they came: those spilled, then the buffer's."""
+        return (self.spill.read() if self.spill else []) + [p for p, _ in self.buffer]
+
+    def close(self) -> None:
+        """Remove the spill file (the trace is decided)."""
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None

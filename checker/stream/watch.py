@@ -107,7 +107,7 @@ class Watch:
             f.live.process for f in self.followers
             if isinstance(f, MappedFollower) and f.live.process is not None))
         self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True,
-                        expect=expect)
+                        expect=expect, spill_dir=state_dir)
         self.dirty: set[str] = set()  # broken traces with records not yet judged
         self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
         self.judged: set[tuple[str, str]] = set()
