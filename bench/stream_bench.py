@@ -86,6 +86,16 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None)
             return exact(*a, **k)
 
         driver.check_held = before_checks
+        feed = canon.TraceState.feed
+        out["buffer_mb"] = 0.0
+
+        def feed_and_weigh(self, piece):  # the held records' Arrow bytes in memory
+            feed(self, piece)
+            if self.mode != canon.FAST:
+                size = sum(p.table.nbytes for p, _ in self.buffer) / 2 ** 20
+                out["buffer_mb"] = max(out["buffer_mb"], size)
+
+        canon.TraceState.feed = feed_and_weigh
         props = plan(Options()).properties
         run = _Run(props, Options(), False)
         report = check_stream([path], props, Options(), run=run)
@@ -113,7 +123,8 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     fig = json.loads(res.stdout.strip().splitlines()[-1])
     label = f"{kind} {path.name}{label}"
-    read = f" (reading: {fig['read_mb']:.0f} MB)" if "read_mb" in fig else ""
+    read = f" (reading: {fig['read_mb']:.0f} MB; held in memory {fig['buffer_mb']:.0f} " \
+        "MB)" if "read_mb" in fig else ""
     print(f"  {label:<44} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB{read}", flush=True)
     return fig
@@ -318,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     sp, kept = figs["early"], figs["early-kept"]
     print(f"  early breach ({sp['events']:,} events, held {sp['held']:,}): peak memory "
           f"reading {sp['read_mb']:.0f} MB spilled / {kept['read_mb']:.0f} MB in memory "
-          f"({sp['read_mb'] / kept['read_mb']:.2f}x); in all {sp['rss_mb']:.0f} / "
+          f"({sp['read_mb'] / kept['read_mb']:.2f}x; the held records' buffer "
+          f"{sp['buffer_mb']:.1f} / {kept['buffer_mb']:.1f} MB); in all {sp['rss_mb']:.0f} / "
           f"{kept['rss_mb']:.0f} MB; time {sp['seconds'] / kept['seconds']:.2f}x (CPU "
           f"{sp['cpu'] / kept['cpu']:.2f}x)")
     print_delay(lag)
