@@ -161,6 +161,10 @@ class Property:
     #: checked with ``--liveness`` (``liveness=True`` of ``tomkit.check()``): judged at
     #: the end of a trace, which a trace cut before the system drained would fail
     liveness: bool = False
+    #: judged at the end of a trace like a liveness property, but not one of the
+    #: ``--liveness`` set: named, or through a profile (member-liveness, which serves the
+    #: protocols agreement and liveness do not fit)
+    at_end: bool = False
     #: decided by ``tomkit scan`` (``checker/spark/``); the Spark SQL engine decides it by
     #: its DataFrame form or hands every trace to the exact check
     #: (``checker/spark/properties.py``: ``SQL_FORMS``, ``BY_EXACT_CHECK``)
@@ -180,6 +184,21 @@ class Property:
     def option_names(self) -> tuple[str, ...]:
         """The options this property reads: its own, then those it borrows."""
         return (*(o.name for o in self.options), *self.reads)
+
+    def judged_at_end(self) -> bool:
+        """Whether a trace cut before the system drained may fail it (a liveness
+        property, or one declared ``at_end``)."""
+        return self.liveness or self.at_end
+
+    def needs_bound(self) -> bool:
+        """Whether it judges against a bound the user gives: an option of its own with no
+        default that selects it (latency's ``--latency-bound``, rate's ``--rate-max``)."""
+        return any(o.default is None and o.selects for o in self.options)
+
+    def safety(self) -> bool:
+        """Whether it judges what the records show, on any prefix, with nothing to give:
+        neither judged at the end of a trace nor against a bound."""
+        return not (self.judged_at_end() or self.needs_bound())
 
 
 def with_scope(prop: Property, scope: str) -> Property:

@@ -221,4 +221,5 @@ OPTIONS = (
 
 PROPERTY = Property(NAME, "a message of a sender that stays correct is delivered by every "
                     "process that joined before it was sent and stays correct", False,
-                    check, detect, __doc__, lambda c, ti, o: NO_SENDS, options=OPTIONS)
+                    check, detect, __doc__, lambda c, ti, o: NO_SENDS, options=OPTIONS,
+                    at_end=True)
