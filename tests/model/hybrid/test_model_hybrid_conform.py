@@ -92,3 +92,78 @@ def test_cli_conform(tmp_path, capsys) -> None:
     write_records(path, hybrid_run())
     assert main(["conform", "--protocol", "hybrid", "--roles", "0,2", "--switches", "2",
                  str(path)]) == 0
+
+
+# ------------------------------------------------------- views that grow: joins, recoveries
+
+JOINS = {"roles": "0,2", "switches": 2}
+
+
+def joining_run() -> list[dict]:
+    """docs/hybrid.md's run: p4 joins at 0.7 s, p0 crashes at 0.5 s and restarts at 1.0 s
+    (its incarnation p0~2 rejoins), p3 crashes at 0.9 s; scripted role switches."""
+    return simulate(SimConfig(protocol="hybrid", n=5, rate=10, messages=80,
+                              delay=Delay("exponential", 0.01), seed=4,
+                              crashes=(("p0", 0.5), ("p3", 0.9)), joins=(("p4", 0.7),),
+                              recovers=(("p0", 1.0),), options=JOINS)).records
+
+
+def test_a_trace_with_a_join_and_a_recovery_replays_without_difference() -> None:
+    """The joiner and the new incarnation are replayed from their join requests
+    (``x_requested``) through the state they were sent; each delivers a suffix of the
+    common order, as the model does with the same packets."""
+    recs = joining_run()
+    joins = [r for r in recs if r["kind"] == "join"]
+    assert {r["process"] for r in joins} == {"p4", "p0~2"}
+    assert all(r["x_requested"] < r["time"] for r in joins)
+    reps = replay(recs, "hybrid", JOINS)
+    assert set(reps) == {"p0", "p0~2", "p1", "p2", "p3", "p4"}
+    assert all(not r.differences for r in reps.values())
+    assert all(r.implementation == r.model for r in reps.values())
+    # the joiners deliver the common order from their first view on, not all of it
+    assert 0 < len(reps["p4"].model) < len(reps["p1"].model)
+    assert 0 < len(reps["p0~2"].model) < len(reps["p1"].model)
+    assert reps["p1"].model[-len(reps["p4"].model):] == reps["p4"].model
+
+
+def test_a_joiner_that_delivers_a_message_of_before_its_view_is_extra() -> None:
+    """p4 logs a delivery of a message every member delivered before p4 was admitted:
+    the state it was sent counts that message delivered, so the model never delivers it
+    at p4."""
+    recs = joining_run()
+    first = next(k for k, r in enumerate(recs) if r["process"] == "p4"
+                 and r["kind"] == "deliver")
+    old = next(r["msg"] for r in recs if r["process"] == "p1" and r["kind"] == "deliver")
+    recs.insert(first, {**recs[first], "msg": old})
+    rep = replay(recs, "hybrid", JOINS)["p4"]
+    assert [(d.kind, d.msg) for d in rep.differences][:1] == [("order", old)]
+    assert ("extra", old) in {(d.kind, d.msg) for d in rep.differences}
+
+
+def test_swapped_deliveries_of_a_new_incarnation_are_an_order_difference() -> None:
+    recs = joining_run()
+    idx = [k for k, r in enumerate(recs) if r["process"] == "p0~2" and r["kind"] == "deliver"]
+    a, b = idx[3], idx[4]
+    recs[a], recs[b] = recs[b], recs[a]
+    reps = replay(recs, "hybrid", JOINS)
+    rep = reps["p0~2"]
+    assert rep.differences and rep.differences[0].kind == "order"
+    assert rep.differences[0].index == 3
+    assert not reps["p0"].differences and not reps["p4"].differences
+
+
+def test_a_join_without_its_request_time_is_refused_naming_the_field() -> None:
+    recs = joining_run()
+    k = next(k for k, r in enumerate(recs) if r["process"] == "p4" and r["kind"] == "join")
+    recs[k] = {f: v for f, v in recs[k].items() if f != "x_requested"}
+    with pytest.raises(ReplayError, match=r"p4: record \d+ \(join\): field x_requested"):
+        replay(recs, "hybrid", JOINS)
+
+
+def test_cli_conform_replays_joins(tmp_path, capsys) -> None:
+    path = tmp_path / "joins.jsonl"
+    write_records(path, joining_run())
+    assert main(["conform", "--protocol", "hybrid", "--roles", "0,2", "--switches", "2",
+                 str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "p0~2:" in out and "p4:" in out and "verdict: conforms" in out
