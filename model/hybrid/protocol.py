@@ -72,7 +72,8 @@ from tomkit.model.process import Send as SendInput
 
 from ..net.clocks import ClockBounds
 
-__all__ = ["PROFILE", "initial_roles", "make", "protocols", "replay"]
+__all__ = ["PROFILE", "incarnation", "initial_roles", "make", "protocols", "replay",
+           "replay_for"]
 
 #: what every run must satisfy (docs/hybrid.md says why, and what is not promised):
 #: checker/profiles/model-hybrid.toml
@@ -192,6 +193,25 @@ def make(config: str):
         return procs
 
     return make_processes
+
+
+def replay_for(config: str):
+    """The replay of one configuration: a trace with timers needs the run's heartbeat,
+    which is 1/rate by default (not for token-site), and a trace does not say the run's
+    rate: without ``rates`` or ``heartbeat`` the model would set other timers than the
+    run did and differ for that reason alone, so the replay refuses it."""
+    def replay_config(records: Sequence[Mapping], names: Sequence[str],
+                      opts: Mapping[str, Any]) -> dict[str, list[Replayed]]:
+        if (config != "token-site" and opts.get("rates") is None
+                and opts.get("heartbeat") is None):
+            timer = next((r for r in records if r.get("x_packet") == "timer"), None)
+            if timer is not None:
+                raise ReplayError(f"{timer['process']}: record {timer['msg']}: the trace "
+                                  "logs timers, and the heartbeat is 1/rate by default: "
+                                  "give the run's --rates (or --heartbeat) to replay it")
+        return replay(records, names, opts)
+
+    return replay_config
 
 
 def replay(records: Sequence[Mapping], names: Sequence[str],
@@ -317,6 +337,6 @@ def protocols() -> list[Protocol]:
     return [Protocol(name=name, title=title, make=make(name), options=_options(name),
                      fifo=True, lossy=False, crashes=True, events=frozenset({"join", "recover"}),
                      profile=PROFILE, live=True, incarnations=incarnation,
-                     replay=replay, summary=summary, describe=describe, variants=VARIANTS,
+                     replay=replay_for(name), summary=summary, describe=describe, variants=VARIANTS,
                      clocks=clocks)
             for name, (title, _) in CONFIGS.items()]

@@ -14,9 +14,13 @@ from tomkit.model.process import ReplayError
 from tomkit.model.sim import SimConfig, simulate
 from tomkit.traces.writer import write_records
 
+#: the run's options, which the replay needs too: the heartbeat is 1/rate by default, and
+#: a trace does not say the run's rate (the processes' ``rates`` do)
+OPTS = {"roles": "0,2", "switches": 2, "rates": [50.0] * 4}
+
 
 def hybrid_run(**options) -> list[dict]:
-    opts = {"roles": "0,2", "switches": 2}
+    opts = dict(OPTS)
     opts.update(options)
     return simulate(SimConfig(protocol="hybrid", n=4, rate=50, messages=60,
                               delay=Delay("exponential", 0.01), seed=4,
@@ -26,7 +30,7 @@ def hybrid_run(**options) -> list[dict]:
 def test_simulated_trace_replays_without_difference() -> None:
     recs = hybrid_run()
     assert any(r.get("x_packet") == "newview" for r in recs)  # a view change happened
-    reps = replay(recs, "hybrid", {"roles": "0,2", "switches": 2})
+    reps = replay(recs, "hybrid", OPTS)
     assert reps and all(not r.differences for r in reps.values())
     assert all(r.implementation == r.model for r in reps.values())
 
@@ -36,7 +40,7 @@ def test_swapped_deliveries_are_an_order_difference() -> None:
     idx = [k for k, r in enumerate(recs) if r["process"] == "p1" and r["kind"] == "deliver"]
     a, b = idx[10], idx[11]
     recs[a], recs[b] = recs[b], recs[a]
-    rep = replay(recs, "hybrid", {"roles": "0,2", "switches": 2})["p1"]
+    rep = replay(recs, "hybrid", OPTS)["p1"]
     assert rep.differences and rep.differences[0].kind == "order"
     assert rep.differences[0].index == 10
 
@@ -76,7 +80,7 @@ def test_delivery_before_stability_is_early() -> None:
             break
     else:
         pytest.fail("no delivery waited for stability")
-    rep = replay(moved, "hybrid", {"roles": "0,2", "switches": 2})["p2"]
+    rep = replay(moved, "hybrid", OPTS)["p2"]
     early = [d for d in rep.differences if d.kind == "early"]
     assert early and early[0].msg == r["msg"]
 
@@ -84,19 +88,32 @@ def test_delivery_before_stability_is_early() -> None:
 def test_trace_without_control_records_is_refused() -> None:
     recs = hybrid_run(control_records=False)
     with pytest.raises(ReplayError, match="control records"):
-        replay(recs, "hybrid", {"roles": "0,2", "switches": 2})
+        replay(recs, "hybrid", OPTS)
 
 
 def test_cli_conform(tmp_path, capsys) -> None:
     path = tmp_path / "hybrid.jsonl"
     write_records(path, hybrid_run())
     assert main(["conform", "--protocol", "hybrid", "--roles", "0,2", "--switches", "2",
-                 str(path)]) == 0
+                 "--rates", "50,50,50,50", str(path)]) == 0
+
+
+def test_a_replay_without_the_runs_rate_is_refused_not_compared() -> None:
+    """The default heartbeat is 1/rate: replayed without the run's rates, the model would
+    set other timers than the run did and differ for that reason alone (seed 30 of a run
+    with recoveries did), so a trace with timers is refused, naming the first; with
+    --heartbeat it replays."""
+    recs = hybrid_run()
+    with pytest.raises(ReplayError, match=r"p\d: record timer/p\d/1: the trace logs "
+                       r"timers.*give the run's --rates \(or --heartbeat\)"):
+        replay(recs, "hybrid", {"roles": "0,2", "switches": 2})
+    reps = replay(recs, "hybrid", {"roles": "0,2", "switches": 2, "heartbeat": 0.02})
+    assert all(not r.differences for r in reps.values())
 
 
 # ------------------------------------------------------- views that grow: joins, recoveries
 
-JOINS = {"roles": "0,2", "switches": 2}
+JOINS = {"roles": "0,2", "switches": 2, "rates": [10.0] * 5}
 
 
 def joining_run() -> list[dict]:
@@ -164,6 +181,6 @@ def test_cli_conform_replays_joins(tmp_path, capsys) -> None:
     path = tmp_path / "joins.jsonl"
     write_records(path, joining_run())
     assert main(["conform", "--protocol", "hybrid", "--roles", "0,2", "--switches", "2",
-                 str(path)]) == 0
+                 "--rates", "10,10,10,10,10", str(path)]) == 0
     out = capsys.readouterr().out
     assert "p0~2:" in out and "p4:" in out and "verdict: conforms" in out
