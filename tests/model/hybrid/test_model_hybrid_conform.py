@@ -91,11 +91,6 @@ def test_trace_without_control_records_is_refused() -> None:
         replay(recs, "hybrid", OPTS)
 
 
-def test_cli_conform(tmp_path, capsys) -> None:
-    path = tmp_path / "hybrid.jsonl"
-    write_records(path, hybrid_run())
-    assert main(["conform", "--protocol", "hybrid", "--roles", "0,2", "--switches", "2",
-                 "--rates", "50,50,50,50", str(path)]) == 0
 
 
 def test_a_replay_without_the_runs_rate_is_refused_not_compared() -> None:
@@ -177,10 +172,14 @@ def test_a_join_without_its_request_time_is_refused_naming_the_field() -> None:
         replay(recs, "hybrid", JOINS)
 
 
-def test_cli_conform_replays_joins(tmp_path, capsys) -> None:
-    path = tmp_path / "joins.jsonl"
-    write_records(path, joining_run())
+@pytest.mark.parametrize("run,rates,shown", [
+    (hybrid_run, "50,50,50,50", ("p3:",)),
+    (joining_run, "10,10,10,10,10", ("p0~2:", "p4:")),  # a recovery and a join
+])
+def test_cli_conform(tmp_path, capsys, run, rates, shown) -> None:
+    path = tmp_path / "hybrid.jsonl"
+    write_records(path, run())
     assert main(["conform", "--protocol", "hybrid", "--roles", "0,2", "--switches", "2",
-                 "--rates", "10,10,10,10,10", str(path)]) == 0
+                 "--rates", rates, str(path)]) == 0
     out = capsys.readouterr().out
-    assert "p0~2:" in out and "p4:" in out and "verdict: conforms" in out
+    assert all(p in out for p in shown) and "verdict: conforms" in out
