@@ -16,6 +16,14 @@ shared, so compare it with care).
     .venv/bin/python bench/prove_bench.py --rules toto --min-n 8 --max-n 12 --budget 600
     .venv/bin/python bench/prove_bench.py --rules gl-toto --min-n 8 --max-n 8 --classic-max-n 0
 
+``--per-delta``: one line per (rule, n, delta) instead, with its verdict, CPU and wall
+seconds, the load average at its end and each query's seconds (issue 30: every rule,
+every delta, at n = 10 within 10 minutes each); ``--budget`` is then each delta's Z3
+timeout, and ``--jsonl PATH`` appends each line as a JSON record:
+
+    nice -n 10 .venv/bin/python bench/prove_bench.py --per-delta --min-n 10 --max-n 10 \
+        --budget 600 --jsonl /tmp/n10.jsonl
+
 ``--budget``: per rule, stop at the first n whose proof takes longer than this many
 seconds (the n is then reported as not proved within the budget); each query gets the
 budget as its Z3 timeout. Prints one line per (rule, n) and, per rule, the largest n
@@ -25,6 +33,7 @@ proved within the budget.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -67,6 +76,32 @@ def prove_all(name: str, n: int, k: int, budget: float | None,
     return status, time.perf_counter() - t0, time.process_time() - c0
 
 
+def per_delta(rules: list[str], n: int, k: int, budget: float | None,
+              deltas: list[int] | None, jsonl: str | None) -> None:
+    """One line per (rule, delta) at n: verdict, CPU seconds (Z3 solves in this
+    process), wall seconds, the 1-minute load average at the end, each query's seconds."""
+    for name in rules:
+        rule = resolve_rule(name)
+        for d in allowed_deltas(rule, n):
+            if deltas is not None and d not in deltas:
+                continue
+            t0, c0 = time.perf_counter(), time.process_time()
+            o = prove_rule(name, rule, n, d, k, timeout=budget)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            load = os.getloadavg()[0]
+            qs = " ".join(f"{p}={st}:{t:.1f}" for p, (st, t) in o.per_property.items())
+            print(f"{name:10} {n:>3} {'-' if d is None else d:>5} {o.status:>14} "
+                  f"{cpu:>9.1f} {wall:>9.1f} {load:>6.1f}  {qs}", flush=True)
+            if jsonl:
+                with open(jsonl, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({
+                        "rule": name, "n": n, "delta": d, "k": k, "status": o.status,
+                        "cpu": round(cpu, 2), "wall": round(wall, 2),
+                        "load1": round(load, 1), "budget": budget,
+                        "queries": {p: [st, round(t, 2)]
+                                    for p, (st, t) in o.per_property.items()}}) + "\n")
+
+
 def _load() -> str:
     """The machine's load average (the cores are shared: say how busy they were)."""
     try:
@@ -78,7 +113,7 @@ def _load() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rules", default="toto,s-toto,g-toto,gl-toto")
+    ap.add_argument("--rules", default="toto,s-toto,g-toto,gl-toto")  # all-ack: the baseline
     ap.add_argument("--min-n", type=int, default=3)
     ap.add_argument("--max-n", type=int, default=7)
     ap.add_argument("--k", type=int, default=3)
@@ -87,8 +122,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure the classic encoding up to this n (0: never)")
     ap.add_argument("--split-max-n", type=int, default=7, metavar="N",
                     help="measure GL-ToTo's split-only baseline up to this n (0: never)")
+    ap.add_argument("--per-delta", action="store_true",
+                    help="one line per (rule, n, delta); --budget is each delta's timeout")
+    ap.add_argument("--deltas", default=None, help="with --per-delta: only these (1,2,...)")
+    ap.add_argument("--jsonl", default=None, metavar="PATH",
+                    help="with --per-delta: append each line as a JSON record")
     args = ap.parse_args(argv)
     rules = args.rules.split(",")
+    if args.per_delta:
+        print(f"# K = {args.k}; timeout per delta = {args.budget}; all four properties; "
+              f"{_load()}")
+        print(f"{'rule':10} {'n':>3} {'delta':>5} {'status':>14} {'cpu s':>9} "
+              f"{'wall s':>9} {'load':>6}  queries (wall s)", flush=True)
+        deltas = None if args.deltas is None else [int(x) for x in args.deltas.split(",")]
+        for n in range(args.min_n, args.max_n + 1):
+            per_delta(rules, n, args.k, args.budget, deltas, args.jsonl)
+        print(f"# {_load()}")
+        return 0
     largest: dict[str, int] = {}
     done: set[str] = set()
     print(f"# K = {args.k}; budget = {args.budget}; all four properties, every delta; "

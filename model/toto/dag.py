@@ -208,8 +208,6 @@ class DagView:
         self._latest_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
         self._voter_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
         self._blocked: dict[int, int] = {}
-        #: ranks of the processors whose latest message is a head (see heads())
-        self._head_ranks: list[int] = []
         #: bumped only when the vocabulary of the current activation changes (candidates,
         #: votes, tails, Tail(G), marks): a rule, being a pure function of the
         #: vocabulary, gives the same answer while it stays the same
@@ -296,14 +294,6 @@ class DagView:
         msgs[mid] = fact
         chain.append(mid)
         self._latest_vc[r] = vct
-        # the new message is a head (nothing visible follows it yet) and the heads it
-        # follows no longer are; no other message's status changes
-        if fact[2] == len(msgs):  # it follows every visible message (a vc sums the
-            self._head_ranks = [r]  # messages followed, itself included)
-        else:
-            chains = self._chain
-            self._head_ranks = [h for h in self._head_ranks if vct[h] < len(chains[h])]
-            self._head_ranks.append(r)
         # Only the new message can change the vocabulary: it may be its sender's first in
         # G (a new voter, maybe a new candidate) and may extend candidates' tails. No
         # visible message can follow it yet, so a new candidate has only its own vote.
@@ -579,9 +569,13 @@ class DagView:
         """The latest visible message of each processor that no other processor's latest
         message follows, in configuration order (what a new message ACKs, see
         model/process.py)."""
-        # kept by _add: a new message is a head and removes the heads it follows
+        # computed here, once per send, rather than kept by _add, once per insert (n times
+        # as many). The latest message of r is m_{r,s}, s = len(chain): no visible message
+        # follows more than s of r's, so the column of r in the latest vcs holds s at r
+        # itself and once more for every other latest message following m_{r,s}
         chains = self._chain
-        return tuple([chains[r][-1] for r in sorted(self._head_ranks)])
+        return tuple([chains[r][-1] for r, col in enumerate(zip(*self._latest_vc))
+                      if col.count(len(chains[r])) == 1 and chains[r]])
 
     @property
     def visible(self) -> frozenset[str]:

@@ -5,8 +5,10 @@ the split-only baseline beside the reduced proof, with the gain."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 
+import pytest
 from locations import ROOT
 
 BENCH = ROOT / "bench" / "prove_bench.py"
@@ -45,3 +47,24 @@ def _within_rounding(new: float, old: float, ratio: float) -> None:
     lo = (old - 0.05) / (new + 0.05)
     hi = (old + 0.05) / max(new - 0.05, 1e-9)
     assert lo - 0.05 <= ratio <= hi + 0.05, (new, old, ratio)
+
+
+def test_per_delta(capsys, tmp_path):
+    mod = _load()
+    out_file = tmp_path / "runs.jsonl"
+    assert mod.main(["--per-delta", "--rules", "all-ack,gl-toto", "--min-n", "3",
+                     "--max-n", "3", "--jsonl", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    rows = [ln.split() for ln in out.splitlines() if not ln.startswith(("#", "rule"))]
+    # one line per (rule, delta): all-ack has none, GL-ToTo deltas 1 and 2 at n = 3
+    assert [r[:4] for r in rows] == [["all-ack", "3", "-", "proved"],
+                                     ["gl-toto", "3", "1", "proved"],
+                                     ["gl-toto", "3", "2", "proved"]]
+    recs = [json.loads(ln) for ln in out_file.read_text().splitlines()]
+    assert [(r["rule"], r["delta"]) for r in recs] == [("all-ack", None), ("gl-toto", 1),
+                                                       ("gl-toto", 2)]
+    for r, row in zip(recs, rows):
+        assert r["cpu"] >= 0 and r["wall"] > 0
+        assert float(row[4]) == pytest.approx(r["cpu"], abs=0.06)
+        assert r["queries"]["agreement"][0] == "proved"
+        assert r["queries"]["stability"][0] == "implied"  # agreement covers it
