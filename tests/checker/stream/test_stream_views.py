@@ -257,3 +257,41 @@ def test_a_late_breach_in_a_long_view_run_goes_whole(monkeypatch, tmp_path):
     run = _Run(STREAMED, Options(), False)
     agree([path], run=run)
     assert run.modes == {"whole": 1}
+
+
+@pytest.mark.parametrize("breach", [False, True])
+def test_watch_follows_a_long_view_run(breach, monkeypatch, tmp_path):
+    """tomkit watch keeps a clean view run in the pass as it grows (its held records a few
+    windows); a breach after positions retired is judged whole at the end, with
+    ``tomkit check``'s report."""
+    import io
+
+    import tomkit.checker.stream.watch as watch
+
+    monkeypatch.setattr(watch, "WATCH_TRIM_AT", 16)
+    recs = long_view_run(12, 60)
+    if breach:
+        last = [i for i, r in enumerate(recs)
+                if r["kind"] == "deliver" and r["process"] == "p2"]
+        a, b = last[-5], last[-4]
+        recs[a]["msg"], recs[b]["msg"] = recs[b]["msg"], recs[a]["msg"]
+    lines = [json.dumps(r) + "\n" for r in recs]
+    path = tmp_path / "w.jsonl"
+    path.write_text("")
+    out = io.StringIO()
+    w = watch.Watch([str(path)], STREAMED, Options(), fmt="json", out=out)
+    held = []
+    for k in range(0, len(lines), 400):
+        with open(path, "a") as f:
+            f.write("".join(lines[k:k + 400]))
+        w.cycle()
+        held.append(sum(s.held() for s in w.run.states.values()))
+    assert max(held) < 1_500  # of 3,708 records
+    report = w.finish()
+    whole = check_paths([path], STREAMED, Options())
+    assert outcomes(report) == outcomes(whole)
+    assert w.run.modes == ({"whole": 1} if breach else {"fast": 1})
+    printed = {json.loads(x)["property"] for x in out.getvalue().splitlines()}
+    assert printed == {n for o in whole.outcomes for n, r in o.results.items()
+                       if str(r.verdict) == "violated"}
+    assert bool(printed) == breach
