@@ -136,8 +136,9 @@ def test_some_real_runs_stay_in_the_pass(small_window):
 
 @st.composite
 def view_runs(draw):
-    """A view-synchronous run: views v1, v2, ... of changing members, each member sending
-    in its view and delivering a prefix of the view's sequence before moving on, with
+    """A view-synchronous run: now and then messages before any view, then views v1, v2,
+    ... of changing members, each member sending in its view and delivering a prefix of
+    the view's sequence before moving on, with
     some of: a swap, a gap, a delivery in the next view, a member that moves on having
     delivered less, a crash, a join, a leave, two member sets for one view, a view
     installed twice or out of order, a smaller numeric id."""
@@ -147,6 +148,15 @@ def view_runs(draw):
     nviews = draw(st.integers(1, 4))
     members = list(procs)
     n = 0
+    if draw(st.integers(0, 3)) == 0:  # sends and deliveries before any view
+        seq = [f"m{n + i}" for i in range(draw(st.integers(1, 3)))]
+        n += len(seq)
+        for m in seq:
+            s = draw(st.sampled_from(procs))
+            local[s].append({"process": s, "kind": "send", "msg": m})
+        for p in procs:
+            local[p] += [{"process": p, "kind": "deliver", "msg": m}
+                         for m in seq[:draw(st.integers(len(seq) - 1, len(seq)))]]
     for v in range(nviews):
         if v and draw(st.integers(0, 2)) == 0 and len(members) > 1:
             gone = draw(st.sampled_from(members))
