@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # wait for another apt (a helper, unattended upgrades) rather than fail on its lock
 APT := apt-get -o DPkg::Lock::Timeout=600
 
-.PHONY: demo test lint bench java clean record record-deps systems fuzz
+.PHONY: demo test lint bench java clean record record-deps systems fuzz kernel
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -33,6 +33,11 @@ demo: $(STAMP) java
 TEST_WORKERS ?= auto
 test: $(STAMP) java systems
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
+# the simulator's compiled kernel (model/kernel.py) again, after an edit of its modules
+# (until then the edited Python file runs)
+kernel: $(STAMP)
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
