@@ -66,7 +66,11 @@ from dataclasses import dataclass
 from operator import gt
 from typing import Any, NamedTuple, NoReturn
 
-from mypy_extensions import mypyc_attr
+try:  # read by mypyc as it compiles this module (model/kernel.py), which installs it
+    from mypy_extensions import mypyc_attr
+except ImportError:  # Python alone needs nothing of it
+    def mypyc_attr(*_: object, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
 
 #: VV(m)[q] when q has not voted yet (002 section 3 writes "*").
 UNSEEN = None
