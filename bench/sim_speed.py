@@ -239,6 +239,15 @@ def report_end_to_end(n: int, messages: int, repeat: int, baseline: str) -> None
               + f"; load average {os.getloadavg()[0]:.1f}\n", flush=True)
 
 
+def kernel_built() -> bool:
+    """Whether the current code's kernel runs compiled (model/kernel.py)."""
+    out = subprocess.run([sys.executable, "-c", "import tomkit.model.toto.dag; from tomkit."
+                          "model.kernel import compiled_modules; print(all(compiled_modules()"
+                          ".values()))"], capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir(), env={**os.environ, "TOMKIT_PURE_PYTHON": "0"})
+    return out.stdout.strip() == "True"
+
+
 #: the ToTo simulation alone, for instruction counts (``--instructions``)
 SIM_ONLY = r"""
 import sys
@@ -248,11 +257,13 @@ simulate(SimConfig(protocol="toto", n=int(sys.argv[1]), options={"delta": 4},
 """
 
 
-def instructions(n: int, messages: int, path: Path | None) -> int:
-    """Machine instructions (cachegrind's I refs) of one process simulating ``messages``."""
+def instructions(n: int, messages: int, path: Path | None, pure: bool = False) -> int:
+    """Machine instructions (cachegrind's I refs) of one process simulating ``messages``;
+    ``pure``: the current code with its kernel as Python (model/kernel.py)."""
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = str(path)
+    env["TOMKIT_PURE_PYTHON"] = "1" if pure else "0"
     done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                            "--cachegrind-out-file=/dev/null", sys.executable, "-c", SIM_ONLY,
                            str(n), str(messages)], env=env, capture_output=True, text=True,
@@ -274,13 +285,16 @@ def report_instructions(n: int, messages: int, baseline: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         old_path = export(baseline, Path(tmp))
         got = {}
-        for label, path in (("before", old_path), ("now", None)):
-            got[label] = (instructions(n, messages, path) - instructions(n, base, path)) / (
-                n * (messages - base))
+        for label, path, pure in (("before", old_path, False), ("now, Python", None, True),
+                                  ("now", None, False)):
+            got[label] = (instructions(n, messages, path, pure)
+                          - instructions(n, base, path, pure)) / (n * (messages - base))
         print(f"instructions per ToTo delivery, simulation alone (n = {n}, delta = 4, "
-              f"{messages} messages less {base}; cachegrind): before ({baseline}) "
-              f"{got['before']:,.0f}, now {got['now']:,.0f}; now/before speed "
-              f"{got['before'] / got['now']:.3f}", flush=True)
+              f"{messages} messages less {base}; cachegrind): " + ", ".join(
+                  f"{k} {v:,.0f}" for k, v in got.items()) + "; before/now " + ", ".join(
+                  f"{k} {got['before'] / v:.3f}" for k, v in got.items() if k != "before")
+              + f" (before: {baseline}; now: the kernel as built here, "
+              f"{'compiled' if kernel_built() else 'not compiled'})", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
