@@ -8,7 +8,12 @@ APT := apt-get -o DPkg::Lock::Timeout=600
 
 .PHONY: demo test lint bench java clean record record-deps systems fuzz kernel
 
+# a C compiler and Python's headers let the install compile the simulator's kernel
+# (model/kernel.py, mypyc); without them it runs as Python, with the same traces
 $(STAMP): pyproject.toml
+	@command -v cc >/dev/null 2>&1 || ($(APT) update -q && $(APT) install -y -q gcc) || true
+	@$(PY) -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" || \
+	  ($(APT) update -q && $(APT) install -y -q python3-dev) || true
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[all,dev]'

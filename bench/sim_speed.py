@@ -264,6 +264,7 @@ def instructions(n: int, messages: int, path: Path | None, pure: bool = False) -
     if path is not None:
         env["PYTHONPATH"] = str(path)
     env["TOMKIT_PURE_PYTHON"] = "1" if pure else "0"
+    env["PYTHONHASHSEED"] = "0"  # string hashes move instruction counts by a per cent
     done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                            "--cachegrind-out-file=/dev/null", sys.executable, "-c", SIM_ONLY,
                            str(n), str(messages)], env=env, capture_output=True, text=True,
