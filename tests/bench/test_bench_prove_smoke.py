@@ -68,3 +68,23 @@ def test_per_delta(capsys, tmp_path):
         assert float(row[4]) == pytest.approx(r["cpu"], abs=0.06)
         assert r["queries"]["agreement"][0] == "proved"
         assert r["queries"]["stability"][0] == "implied"  # agreement covers it
+
+
+def test_cpu_limit_and_table(capsys, tmp_path):
+    mod = _load()
+    out_file = tmp_path / "runs.jsonl"
+    # all-ack at n = 3 fits in 60 CPU seconds; GL-ToTo at n = 8, delta = 3 needs more
+    # than 10 s of CPU on any machine (its agreement query alone: docs/prove.md)
+    assert mod.main(["--per-delta", "--rules", "all-ack", "--min-n", "3", "--max-n", "3",
+                     "--cpu-limit", "60", "--jsonl", str(out_file)]) == 0
+    assert mod.main(["--per-delta", "--rules", "gl-toto", "--min-n", "8", "--max-n", "8",
+                     "--deltas=3", "--cpu-limit", "1", "--jsonl", str(out_file)]) == 0
+    recs = [json.loads(ln) for ln in out_file.read_text().splitlines()]
+    assert [(r["rule"], r["delta"], r["status"]) for r in recs] == [
+        ("all-ack", None, "proved"), ("gl-toto", 3, "over 1 cpu s")]
+    capsys.readouterr()
+    assert mod.main(["--table", str(out_file)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| rule | n | delta | verdict | CPU s")
+    assert lines[2].startswith("| all-ack | 3 | - | proved |")
+    assert lines[3].startswith("| gl-toto | 8 | 3 | over 1 cpu s | 1.0 |")
