@@ -5,18 +5,29 @@ fast loop."""
 from __future__ import annotations
 
 import pytest
+import xdist_schedule as schedule
 
-#: tests that start the session's Spark standalone cluster: one scope of the scheduler, so
-#: that one worker starts it once
-CLUSTER_GROUP = "spark-cluster"
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-durations", action="store_true",
+                     help="rewrite tests/durations.json, each xdist group's seconds in "
+                          "this run (tests/xdist_schedule.py)")
 
 
 def loadgroup(config: pytest.Config) -> bool:
-    """Whether this process runs for ``--dist loadgroup``: the controller (``dist``), or a
-    worker, whose ``dist`` option xdist resets to "no" and which reads ``loadgroup``
-    instead (reading ``dist`` alone, the workers never grouped nor sorted)."""
+    """Whether this process collects for ``--dist loadgroup``. The xdist workers collect,
+    and in a worker's config xdist sets ``dist`` to "no" and ``loadgroup`` instead."""
     return config.getoption("dist", "no") == "loadgroup" or \
         bool(getattr(config.option, "loadgroup", False))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the controller takes the groups in collection order (longest first, below), not
+    # xdist's default order by number of tests
+    if config.getoption("dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False
+    if config.getoption("record_durations"):
+        config.pluginmanager.register(_DurationRecorder(), "tomkit-durations")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -26,43 +37,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.java)
     if not loadgroup(config):
         return
-    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup; the
-    # workers collect, so this runs on each): the modules that start a JVM (Spark, TLC, a
-    # real system) go first, the pure-Python ones fill in behind them, so that no long
-    # module starts last while the other worker idles
-    heavy = ("spark", "tlc", "record")
-    items.sort(key=lambda it: not any(it.get_closest_marker(m) for m in heavy))
+    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a group
+    # (a module, or the cluster's users) stays on one worker, its module fixtures built
+    # once; the groups go longest first (tests/xdist_schedule.py)
+    groups = [schedule.group_of(it.nodeid, getattr(it, "fixturenames", ())) for it in items]
+    for item, group in zip(items, groups):
+        item.add_marker(pytest.mark.xdist_group(group))
+    counts: dict[str, int] = {}
+    for g in groups:
+        counts[g] = counts.get(g, 0) + 1
+    order = schedule.longest_first(groups, schedule.costs(counts, schedule.load()))
+    items[:] = [items[i] for i in order]
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """``--dist loadgroup``: a module stays on one worker (its module fixtures, e.g. a
-    Spark session and its data set, are built once), and the modules that use the
-    session's Spark cluster share one. xdist's own loadgroup reads ``xdist_group``
-    markers through a suffix it writes into each test's node id, which pytest 9.2 no
-    longer takes (``Item.nodeid`` comes from ``_id``): every test was scheduled alone,
-    a module's tests spread over both workers. This scheduler groups by the node id's
-    module instead, and needs no marker."""
-    if config.getoption("dist", "no") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
+class _DurationRecorder:
+    """Sums each group's test phases (setup, call, teardown: a module fixture's cost is
+    in its first test's setup) as the reports reach the controller."""
 
-    root = config.rootpath
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.tests: dict[str, int] = {}
 
-    class ModuleScheduling(LoadScopeScheduling):
-        def __init__(self, config: pytest.Config, log=None) -> None:
-            super().__init__(config, log)
-            self.cluster_users: dict[str, bool] = {}
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        nodeid = report.nodeid
+        at = nodeid.rfind("@")
+        group = nodeid[at + 1:] if at > nodeid.rfind("]") else schedule.group_of(nodeid)
+        self.seconds[group] = self.seconds.get(group, 0.0) + report.duration
+        if report.when == "call" or (report.when == "setup" and report.skipped):
+            self.tests[group] = self.tests.get(group, 0) + 1
 
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::")[0]
-            if module not in self.cluster_users:
-                # the controller does not collect: a module names the fixture it uses
-                path = root / module
-                self.cluster_users[module] = path.is_file() and \
-                    "spark_cluster" in path.read_text(encoding="utf-8")
-            return CLUSTER_GROUP if self.cluster_users[module] else module
-
-    return ModuleScheduling(config, log)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if hasattr(session.config, "workerinput") or not self.seconds:
+            return  # a worker: the controller writes
+        schedule.write(schedule.DURATIONS, self.seconds,
+                        {g: self.tests.get(g, 0) for g in self.seconds})
 
 
 @pytest.fixture(scope="session")
