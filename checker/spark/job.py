@@ -43,7 +43,7 @@ from tomkit.checker.spark.commit import ArrowTree, HadoopTree, Tree, commit, rec
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
 from tomkit.checker.spark.options import ENGINES, scan_options
 from tomkit.checker.spark.progress import Progress
-from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
+from tomkit.checker.spark.properties import FACTS, NAMES, decide, reason_column
 from tomkit.checker.spark.read import KEY, detect_format, read_events
 from tomkit.checker.spark.summary import LISTED, Summary
 
@@ -59,13 +59,12 @@ class ScanResult:
 def verdict_rows(codes: DataFrame, exact: DataFrame, options: Options = Options()) -> DataFrame:
     """One row per trace and property, from the detection codes and the exact results."""
     stack = ", ".join(f"'{n}', `{n}`" for n in NAMES)
-    long = codes.select(*KEY, "events", "has_send",
+    facts = [c for c in FACTS.values() if c in codes.columns]
+    long = codes.select(*KEY, "events", *facts,
                         F.expr(f"stack({len(NAMES)}, {stack}) as (property, code)"))
     reason = F.lit(None).cast("string")
     for n in NAMES:
-        r_send, r_none = unknown_reason(n, True, options), unknown_reason(n, False, options)
-        reason = F.when(F.col("property") == n,
-                        F.when(F.col("has_send"), F.lit(r_send)).otherwise(F.lit(r_none))
+        reason = F.when(F.col("property") == n, reason_column(n, options, facts)
                         ).otherwise(reason)
     ex = exact.select(*KEY, "property", F.col("verdict").alias("_v"), "clause",
                       F.col("explanation").alias("_x"), "witness")
