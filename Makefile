@@ -6,9 +6,14 @@ STAMP := $(VENV)/.installed
 # wait for another apt (a helper, unattended upgrades) rather than fail on its lock
 APT := apt-get -o DPkg::Lock::Timeout=600
 
-.PHONY: demo test lint bench java clean record record-deps systems fuzz
+.PHONY: demo test test-durations lint bench java clean record record-deps systems fuzz kernel
 
+# a C compiler and Python's headers let the install compile the simulator's kernel
+# (model/kernel.py, mypyc); without them it runs as Python, with the same traces
 $(STAMP): pyproject.toml
+	@command -v cc >/dev/null 2>&1 || ($(APT) update -q && $(APT) install -y -q gcc) || true
+	@$(PY) -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" || \
+	  ($(APT) update -q && $(APT) install -y -q python3-dev) || true
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[all,dev]'
@@ -29,10 +34,21 @@ demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
 
 # the suite on every core (pytest-xdist; tests/conftest.py keeps a module on one worker
-# and starts the JVM-heavy modules first); TEST_WORKERS=0 runs it in this process
+# and starts the longest modules first, tests/xdist_schedule.py); TEST_WORKERS=0 runs it
+# in this process
 TEST_WORKERS ?= auto
 test: $(STAMP) java systems
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
+# the same run, rewriting tests/durations.json (each module's seconds, which orders the
+# schedule) from what it measured: after adding or changing slow tests
+test-durations: $(STAMP) java systems
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --record-durations
+
+# the simulator's compiled kernel (model/kernel.py) again, after an edit of its modules
+# (until then the edited Python file runs)
+kernel: $(STAMP)
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

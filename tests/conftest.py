@@ -4,11 +4,34 @@ fast loop."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-#: tests that start the session's Spark standalone cluster: one xdist group, so that one
-#: worker starts it once
-CLUSTER_GROUP = "spark-cluster"
+import pytest
+import xdist_schedule as schedule
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-durations", nargs="?", const=str(schedule.DURATIONS),
+                     default=None, metavar="PATH",
+                     help="rewrite tests/durations.json (or PATH), each xdist group's "
+                          "seconds in this run (tests/xdist_schedule.py)")
+
+
+def loadgroup(config: pytest.Config) -> bool:
+    """Whether this process collects for ``--dist loadgroup``. The xdist workers collect,
+    and in a worker's config xdist sets ``dist`` to "no" and ``loadgroup`` instead."""
+    return config.getoption("dist", "no") == "loadgroup" or \
+        bool(getattr(config.option, "loadgroup", False))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the controller takes the groups in collection order (longest first, below), not
+    # xdist's default order by number of tests
+    if config.getoption("dist", "no") == "loadgroup":
+        config.option.loadscopereorder = False
+    if config.getoption("record_durations"):
+        config.pluginmanager.register(_DurationRecorder(Path(config.getoption(
+            "record_durations"))), "tomkit-durations")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -16,19 +39,51 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("spark") or item.get_closest_marker("tlc"):
             item.add_marker(pytest.mark.java)
-    if config.getoption("dist", "no") != "loadgroup":
+    if not loadgroup(config):
         return
-    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a module
-    # stays on one worker (its module fixtures, e.g. a Spark session and its data set, are
-    # built once), the cluster's users share one; the modules that start a JVM (Spark, TLC,
-    # a real system) go first, the pure-Python ones fill in behind them, so that no long
-    # module starts last while the other worker idles
-    for item in items:
-        group = CLUSTER_GROUP if "spark_cluster" in getattr(item, "fixturenames", ()) \
-            else item.nodeid.split("::")[0]
+    # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a group
+    # (a module, or the cluster's users) stays on one worker, its module fixtures built
+    # once; the groups go longest first (tests/xdist_schedule.py)
+    groups = [schedule.group_of(it.nodeid, getattr(it, "fixturenames", ())) for it in items]
+    for item, group in zip(items, groups):
         item.add_marker(pytest.mark.xdist_group(group))
-    heavy = ("spark", "tlc", "record")
-    items.sort(key=lambda it: not any(it.get_closest_marker(m) for m in heavy))
+    counts: dict[str, int] = {}
+    for g in groups:
+        counts[g] = counts.get(g, 0) + 1
+    order = schedule.longest_first(groups, schedule.costs(counts, schedule.load()))
+    items[:] = [items[i] for i in order]
+
+
+class _DurationRecorder:
+    """Sums each group's test phases (setup, call, teardown: a module fixture's cost is
+    in its first test's setup) as the reports reach the controller."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seconds: dict[str, float] = {}
+        self.tests: dict[str, int] = {}
+        self.groups: dict[str, str] = {}  # collected here: a run without xdist
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.groups = {it.nodeid: schedule.group_of(it.nodeid, getattr(it, "fixturenames",
+                                                                        ()))
+                       for it in items}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        nodeid = report.nodeid
+        at = nodeid.rfind("@")  # xdist's controller: the worker named the group
+        group = nodeid[at + 1:] if at > nodeid.rfind("]") else \
+            self.groups.get(nodeid) or schedule.group_of(nodeid)
+        self.seconds[group] = self.seconds.get(group, 0.0) + report.duration
+        if report.when == "call" or (report.when == "setup" and report.skipped):
+            self.tests[group] = self.tests.get(group, 0) + 1
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if hasattr(session.config, "workerinput") or not self.seconds:
+            return  # a worker: the controller writes
+        schedule.write(self.path, self.seconds,
+                        {g: self.tests.get(g, 0) for g in self.seconds})
 
 
 @pytest.fixture(scope="session")

@@ -95,7 +95,7 @@ def test_duplicated_id_breaks_integrity(tmp_path):
 
 def config(tmp_path, workload, argv, **kw):
     base = dict(node_count=3, time_limit=2.5, rate=40.0, timeout=1.0, recovery=1.0,
-                init_timeout=10.0, seed=1)
+                init_timeout=60.0, seed=1)
     base.update(kw)
     return RunConfig(workload=workload, bin=argv, out=tmp_path / "run", **base)
 

@@ -13,8 +13,10 @@ from maelstrom_nodes import shipped, write
 
 from tomkit.maelstrom.harness import HarnessError, RunConfig, run
 
+#: short runs; the bound on a node's answer to init is generous (Python nodes start slowly
+#: on a loaded machine, and only the test of the init timeout itself waits it out)
 FAST = {"time_limit": 1.0, "rate": 40.0, "timeout": 0.5, "recovery": 0.0,
-        "init_timeout": 3.0}
+        "init_timeout": 60.0}
 
 
 def config(tmp_path, argv, workload="echo", **kw):
@@ -67,7 +69,7 @@ def test_stderr_only_node_times_out_init_and_shows_its_stderr(tmp_path):
     t = time.monotonic()
     with pytest.raises(HarnessError, match=r"did not answer init.*within 3 s[\s\S]*"
                        "I only ever talk here"):
-        run(config(tmp_path, write(tmp_path, "stderr_only")))
+        run(config(tmp_path, write(tmp_path, "stderr_only"), init_timeout=3.0))
     assert time.monotonic() - t < 60
     assert "I only ever talk here" in (tmp_path / "run/nodes/n0.log").read_text()
 
@@ -98,12 +100,12 @@ def test_hanging_node_is_timed_out_and_killed_with_its_children(tmp_path, monkey
     monkeypatch.setenv("PIDS", str(pids))
     t = time.monotonic()
     res = run(config(tmp_path, write(tmp_path, "hang")))
-    assert time.monotonic() - t < 60
+    assert time.monotonic() - t < 300  # a bound, not a target: the machine may be loaded
     assert res.stats["info"] > 0 and res.stats["ok"] == 0
     assert res.verdicts["validity"] == "violated"  # requests received, never answered
     found = [int(x) for line in pids.read_text().split("\n") if line for x in line.split()]
     assert len(found) == 4  # two nodes, a child each
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while any(alive(p) for p in found) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in found if alive(p)]
@@ -143,7 +145,7 @@ def test_ctrl_c_ends_every_node(tmp_path):
     assert proc.returncode == 2, err
     assert b"interrupted" in err
     found = [int(x) for line in pids.read_text().split("\n") if line for x in line.split()]
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while any(alive(p) for p in found) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in found if alive(p)]

@@ -40,7 +40,7 @@ def test_committed_offsets_going_back_after_a_list_or_missing():
 
 def config(tmp_path, argv, **kw):
     base = dict(workload="kafka", node_count=3, concurrency=6, time_limit=3.0, rate=100.0,
-                timeout=1.0, recovery=0.5, seed=3)
+                timeout=1.0, recovery=0.5, init_timeout=60.0, seed=3)
     base.update(kw)
     return RunConfig(bin=argv, out=tmp_path / "run", **base)
 

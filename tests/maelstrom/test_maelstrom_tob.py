@@ -17,7 +17,7 @@ TOB = "total-order-broadcast"
 
 def config(tmp_path, argv, workload=TOB, **kw):
     base = dict(node_count=3, time_limit=3.0, rate=40.0, timeout=1.0, recovery=2.0,
-                init_timeout=10.0, seed=1)
+                init_timeout=60.0, seed=1)
     base.update(kw)
     return RunConfig(workload=workload, bin=argv, out=tmp_path / "run", **base)
 

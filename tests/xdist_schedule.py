@@ -1,0 +1,82 @@
+"""The order in which `make test`'s two xdist workers take the suite's groups.
+
+`--dist loadgroup` keeps a group (a test module, or the users of the session's Spark
+cluster) on one worker, so that its module fixtures (a Spark session and its data set, a
+booted RabbitMQ cluster) are built once; a worker that finishes a group takes the next
+one in collection order. With groups of very unequal length (a few minutes for the
+RabbitMQ or Spark modules, milliseconds for most), the suite ends when its last long
+group ends: taken last, a long group leaves the other worker idle. So the groups are put
+longest first (Graham's LPT rule, "Bounds on multiprocessing timing anomalies", SIAM J.
+Appl. Math. 17(2), 1969, section 4: within 4/3 of the best schedule), their lengths read
+from tests/durations.json, the seconds each group took in a full run, rewritten by
+`pytest -n 2 --dist loadgroup --record-durations` (or `make test-durations`). A group the
+file does not know yet (a new module) is estimated from its number of tests at the
+file's mean seconds per test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from locations import TESTS
+
+#: the measured seconds of each group in a full run, and its number of tests
+DURATIONS = TESTS / "durations.json"
+#: tests that start the session's Spark standalone cluster: one xdist group, so that one
+#: worker starts it once
+CLUSTER_GROUP = "spark-cluster"
+
+
+def group_of(nodeid: str, fixturenames: Iterable[str] = ()) -> str:
+    """The xdist group of a test: the cluster's users share one, else its module."""
+    if "spark_cluster" in fixturenames:
+        return CLUSTER_GROUP
+    return nodeid.split("::")[0]
+
+
+def load(path: Path = DURATIONS) -> dict[str, tuple[float, int]]:
+    """Each group's seconds and number of tests, as measured; empty without the file."""
+    if not path.exists():
+        return {}
+    doc = json.loads(path.read_text())
+    try:
+        return {g: (float(s), int(n)) for g, (s, n) in doc["groups"].items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{path}: 'groups' must map a group to [seconds, tests]: {e}") \
+            from None
+
+
+def costs(counts: dict[str, int], measured: dict[str, tuple[float, int]]
+          ) -> dict[str, float]:
+    """The expected seconds of each group in ``counts`` (group -> its number of tests
+    collected now): as measured, else its tests at the measured mean per test."""
+    seconds = sum(s for s, _ in measured.values())
+    tests = sum(n for _, n in measured.values())
+    per_test = seconds / tests if tests else 1.0
+    return {g: measured[g][0] if g in measured else n * per_test for g, n in counts.items()}
+
+
+def longest_first(groups: list[str], cost: dict[str, float]) -> list[int]:
+    """The positions of ``groups`` (one per test, in collection order) reordered so that
+    the groups come longest first, each group's tests together in their own order."""
+    first = {}
+    for i, g in enumerate(groups):
+        first.setdefault(g, i)
+    return sorted(range(len(groups)), key=lambda i: (-cost[groups[i]], first[groups[i]], i))
+
+
+def write(path: Path, seconds: dict[str, float], tests: dict[str, int]) -> None:
+    """Record each group's measured seconds and tests, longest first, over what the file
+    held (a run of part of the suite updates its groups only); a group whose module is
+    gone is dropped."""
+    groups = {g: (s, n) for g, (s, n) in load(path).items()
+              if g == CLUSTER_GROUP or (TESTS.parent / g).is_file()}
+    groups.update({g: (round(seconds[g], 2), tests[g]) for g in seconds})
+    rows = sorted(groups, key=lambda g: (-groups[g][0], g))
+    lines = [f" {json.dumps(g)}: [{groups[g][0]}, {groups[g][1]}]" for g in rows]
+    path.write_text(
+        '{"about": "seconds of each xdist group in a full `make test` run, and its tests '
+        '(tests/xdist_schedule.py); rewritten by `make test-durations`",\n'
+        '"groups": {\n' + ",\n".join(lines) + "\n}}\n")
