@@ -307,6 +307,8 @@ class TraceState:
         if s.any():
             self._deps(table.column("deps"), s, codes, proc)
         for c in self.clocks:
+            if c not in table.column_names:  # a file without that clock
+                continue
             t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
             if s.any():
                 self.t_send[c][codes[s]] = t[s]
@@ -648,9 +650,9 @@ class TraceState:
                 top, code = float(x[k]), k
         return top, code
 
-    def locate(self, code: int, kind: str, late: bool = False) -> tuple[str, object] | None:
+    def locate(self, code: int, kind: str, late: str | None = None) -> tuple[str, object] | None:
         """The process and location of a held ``kind`` record of message ``code`` (with
-        ``late``, the delivery with the latest time, on the first clock)."""
+        ``late`` a clock, the one latest on that clock)."""
         best = None
         for piece, codes in self.buffer:
             if codes is None:
@@ -662,7 +664,7 @@ class TraceState:
             for i in hit.tolist():
                 if kinds[i].as_py() != kind:
                     continue
-                t = piece.table.column(self.clocks[0])[i].as_py() if self.clocks else None
+                t = piece.table.column(late)[i].as_py() if late else None
                 where = (piece.table.column("process")[i].as_py(),
                          _location(piece, i), t)
                 if not late:

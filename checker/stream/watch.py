@@ -53,7 +53,7 @@ __all__ = ["Watch"]
 
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
-STATE_VERSION = 2
+STATE_VERSION = 3
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
 #: that run when a trace breaks read few held records (a few thousand: tens of
 #: milliseconds), and report within the second on a loaded machine too
@@ -285,7 +285,7 @@ class Watch:
             wit, text = [], f"a message is delivered {top:.6g} s {of}after its send, over " \
                 f"the bound of {bound:g} s."
             send = st.locate(code, "send") if code >= 0 else None
-            late = st.locate(code, "deliver", late=True) if code >= 0 else None
+            late = st.locate(code, "deliver", late=prop.clock) if code >= 0 else None
             msg = st.message_id(code) if code >= 0 else None
             if send and late and msg is not None:
                 wit = [WitnessEvent(send[0], "send", msg, None, send[1]),
