@@ -265,6 +265,9 @@ def instructions(n: int, messages: int, path: Path | None, pure: bool = False) -
         env["PYTHONPATH"] = str(path)
     env["TOMKIT_PURE_PYTHON"] = "1" if pure else "0"
     env["PYTHONHASHSEED"] = "0"  # string hashes move instruction counts by a per cent
+    # NumPy's BLAS threads spin while they wait, for as long as the scheduler lets them:
+    # with one thread the count repeats to a few thousand instructions
+    env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
     done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                            "--cachegrind-out-file=/dev/null", sys.executable, "-c", SIM_ONLY,
                            str(n), str(messages)], env=env, capture_output=True, text=True,

@@ -167,26 +167,26 @@ def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
              rejected_records: DataFrame, bad_seq: DataFrame) -> Summary:
     """The report's aggregates, by Spark aggregations over the per-trace rows."""
     summary = Summary()
-    # one aggregation gives both the verdict counts and, from any one property's rows,
-    # the traces and events of each group
+    # one aggregation gives the verdict counts, from any one property's rows the traces
+    # and events of each group, and each group's first trace (by key) with its
+    # explanation, of which the violated groups' first is the property's example (one
+    # job fewer than an aggregation of its own)
     for r in verdicts.groupBy("protocol", "config", "property", "verdict").agg(
-            F.count(F.lit(1)).alias("count"), F.sum("events").alias("events")).collect():
+            F.count(F.lit(1)).alias("count"), F.sum("events").alias("events"),
+            F.min_by(F.struct(*KEY, "explanation"), F.struct(*KEY)).alias("x")).collect():
         g = summary.group(r["protocol"], r["config"])
         g.counts[r["property"]][r["verdict"]] += r["count"]
         if r["property"] == NAMES[0]:
             g.traces += r["count"]
             g.events += int(r["events"])
+        if r["verdict"] == "violated":
+            x = r["x"]
+            summary.add_example(r["property"], tuple(x[k] for k in KEY), x["explanation"])
     R.latency(summary, firsts)
     R.index_of_latency(summary, deliveries)
     summary.rejected = rejected_records.count()
     seq_stats = bad_seq.agg(F.count(F.lit(1)), F.sum("records")).first()
     summary.seq_traces, summary.seq_records = seq_stats[0], int(seq_stats[1] or 0)
-    first = (verdicts.filter(F.col("verdict") == "violated").groupBy("property")
-             .agg(F.min_by(F.struct(*KEY, "explanation"), F.struct(*KEY)).alias("x"))
-             .collect())
-    for r in first:
-        x = r["x"]
-        summary.add_example(r["property"], tuple(x[k] for k in KEY), x["explanation"])
     return summary
 
 
