@@ -53,11 +53,13 @@ def cluster(spark_cluster):
 
 @pytest.fixture(scope="module")
 def wheel_dir(tmp_path_factory):
-    """A directory with dist/tomkit-<version>-py3-none-any.whl, as the docs build it."""
+    """A directory with dist/tomkit-<version>-py3-none-any.whl, as the docs build it (pure
+    Python: TOMKIT_PURE_PYTHON=1)."""
     d = tmp_path_factory.mktemp("build")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                     "--no-build-isolation", "-w", str(d / "dist"), str(ROOT)],
-                   check=True, capture_output=True, timeout=300)
+                   check=True, capture_output=True, timeout=300,
+                   env={**os.environ, "TOMKIT_PURE_PYTHON": "1"})
     return d
 
 
