@@ -4,14 +4,17 @@ fast loop."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import xdist_schedule as schedule
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--record-durations", action="store_true",
-                     help="rewrite tests/durations.json, each xdist group's seconds in "
-                          "this run (tests/xdist_schedule.py)")
+    parser.addoption("--record-durations", nargs="?", const=str(schedule.DURATIONS),
+                     default=None, metavar="PATH",
+                     help="rewrite tests/durations.json (or PATH), each xdist group's "
+                          "seconds in this run (tests/xdist_schedule.py)")
 
 
 def loadgroup(config: pytest.Config) -> bool:
@@ -27,7 +30,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("dist", "no") == "loadgroup":
         config.option.loadscopereorder = False
     if config.getoption("record_durations"):
-        config.pluginmanager.register(_DurationRecorder(), "tomkit-durations")
+        config.pluginmanager.register(_DurationRecorder(Path(config.getoption(
+            "record_durations"))), "tomkit-durations")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -54,14 +58,23 @@ class _DurationRecorder:
     """Sums each group's test phases (setup, call, teardown: a module fixture's cost is
     in its first test's setup) as the reports reach the controller."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self.seconds: dict[str, float] = {}
         self.tests: dict[str, int] = {}
+        self.groups: dict[str, str] = {}  # collected here: a run without xdist
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.groups = {it.nodeid: schedule.group_of(it.nodeid, getattr(it, "fixturenames",
+                                                                        ()))
+                       for it in items}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
-        at = nodeid.rfind("@")
-        group = nodeid[at + 1:] if at > nodeid.rfind("]") else schedule.group_of(nodeid)
+        at = nodeid.rfind("@")  # xdist's controller: the worker named the group
+        group = nodeid[at + 1:] if at > nodeid.rfind("]") else \
+            self.groups.get(nodeid) or schedule.group_of(nodeid)
         self.seconds[group] = self.seconds.get(group, 0.0) + report.duration
         if report.when == "call" or (report.when == "setup" and report.skipped):
             self.tests[group] = self.tests.get(group, 0) + 1
@@ -69,7 +82,7 @@ class _DurationRecorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(session.config, "workerinput") or not self.seconds:
             return  # a worker: the controller writes
-        schedule.write(schedule.DURATIONS, self.seconds,
+        schedule.write(self.path, self.seconds,
                         {g: self.tests.get(g, 0) for g in self.seconds})
 
 

@@ -88,14 +88,15 @@ def test_a_worker_collection_is_grouped_and_longest_first(tmp_path):
     assert modules[0] == "tests/specs/test_specs.py"
 
 
-def test_two_workers_keep_each_module_on_one_worker():
+def test_two_workers_keep_each_module_on_one_worker(tmp_path):
     """The grouping as xdist applies it, in a real two-worker run of two modules: each
     module's tests on one worker (pytest 9.2 with pytest-xdist 3.8 loses the groups
-    silently, pyproject.toml)."""
+    silently, pyproject.toml); and the controller records each group's seconds."""
     mods = ["tests/model/test_membership_events.py", "tests/checker/test_properties.py"]
+    record = tmp_path / "durations.json"
     out = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup",
-                          "-p", "no:cacheprovider", "-v", *mods], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600)
+                          "-p", "no:cacheprovider", "-v", "--record-durations", str(record),
+                          *mods], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     workers: dict[str, set[str]] = {}
     for ln in out.stdout.splitlines():
@@ -104,3 +105,9 @@ def test_two_workers_keep_each_module_on_one_worker():
             workers.setdefault(node.split("::")[0], set()).add(ln.split("]")[0][1:])
     assert set(workers) == set(mods), out.stdout[-3000:]
     assert all(len(w) == 1 for w in workers.values()), workers
+    measured = schedule.load(record)
+    assert set(measured) == set(mods)
+    for mod in mods:  # every test counted once, in its module's group
+        assert measured[mod][1] == sum(len(ln.split("PASSED ")) - 1 for ln in
+                                       out.stdout.splitlines() if f"PASSED {mod}::" in ln)
+        assert measured[mod][0] > 0

@@ -283,18 +283,33 @@ def small_local(inputs: list[str], out: str | None) -> bool:
     Hadoop configuration in the environment, which could make a bare path HDFS) and the
     data files come to at most ``files.IN_PROCESS_BYTES``. Missing inputs go to Spark's
     path, which reports them."""
-    from tomkit.checker.spark.files import in_process, list_files
+    from tomkit.checker.spark.files import IN_PROCESS_BYTES
+
+    size = local_size(inputs, out)
+    return size is not None and size <= IN_PROCESS_BYTES
+
+
+def local_size(inputs: list[str], out: str | None) -> int | None:
+    """The bytes of the data files of ``inputs`` when they and ``out`` are on the local file
+    system without asking Hadoop (``small_local``); else, or if an input is missing, None."""
+    from tomkit.checker.spark.files import list_files
 
     if any(os.environ.get(v) for v in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")):
-        return False
+        return None
     paths = list(inputs) + ([out] if out is not None else [])
     if any(urllib.parse.urlsplit(p).scheme not in ("", "file") for p in paths):
-        return False
+        return None
     try:
         files = list_files([_local_path(p) for p in inputs])
     except (FileNotFoundError, OSError):
-        return False
-    return in_process(files)
+        return None
+    return sum(f.size for f in files)
+
+
+#: a small local data set on Spark gets a shuffle partition per this many bytes of files
+#: (at least one, at most the session's default): a task per partition and stage costs
+#: more than its share of a few megabytes
+BYTES_PER_PARTITION = 16 << 20
 
 
 def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentParser:
@@ -307,6 +322,7 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 
 def run_args(args: argparse.Namespace) -> int:
     from tomkit.checker.pandas_guard import lift as lift_pandas
+    from tomkit.checker.spark.files import IN_PROCESS_BYTES
     from tomkit.checker.spark.read import SchemaMismatch
     from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
     from tomkit.checker.spark.storage import StoreError
@@ -321,11 +337,18 @@ def run_args(args: argparse.Namespace) -> int:
             and not under_spark_submit():
         master = "local[*]"
     spark = None
-    if not (args.engine == "files" and not args.spark and master is not None
-            and master.startswith("local") and small_local(args.inputs, args.out)):
+    local = master is not None and master.startswith("local")
+    size = local_size(args.inputs, args.out) if local else None
+    small = size is not None and size <= IN_PROCESS_BYTES
+    if not (args.engine == "files" and not args.spark and small):
         lift_pandas()  # pyspark's driver converts through pandas
-        spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
-                            verbose=args.verbose)
+        partitions = args.shuffle_partitions
+        if small and partitions is None:
+            partitions = max(1, -(-size // BYTES_PER_PARTITION))
+        # a small local data set: a short run, where the JVM's start and warm-up are most
+        # of the cost (docs/spark.md, "Which engine")
+        spark = get_session(master, shuffle_partitions=partitions, verbose=args.verbose,
+                            quick_start=small)
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
