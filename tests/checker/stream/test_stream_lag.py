@@ -119,3 +119,21 @@ def test_the_retired_sequence_reads_back_what_was_written(tmp_path):
     assert rows["t_time"].tolist() == [0.0, 5.0, 19.0, 12.0]
     seq.close()
     assert not list(tmp_path.iterdir())
+
+
+def test_a_restart_cuts_the_retired_sequence_back_to_its_checkpoint(tmp_path):
+    import pickle
+
+    import numpy as np
+
+    seq = RetiredSequence([], str(tmp_path))
+    h = np.arange(10, dtype=np.uint64)
+    seq.append(h, h, {})
+    saved = pickle.dumps(seq)  # tomkit watch's checkpoint
+    seq.append(h + 10, h + 10, {})  # retired after it: retired again after the restart
+    back = pickle.loads(saved)
+    assert back.rows == 10
+    assert (tmp_path / back.path.split("/")[-1]).stat().st_size == 10 * 16
+    back.append(h + 20, h + 20, {})
+    assert back.at(np.array([9, 10, 19]))["h1"].tolist() == [9, 20, 29]
+    back.close()
