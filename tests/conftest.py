@@ -50,7 +50,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     counts: dict[str, int] = {}
     for g in groups:
         counts[g] = counts.get(g, 0) + 1
-    order = schedule.longest_first(groups, schedule.costs(counts, schedule.load()))
+    heavy = {g for it, g in zip(items, groups)
+             if any(it.get_closest_marker(m) for m in ("spark", "tlc", "record"))}
+    order = schedule.longest_first(groups, schedule.costs(counts, schedule.load(), heavy))
     items[:] = [items[i] for i in order]
 
 
