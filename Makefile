@@ -6,9 +6,14 @@ STAMP := $(VENV)/.installed
 # wait for another apt (a helper, unattended upgrades) rather than fail on its lock
 APT := apt-get -o DPkg::Lock::Timeout=600
 
-.PHONY: demo test test-durations lint bench java clean record record-deps systems fuzz
+.PHONY: demo test test-durations lint bench java clean record record-deps systems fuzz kernel
 
+# a C compiler and Python's headers let the install compile the simulator's kernel
+# (model/kernel.py, mypyc); without them it runs as Python, with the same traces
 $(STAMP): pyproject.toml
+	@command -v cc >/dev/null 2>&1 || ($(APT) update -q && $(APT) install -y -q gcc) || true
+	@$(PY) -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" || \
+	  ($(APT) update -q && $(APT) install -y -q python3-dev) || true
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[all,dev]'
@@ -39,6 +44,11 @@ test: $(STAMP) java systems
 # schedule) from what it measured: after adding or changing slow tests
 test-durations: $(STAMP) java systems
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --record-durations
+
+# the simulator's compiled kernel (model/kernel.py) again, after an edit of its modules
+# (until then the edited Python file runs)
+kernel: $(STAMP)
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

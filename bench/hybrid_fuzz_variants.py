@@ -27,6 +27,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure, process_machine
 from tomkit.fuzz.reduce import reduce
+from tomkit.fuzz.seeding import seed_alone
 from tomkit.model.hybrid.process import VARIANTS
 
 #: variant -> (n, options, messages per run, steps per run, crashes, judge liveness).
@@ -58,7 +59,8 @@ def search(m: type, examples: int, seed_: int, steps: int, shrink: bool
                    stateful_step_count=steps, report_multiple_bugs=False)
     t = time.perf_counter()
     try:
-        run_state_machine_as_test(m, settings=cfg)
+        with seed_alone():  # the seed's runs, whatever this process imported
+            run_state_machine_as_test(m, settings=cfg)
         found = None
     except RuleFailure as e:
         found = e.found

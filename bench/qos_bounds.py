@@ -2,6 +2,7 @@
 against a protocol whose latency grows with n.
 
     python bench/qos_bounds.py [--seed 1] [--out out/qos] [--quick] [--baseline abcast]
+                               [--reserve AVG/MAX [--window K]]
 
 Source: 003 (Bar-Joseph, Keidar, Anker and Lynch) section 3.2 (Figure 3: latency at most
 Delta + delta + eps without failures) and 3.3 (Figure 4: Delta + delta + 2 eps with
@@ -22,6 +23,13 @@ Setup
   down, at most n - 1), each at a time drawn from the seed in the middle of the run.
   Every qos run is checked: integrity, total-order-weak and global-order, 003's
   liveness, the bound (``--strict``: exit 1 if any fails).
+* ``--reserve AVG/MAX`` (003 section 2.1's contract, model/qos/reserve.py): every
+  process asks for r = AVG/MAX over ``--window`` K slots at join(r) (``negotiate``
+  records), its shaper holds a message over r for a later slot, and each run is also
+  checked against the declared reservations (the rate property, on ``packet``
+  records). Held messages count their latency from their multicast, so the bound may
+  not hold for them (003's proviso: "as long as the application sends at the reserved
+  rate"): pick an r above the sources' load to keep the bound.
 * Baseline: ABCAST (004 section 2; default) or ToTo (000) on the same sources and the
   same delay distribution, crash-free (neither tolerates 003's failures).
 
@@ -30,7 +38,9 @@ Output
 A table per run: n, f, messages, max and mean real-time latency, the bound that
 applies, max / bound, timeouts, the busiest slot's network messages against the
 inflated reservation max', packets lost by the adversary, and the deliveries missing
-for messages of crashed senders (the loss past the bound a crash may cause). Then the
+for messages of crashed senders (the loss past the bound a crash may cause). With
+``--reserve``: the busiest slot of a sender against the max' it declared, its busiest
+K-slot window against the declared avg', and the messages the shaper held. Then the
 baseline's max and mean latency per n, and a PNG of latency against n for both.
 """
 
@@ -41,6 +51,7 @@ import os
 import sys
 import time
 
+from tomkit.model.qos.reserve import net_reserve, parse_reservation
 from tomkit.runs.qos import (
     NET,
     OPTIONS,
@@ -68,7 +79,20 @@ def main(argv: list[str] | None = None) -> int:
                     "2..64, --quick 2,4,8)")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 if a run exceeds its bound or fails a check")
+    ap.add_argument("--reserve", default=None, metavar="AVG/MAX",
+                    help="the reservation every process asks for at join(r): at most MAX "
+                    "messages a slot, AVG in any --window slots (003 section 2.1)")
+    ap.add_argument("--window", type=int, default=10, metavar="K",
+                    help="K, the slots of the reservation's AVG (default 10)")
     args = ap.parse_args(argv)
+    if args.reserve is not None:
+        try:
+            r = parse_reservation(args.reserve, "--reserve")
+        except ValueError as e:
+            ap.error(str(e))
+        if args.window < 1:
+            ap.error(f"--window: K must be >= 1 slot, got {args.window}")
+        avg_n, max_n = net_reserve(r, args.window, OPTIONS["fec_i"], OPTIONS["fec_l"])
     sizes = QUICK_SIZES if args.quick else SIZES
     if args.sizes:
         sizes = tuple(int(x) for x in args.sizes.split(","))
@@ -78,23 +102,32 @@ def main(argv: list[str] | None = None) -> int:
           f"eps={OPTIONS['epsilon'] * 1000:g} ms, "
           f"I=5 L=2, adversary p=0.3, exponential delays mean {NET.mean * 1000:g} ms, "
           f"{RATE:g} msg/s per process")
+    if args.reserve is not None:
+        print(f"reservation r = {r.avg}/{r.max} over K = {args.window} slots: max' = "
+              f"{float(max_n):.2f}, avg' = {float(avg_n):.2f} network messages "
+              "(003 section 2.2)")
     print(f"{'n':>3} {'f':>3} {'msgs':>5} {'max ms':>8} {'mean ms':>8} {'bound':>6} "
           f"{'max/bound':>9} {'timeouts':>8} {'pkts/slot':>9} {'max_':>6} {'lost':>6} "
-          f"{'missing':>7}")
+          f"{'missing':>7}" + ("" if args.reserve is None else
+                               f" {'slot/max_':>12} {'window/avg_':>13} {'held':>5}"))
     rows, bad = [], 0
     t0 = time.perf_counter()
     for n in sizes:
         for f in crash_counts(n):
-            r = qos_row(n, f, args.seed, per_process)
-            rows.append(r)
-            over = r["max"] > r["bound"] + 1e-12
-            bad += over or bool(r["problems"])
-            print(f"{n:>3} {f:>3} {r['messages']:>5} {r['max'] * 1000:>8.3f} "
-                  f"{r['mean'] * 1000:>8.3f} {r['bound'] * 1000:>6.0f} "
-                  f"{r['max'] / r['bound']:>9.3f} {r['timeouts']:>8} {r['packets']:>9} "
-                  f"{r['reserved']:>6.2f} {r['lost']:>6} {r['missing']:>7}"
+            row = qos_row(n, f, args.seed, per_process, args.reserve, args.window)
+            rows.append(row)
+            over = row["max"] > row["bound"] + 1e-12
+            bad += over or bool(row["problems"])
+            print(f"{n:>3} {f:>3} {row['messages']:>5} {row['max'] * 1000:>8.3f} "
+                  f"{row['mean'] * 1000:>8.3f} {row['bound'] * 1000:>6.0f} "
+                  f"{row['max'] / row['bound']:>9.3f} {row['timeouts']:>8} "
+                  f"{row['packets']:>9} {row['reserved']:>6.2f} {row['lost']:>6} "
+                  f"{row['missing']:>7}" + ("" if args.reserve is None else
+                  f" {row['slot_peak']:>5} <= {row['slot_max']:<5.2f}"
+                  f" {row['window_peak']:>5} <= {row['window_avg']:<6.2f}"
+                  f" {row['held']:>5}")
                   + ("  OVER THE BOUND" if over else "")
-                  + "".join(f"  {p}" for p in r["problems"]), flush=True)
+                  + "".join(f"  {p}" for p in row["problems"]), flush=True)
     base = []
     print(f"\n{args.baseline}, same sources and delays, no crash:")
     print(f"{'n':>3} {'max ms':>8} {'mean ms':>8}   qos max ms (f=0)")

@@ -12,7 +12,7 @@ each. The figure is application deliveries per CPU-second of the ``simulate`` ca
 delays (shifted gamma, 1 ms), 4000 messages.
 
     python bench/sim_speed.py [--n 8] [--messages 4000] [--repeat 3] [--baseline REV]
-        [--end-to-end M] [--e2e-baseline REV] [--e2e-only]
+        [--end-to-end M] [--e2e-baseline REV] [--e2e-only] [--instructions M]
 
 ``--end-to-end M`` adds issue 30's command as a user runs it, ``tomkit simulate
 --protocol toto --n N --delta 4 --messages M --out FILE`` (M = 20000 in the issue), with
@@ -25,6 +25,14 @@ writing each format, and reading it back as ``tomkit check`` does (``TraceReader
 the writer's target is the reader's speed. Issue 30's targets: 50 k deliveries per
 second end to end at n = 8 (the command in under 3.2 s), simulation alone 100 k per
 CPU-second.
+
+``--instructions M`` counts the machine instructions of the ToTo simulation alone (n = 8,
+delta = 4, M messages, seed 1), for ``--e2e-baseline`` and the current code, with
+valgrind's cachegrind: the instructions of a run of M messages less those of a run of 100
+(start-up, imports and the rules' compilation cancel out), per delivery. Unlike CPU
+seconds, the count does not grow with the load of a shared machine (CPU seconds did by a
+third between load 8 and load 20 here), so a few per cent show; it does not see what
+costs time without instructions (cache misses, the allocator's system calls).
 
 A ``--baseline`` after the common interface (a tree without ``model/acksim.py``) runs
 through today's API: that compares the one simulator with an earlier version of itself.
@@ -231,6 +239,65 @@ def report_end_to_end(n: int, messages: int, repeat: int, baseline: str) -> None
               + f"; load average {os.getloadavg()[0]:.1f}\n", flush=True)
 
 
+def kernel_built() -> bool:
+    """Whether the current code's kernel runs compiled (model/kernel.py)."""
+    out = subprocess.run([sys.executable, "-c", "import tomkit.model.toto.dag; from tomkit."
+                          "model.kernel import compiled_modules; print(all(compiled_modules()"
+                          ".values()))"], capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir(), env={**os.environ, "TOMKIT_PURE_PYTHON": "0"})
+    return out.stdout.strip() == "True"
+
+
+#: the ToTo simulation alone, for instruction counts (``--instructions``)
+SIM_ONLY = r"""
+import sys
+from tomkit.model.sim import SimConfig, simulate
+simulate(SimConfig(protocol="toto", n=int(sys.argv[1]), options={"delta": 4},
+                   messages=int(sys.argv[2]), seed=1))
+"""
+
+
+def instructions(n: int, messages: int, path: Path | None, pure: bool = False) -> int:
+    """Machine instructions (cachegrind's I refs) of one process simulating ``messages``;
+    ``pure``: the current code with its kernel as Python (model/kernel.py)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
+    env["TOMKIT_PURE_PYTHON"] = "1" if pure else "0"
+    env["PYTHONHASHSEED"] = "0"  # string hashes move instruction counts by a per cent
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", sys.executable, "-c", SIM_ONLY,
+                           str(n), str(messages)], env=env, capture_output=True, text=True,
+                          cwd=tempfile.gettempdir())
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind failed: {done.stderr.strip()[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def report_instructions(n: int, messages: int, baseline: str) -> None:
+    """Instructions per delivery of the simulation alone, before and now (module
+    docstring)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    base = 100
+    if messages <= base:
+        raise SystemExit(f"--instructions M needs M > {base}")
+    with tempfile.TemporaryDirectory() as tmp:
+        old_path = export(baseline, Path(tmp))
+        got = {}
+        for label, path, pure in (("before", old_path, False), ("now, Python", None, True),
+                                  ("now", None, False)):
+            got[label] = (instructions(n, messages, path, pure)
+                          - instructions(n, base, path, pure)) / (n * (messages - base))
+        print(f"instructions per ToTo delivery, simulation alone (n = {n}, delta = 4, "
+              f"{messages} messages less {base}; cachegrind): " + ", ".join(
+                  f"{k} {v:,.0f}" for k, v in got.items()) + "; before/now " + ", ".join(
+                  f"{k} {got['before'] / v:.3f}" for k, v in got.items() if k != "before")
+              + f" (before: {baseline}; now: the kernel as built here, "
+              f"{'compiled' if kernel_built() else 'not compiled'})", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=8)
@@ -242,8 +309,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="also time tomkit simulate ... --messages M --out FILE (0: no)")
     ap.add_argument("--e2e-baseline", default=E2E_BEFORE, metavar="REV")
     ap.add_argument("--e2e-only", action="store_true",
-                    help="only the end-to-end tables (with --end-to-end M)")
+                    help="only the end-to-end tables and the instruction counts (with "
+                         "--end-to-end M or --instructions M)")
+    ap.add_argument("--instructions", type=int, default=0, metavar="M",
+                    help="count the simulation's instructions per delivery with valgrind, "
+                         "M messages, against --e2e-baseline (0: no)")
     args = ap.parse_args(argv)
+    if args.instructions:
+        report_instructions(args.n, args.instructions, args.e2e_baseline)
+        if args.e2e_only and not args.end_to_end:
+            return 0
     if args.end_to_end:
         report_end_to_end(args.n, args.end_to_end, args.repeat, args.e2e_baseline)
         if args.e2e_only:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from .seeding import seed_alone
+
 __all__ = ["default_delta", "fuzz", "fuzz_protocol", "run_machine"]
 
 
@@ -20,10 +22,12 @@ def default_delta(name: str, n: int) -> int | None:
     return None if name in ("all-ack", "majority") else (n + 1) // 2
 
 
-def run_machine(machine: type, examples: int, seed_: int, shrink: bool = True
-                ) -> AssertionError | None:
-    """Run ``machine`` for up to ``examples`` runs from ``seed_``; the failure it raised
-    (shrunk by Hypothesis unless ``shrink`` is False), or None."""
+def run_machine(machine: type, examples: int, seed_: int, shrink: bool = True,
+                steps: int = 60) -> AssertionError | None:
+    """Run ``machine`` for up to ``examples`` runs of up to ``steps`` steps from
+    ``seed_``; the failure it raised (shrunk by Hypothesis unless ``shrink`` is False),
+    or None. The runs depend on the seed alone, not on what the process ran or imported
+    before (``fuzz/seeding.py``)."""
     from tomkit.fuzz.dag_machine import RuleFailure as DagFailure
     from tomkit.fuzz.process_machine import RuleFailure as ProcessFailure
 
@@ -31,10 +35,11 @@ def run_machine(machine: type, examples: int, seed_: int, shrink: bool = True
     cfg = settings(max_examples=examples, deadline=None, database=None,
                    suppress_health_check=list(HealthCheck), print_blob=False,
                    phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate],
-                   stateful_step_count=60,
+                   stateful_step_count=steps,
                    report_multiple_bugs=False)
     try:
-        run_state_machine_as_test(machine, settings=cfg)
+        with seed_alone():
+            run_state_machine_as_test(machine, settings=cfg)
     except (DagFailure, ProcessFailure) as e:
         return e
     return None

@@ -11,6 +11,8 @@ The kernel, at this folder's top:
 * ``sim``: the one discrete-event simulator; ``recorder``: outputs as v1 trace records;
 * ``conform``: the one replayer of recorded traces;
 * ``dataset``: data sets of many simulated traces, some faulty, for ``tomkit scan``.
+* ``kernel``: which modules may run compiled (mypyc; the DAG view) and when they do:
+  only while compiled from the Python file beside them (``TOMKIT_PURE_PYTHON=1``: never).
 
 The rooms, one folder each:
 
@@ -37,3 +39,7 @@ The rooms, one folder each:
 every module (tests/test_layers.py keeps it true). Experiment runners that use the models
 live in ``tomkit/runs/``.
 """
+
+from . import kernel
+
+kernel.install()

@@ -28,7 +28,12 @@ unreplayable: :class:`~tomkit.model.process.ReplayError`, naming the process and
 Membership events: a trace's ``crash``, ``join`` and ``leave`` records are events of
 ``model/events.py`` (a ``join`` after the process's own crash is its recover); a protocol
 replays only the events it honours (``Protocol.events``) and refuses a trace with any
-other, naming the protocol, the event and the record.
+other, naming the protocol, the event and the record. A process the protocol's replay
+starts with ``MemberEvent("outside")`` (its first incarnation joins) is taken out of the
+group before any process runs, as the simulator does before a run. A protocol whose
+restarted processes log under names of their own (``Protocol.incarnations``: the
+hybrid's ``p0~2``) has one model process per member: each incarnation's records go to
+it after the earlier incarnations', and each is reported apart.
 
 Timed protocols (003's qos, which declares a timed network): each input carries the
 local time its record logged (``Replayed.now``), inputs are fed in time order, and the
@@ -59,6 +64,8 @@ from typing import Any
 
 from .process import MemberEvent, Output, Protocol, ReplayError, feed
 from .protocols import protocol as get_protocol
+
+OUTSIDE = MemberEvent("outside")
 
 __all__ = ["ConformReport", "Difference", "ProcessReport", "ReplayError", "conform_traces",
            "natural_order", "replay"]
@@ -165,7 +172,9 @@ def replay(records: Iterable[Mapping], protocol: str,
         events.setdefault(r["process"], []).append(r)
         if r["kind"] == "view":
             members.update(r["members"])
-    names = natural_order(set(events) | members)
+    of = p.incarnations or (lambda name: (name, 1))
+    names = natural_order(of(n)[0] for n in set(events) | members)
+    at = {n: i for i, n in enumerate(names)}
     for name, evs in events.items():
         _refuse_events(p, name, evs)
     inputs = p.replay(records, names, opts)
@@ -173,9 +182,18 @@ def replay(records: Iterable[Mapping], protocol: str,
         procs = p.make(names, opts, 1.0)
     except ValueError as e:
         raise ReplayError(str(e)) from None
+    # a process outside the group from time 0 is out before any process starts, as in
+    # the simulator (the others' first view leaves it out)
+    for name in events:
+        todo = inputs.get(name, [])
+        while todo and todo[0].input == OUTSIDE:
+            feed(procs[at[of(name)[0]]], todo.pop(0).input, 0.0)
     one = _replay_process if p.timing is None else _replay_timed
-    return {name: one(name, procs[i], events[name], inputs[name])
-            for i, name in enumerate(names) if name in events}
+    # an incarnation continues its process's model, after the earlier ones (by number)
+    order = sorted(events, key=lambda n: (at[of(n)[0]], of(n)[1]))
+    reports = {name: one(name, procs[at[of(name)[0]]], events[name], inputs.get(name, []))
+               for name in order}
+    return {name: reports[name] for name in natural_order(events)}
 
 
 def _refuse_events(p: Protocol, name: str, evs: list[Mapping]) -> None:

@@ -449,6 +449,12 @@ class Protocol:
     #: them). Processes then get, log and time out in local time, and every record
     #: carries ``real_time``
     clocks: Callable[[Mapping[str, Any]], ClockBounds] | None = None
+    #: how its traces name a restarted process (``p1~2``: ``("p1", 2)``; the first
+    #: incarnation 1), when a restart is logged as a process of its own yet is the same
+    #: member of the group: the replayer then gives each incarnation's records to the
+    #: one model process, after its earlier incarnations'. None: every name in a trace
+    #: is a process of the group
+    incarnations: Callable[[str], tuple[str, int]] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.events) - set(EVENTS)

@@ -70,6 +70,7 @@ Trace records (format v1, one trace): the processes' sends, receptions and deliv
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 import time as _time
@@ -221,11 +222,26 @@ class SimResult:
                 "stats": dict(self.stats), "records": list(self.records)}
 
 
+#: the cyclic collector's first threshold during a run (see simulate)
+GC_THRESHOLD = 100_000
+
+
 def simulate(config: SimConfig,
              progress: Callable[[int], None] | None = None) -> SimResult:
     """Run one simulation; ``progress(k)`` is told every time k more application
-    messages were sent (for a progress bar)."""
-    return _Sim(config, progress).run()
+    messages were sent (for a progress bar).
+
+    A run allocates a dict per record and keeps every one, so Python's cyclic collector,
+    run every 700 allocations by default, passes over a growing heap again and again
+    (docs/sim-speed.md: a sixth of a ToTo run). During the run its first threshold is
+    :data:`GC_THRESHOLD` (it still collects the cycles some protocols make, a hundred
+    thousand allocations apart), and it is set back afterwards."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], GC_THRESHOLD), *thresholds[1:])
+    try:
+        return _Sim(config, progress).run()
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 # event kinds (the counter breaks ties, so their values never order events)

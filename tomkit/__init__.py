@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,9 +53,17 @@ if TYPE_CHECKING:
     from tomkit.model.conform import ConformReport
     from tomkit.model.sim import SimResult
 
-#: from the installed distribution, so that pyproject.toml is its one source
-__version__ = version("tomkit")
 __all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
+
+
+def __getattr__(name: str) -> Any:
+    """``__version__``, from the installed distribution, so that pyproject.toml is its one
+    source; read when asked (importlib.metadata costs a short command's start-up a few
+    hundredths of a second)."""
+    if name == "__version__":
+        from importlib.metadata import version
+        return version("tomkit")
+    raise AttributeError(f"module 'tomkit' has no attribute {name!r}")
 
 
 def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,

@@ -174,6 +174,8 @@ def stream_agreement(clean: Clean, options: Options) -> Result | None:
     """A clean single pass (checker/stream/): every process delivered a prefix of one
     sequence, so agreement holds when every correct process delivered as much as the
     furthest deliverer; else None (its witness needs the whole trace)."""
+    if clean.viewers or clean.membership:  # who owes what: the membership rules
+        return None
     correct = clean.correct()
     deliverers = correct if options.scope == CORRECT else clean.processes
     need = max((clean.delivered.get(p, 0) for p in deliverers), default=0)
@@ -187,6 +189,8 @@ def stream_validity(clean: Clean, options: Options) -> Result | None:
     sent (``Clean.owed``); else None (its witness needs the whole trace)."""
     if not clean.senders:
         return Result(VALIDITY_NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
+    if clean.viewers or clean.membership:  # who owes what: the membership rules
+        return None
     for p in clean.senders - clean.crashed:
         if clean.owed.get(p, 0) > clean.delivered.get(p, 0):
             return None

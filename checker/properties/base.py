@@ -161,6 +161,12 @@ class Property:
     #: checked with ``--liveness`` (``liveness=True`` of ``tomkit.check()``): judged at
     #: the end of a trace, which a trace cut before the system drained would fail
     liveness: bool = False
+    #: judged at the end of a trace like a liveness property, but not one of the
+    #: ``--liveness`` set: named, or through a profile (member-liveness, which serves the
+    #: protocols agreement and liveness do not fit); a violation found on a trace's
+    #: prefix may be undone by a later record, so ``tomkit watch`` keeps it pending
+    #: until the trace ends
+    at_end: bool = False
     #: decided by ``tomkit scan`` (``checker/spark/``); the Spark SQL engine decides it by
     #: its DataFrame form or hands every trace to the exact check
     #: (``checker/spark/properties.py``: ``SQL_FORMS``, ``BY_EXACT_CHECK``)
@@ -176,10 +182,31 @@ class Property:
     #: the whole trace's verdict; False: such a trace goes to the whole-trace engine
     #: (causal order: a dependency may lie in that prefix)
     held: bool = True
+    #: a latency bound: the clock the single pass measures send-to-delivery latency on
+    #: for this property's stream decider ("time", "real_time"), and the run's bound
+    #: (``tomkit watch`` prints the violation once a latency exceeds it: the largest
+    #: latency only grows)
+    clock: str | None = None
+    bound: Callable[[Options], float | None] | None = None
+
+    def final(self) -> bool:
+        """Whether its verdict waits for the end of the trace (``liveness``, ``at_end``):
+        a trace cut before the system drained may fail it."""
+        return self.liveness or self.at_end
 
     def option_names(self) -> tuple[str, ...]:
         """The options this property reads: its own, then those it borrows."""
         return (*(o.name for o in self.options), *self.reads)
+
+    def needs_bound(self) -> bool:
+        """Whether it judges against a bound the user gives: an option of its own with no
+        default that selects it (latency's ``--latency-bound``, rate's ``--rate-max``)."""
+        return any(o.default is None and o.selects for o in self.options)
+
+    def safety(self) -> bool:
+        """Whether it judges what the records show, on any prefix, with nothing to give:
+        neither judged at the end of a trace nor against a bound."""
+        return not (self.final() or self.needs_bound())
 
 
 def with_scope(prop: Property, scope: str) -> Property:

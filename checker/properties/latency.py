@@ -23,6 +23,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Option, Options, Property, positive, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "latency"
@@ -140,6 +141,20 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return over_bound(c, rows, lat, options.latency_bound)
 
 
+def stream(clean: Clean, options: Options) -> Result | None:
+    """A clean single pass (checker/stream/) measured each message's largest latency on
+    the local clocks: holds when the largest of all is within the bound; else None (the
+    witness is the slowest delivery and the details the statistics of every latency,
+    which the whole-trace engine gives)."""
+    bound = options.latency_bound
+    if bound is None:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_BOUND)
+    top = clean.latency.get("time")
+    if top is None:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_TIMES)
+    return None if top > bound else Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 #: the bound (seconds, local clocks); realtime-latency reads it too, as its fallback
 BOUND = Option("latency_bound", float,
                "check every send-to-delivery latency on the local clocks (field time) "
@@ -150,4 +165,5 @@ BOUND = Option("latency_bound", float,
 PROPERTY = Property(NAME, "every send-to-delivery time within the user's bound", False,
                     check, detect, __doc__,
                     lambda c, ti, o: NO_BOUND if o.latency_bound is None else NO_TIMES,
-                    options=(BOUND,), scan=False)
+                    options=(BOUND,), scan=False, stream=stream, held=False, clock="time",
+                    bound=lambda o: o.latency_bound)

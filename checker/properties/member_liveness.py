@@ -67,6 +67,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import CRASH, JOIN, LEAVE, Chunk
 from tomkit.checker.properties.base import Option, Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Ev, Trace
 
 NAME = "member-liveness"
@@ -209,6 +210,21 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~member & ~unknown, unknown, member & ~unknown)
 
 
+def stream(clean: Clean, options: Options) -> Result | None:
+    """A clean single pass (checker/stream/): without join, leave and crash records every
+    process is correct and owes every sent message, and each delivered distinct sent
+    messages, so it holds when each delivered as many as were sent; else None (a
+    violation's witness, or membership: the whole-trace engine)."""
+    if not clean.senders:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
+    if clean.membership or clean.crashed:
+        return None
+    if any(clean.delivered.get(p, 0) < clean.sent for p in clean.processes):
+        return None
+    return Result(NAME, clean.trace, Verdict.HOLDS,
+                  details={"correct": sorted(clean.processes)})
+
+
 def _a_reading(value: str) -> str | None:
     return None if value in READINGS else f"must be one of {', '.join(READINGS)}, got {value!r}"
 
@@ -221,4 +237,5 @@ OPTIONS = (
 
 PROPERTY = Property(NAME, "a message of a sender that stays correct is delivered by every "
                     "process that joined before it was sent and stays correct", False,
-                    check, detect, __doc__, lambda c, ti, o: NO_SENDS, options=OPTIONS)
+                    check, detect, __doc__, lambda c, ti, o: NO_SENDS, options=OPTIONS,
+                    stream=stream, held=False, at_end=True)

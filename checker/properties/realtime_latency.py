@@ -31,6 +31,7 @@ from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Option, Options, Property, positive
 from tomkit.checker.properties.latency import judge, latencies, measure, over_bound
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "realtime-latency"
@@ -64,6 +65,17 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return over_bound(c, rows, lat, bound(options))
 
 
+def stream(clean: Clean, options: Options) -> Result | None:
+    """As latency's decider (latency.py), on ``real_time``."""
+    b = bound(options)
+    if b is None:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_BOUND)
+    top = clean.latency.get("real_time")
+    if top is None:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_REAL_TIME)
+    return None if top > b else Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 # 003's bound, Delta + delta + 2 epsilon with failures (Bar-Joseph et al., section 2)
 BOUND = Option("realtime_bound", float,
                "check every send-to-delivery time in real time (the real_time field) "
@@ -73,4 +85,5 @@ BOUND = Option("realtime_bound", float,
 PROPERTY = Property(NAME, "every send-to-delivery time, in real time, within the bound",
                     False, check, detect, __doc__,
                     lambda c, ti, o: NO_BOUND if bound(o) is None else NO_REAL_TIME,
-                    options=(BOUND,), reads=("latency_bound",))
+                    options=(BOUND,), reads=("latency_bound",), stream=stream, held=False,
+                    clock="real_time", bound=bound)

@@ -32,6 +32,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import VIEW, Chunk, differs_in_group, factorize
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 __all__ = ["NO_VIEWS", "SAME_VIEW", "SENDING_VIEW", "VIEW_AGREEMENT"]
@@ -198,10 +199,25 @@ def detect_sending(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~unknown, unknown)
 
 
+def _stream(name: str, scoped: bool):
+    """The decider of a view property on a trace the single pass found clean: its views
+    were laid out on one sequence (checker/stream/views.py), which each of these three
+    guarantees needs; unknown when no process in scope installs a view."""
+    def decide(clean: Clean, options: Options) -> Result:
+        viewers = clean.in_scope(options.scope).viewers if scoped else clean.viewers
+        if not viewers:
+            return Result(name, clean.trace, Verdict.UNKNOWN, explanation=NO_VIEWS)
+        return Result(name, clean.trace, Verdict.HOLDS)
+    return decide
+
+
 VIEW_AGREEMENT = Property(AGREEMENT_NAME, "one view id, one member set; self inclusion; "
                           "views installed once, in increasing order", False,
-                          check_agreement, detect_agreement, __doc__, _unknown)
+                          check_agreement, detect_agreement, __doc__, _unknown,
+                          stream=_stream(AGREEMENT_NAME, False))
 SAME_VIEW = Property(SAME_NAME, "a message is delivered in one view by all who deliver it",
-                     False, check_same, detect_same, __doc__, _unknown)
+                     False, check_same, detect_same, __doc__, _unknown,
+                     stream=_stream(SAME_NAME, True))
 SENDING_VIEW = Property(SENDING_NAME, "a message is delivered in the view it was sent in",
-                        False, check_sending, detect_sending, __doc__, _unknown)
+                        False, check_sending, detect_sending, __doc__, _unknown,
+                        stream=_stream(SENDING_NAME, True))

@@ -26,6 +26,7 @@ from tomkit.checker import witness as W
 from tomkit.checker.chunk import VIEW, Chunk, factorize
 from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
+from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
 
 NAME = "virtual-synchrony"
@@ -103,5 +104,13 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~unknown & ~twice, unknown, twice)
 
 
+def stream(clean: Clean, options: Options) -> Result:
+    """A clean single pass (checker/stream/views.py): processes that move on from a view
+    delivered the same prefix of its range, so the same set."""
+    if not clean.in_scope(options.scope).viewers:
+        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_VIEWS)
+    return Result(NAME, clean.trace, Verdict.HOLDS)
+
+
 PROPERTY = Property(NAME, "same messages between the same two consecutive views", False,
-                    check, detect, __doc__, lambda c, ti, o: NO_VIEWS)
+                    check, detect, __doc__, lambda c, ti, o: NO_VIEWS, stream=stream)

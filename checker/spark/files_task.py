@@ -71,7 +71,7 @@ _P = len(NAMES)
 # an UNKNOWN detection's explanation, by property and whether the trace has sends
 def _reasons(options: Options) -> list[str]:
     """Why a cell the detection calls UNKNOWN is unknown, by (property, has_send)."""
-    return [unknown_reason(n, s, options) for n in NAMES for s in (False, True)]
+    return [unknown_reason(n, {"send": s}, options) for n in NAMES for s in (False, True)]
 
 
 _REASONS = _reasons(Options())

@@ -43,7 +43,7 @@ from tomkit.checker.spark.commit import ArrowTree, HadoopTree, Tree, commit, rec
 from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
 from tomkit.checker.spark.options import ENGINES, scan_options
 from tomkit.checker.spark.progress import Progress
-from tomkit.checker.spark.properties import NAMES, decide, unknown_reason
+from tomkit.checker.spark.properties import FACTS, NAMES, decide, reason_column
 from tomkit.checker.spark.read import KEY, detect_format, read_events
 from tomkit.checker.spark.summary import LISTED, Summary
 
@@ -59,13 +59,12 @@ class ScanResult:
 def verdict_rows(codes: DataFrame, exact: DataFrame, options: Options = Options()) -> DataFrame:
     """One row per trace and property, from the detection codes and the exact results."""
     stack = ", ".join(f"'{n}', `{n}`" for n in NAMES)
-    long = codes.select(*KEY, "events", "has_send",
+    facts = [c for c in FACTS.values() if c in codes.columns]
+    long = codes.select(*KEY, "events", *facts,
                         F.expr(f"stack({len(NAMES)}, {stack}) as (property, code)"))
     reason = F.lit(None).cast("string")
     for n in NAMES:
-        r_send, r_none = unknown_reason(n, True, options), unknown_reason(n, False, options)
-        reason = F.when(F.col("property") == n,
-                        F.when(F.col("has_send"), F.lit(r_send)).otherwise(F.lit(r_none))
+        reason = F.when(F.col("property") == n, reason_column(n, options, facts)
                         ).otherwise(reason)
     ex = exact.select(*KEY, "property", F.col("verdict").alias("_v"), "clause",
                       F.col("explanation").alias("_x"), "witness")
@@ -284,18 +283,33 @@ def small_local(inputs: list[str], out: str | None) -> bool:
     Hadoop configuration in the environment, which could make a bare path HDFS) and the
     data files come to at most ``files.IN_PROCESS_BYTES``. Missing inputs go to Spark's
     path, which reports them."""
-    from tomkit.checker.spark.files import in_process, list_files
+    from tomkit.checker.spark.files import IN_PROCESS_BYTES
+
+    size = local_size(inputs, out)
+    return size is not None and size <= IN_PROCESS_BYTES
+
+
+def local_size(inputs: list[str], out: str | None) -> int | None:
+    """The bytes of the data files of ``inputs`` when they and ``out`` are on the local file
+    system without asking Hadoop (``small_local``); else, or if an input is missing, None."""
+    from tomkit.checker.spark.files import list_files
 
     if any(os.environ.get(v) for v in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")):
-        return False
+        return None
     paths = list(inputs) + ([out] if out is not None else [])
     if any(urllib.parse.urlsplit(p).scheme not in ("", "file") for p in paths):
-        return False
+        return None
     try:
         files = list_files([_local_path(p) for p in inputs])
     except (FileNotFoundError, OSError):
-        return False
-    return in_process(files)
+        return None
+    return sum(f.size for f in files)
+
+
+#: a small local data set on Spark gets a shuffle partition per this many bytes of files
+#: (at least one, at most the session's default): a task per partition and stage costs
+#: more than its share of a few megabytes
+BYTES_PER_PARTITION = 16 << 20
 
 
 def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentParser:
@@ -308,6 +322,7 @@ def build_parser(prog: str = "tomkit.checker.spark.job") -> argparse.ArgumentPar
 
 def run_args(args: argparse.Namespace) -> int:
     from tomkit.checker.pandas_guard import lift as lift_pandas
+    from tomkit.checker.spark.files import IN_PROCESS_BYTES
     from tomkit.checker.spark.read import SchemaMismatch
     from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
     from tomkit.checker.spark.storage import StoreError
@@ -322,11 +337,18 @@ def run_args(args: argparse.Namespace) -> int:
             and not under_spark_submit():
         master = "local[*]"
     spark = None
-    if not (args.engine == "files" and not args.spark and master is not None
-            and master.startswith("local") and small_local(args.inputs, args.out)):
+    local = master is not None and master.startswith("local")
+    size = local_size(args.inputs, args.out) if local else None
+    small = size is not None and size <= IN_PROCESS_BYTES
+    if not (args.engine == "files" and not args.spark and small):
         lift_pandas()  # pyspark's driver converts through pandas
-        spark = get_session(master, shuffle_partitions=args.shuffle_partitions,
-                            verbose=args.verbose)
+        partitions = args.shuffle_partitions
+        if small and partitions is None:
+            partitions = max(1, -(-size // BYTES_PER_PARTITION))
+        # a small local data set: a short run, where the JVM's start and warm-up are most
+        # of the cost (docs/spark.md, "Which engine")
+        spark = get_session(master, shuffle_partitions=partitions, verbose=args.verbose,
+                            quick_start=small)
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,

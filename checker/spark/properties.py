@@ -4,7 +4,9 @@ The same properties, names and codes as ``checker/properties`` (HOLDS, UNKNOWN,
 VIOLATED, EXACT; see each module's docstring for the definition and its source). The
 events are hash-partitioned by trace once (``KEY``); every window and aggregate below is
 keyed by the trace plus something, so Spark sorts within partitions but does not shuffle
-again. Per property, how it is decided here:
+again. Each test below marks the traces it finds (a flag); the flags are unioned and
+aggregated by trace once (``_Flags``), and each property's code is a boolean formula over
+them (``SQL_FORMS``). Per property, how it is decided here:
 
 * integrity: aggregates. A delivery whose (trace, process, msg) already has an earlier
   one (row_number > 1); a first delivery whose message has no send, in a trace that logs
@@ -59,8 +61,9 @@ order, and "first delivery" the earliest at a process, as in ``checker/chunk.py`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -71,17 +74,9 @@ from tomkit.checker.properties import (
     UNKNOWN,
     VIOLATED,
     Options,
-    agreement,
-    causal,
-    fifo,
-    integrity,
-    member_liveness,
     properties,
     rate,
     realtime_latency,
-    view_sequence,
-    views,
-    virtual_synchrony,
 )
 from tomkit.checker.spark.read import KEY
 
@@ -108,8 +103,26 @@ def _w(*extra: str, order: list[str] | None = None) -> Window:
     return Window.partitionBy(*KEY, *extra).orderBy(*(order or ORDER))
 
 
-def _flag(df: DataFrame, name: str) -> DataFrame:
-    return df.select(*KEY).distinct().withColumn(name, F.lit(True))
+class _Flags:
+    """The per-trace flags of ``decide``: each a frame of the traces it marks (duplicates
+    allowed). They are unioned and turned into one boolean column each by a single
+    aggregation by trace, joined once to the per-trace table: a distinct and a join per
+    flag cost a shuffle each (twenty-two of them, the most of the SQL engine's jobs on a
+    small data set, docs/spark.md)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._frames: list[DataFrame] = []
+
+    def __call__(self, df: DataFrame, name: str) -> None:
+        self.names.append(name)
+        self._frames.append(df.select(*KEY, F.lit(name).alias("_flag")))
+
+    def onto(self, traces: DataFrame) -> DataFrame:
+        """``traces`` with a boolean column per flag, False where unmarked."""
+        marked = reduce(DataFrame.unionByName, self._frames).groupBy(*KEY).agg(
+            *(F.max(F.col("_flag") == F.lit(n)).alias(n) for n in self.names))
+        return traces.join(marked, KEY, "left").na.fill(False)
 
 
 def decide(events: DataFrame, options: Options = Options()) -> Decided:
@@ -151,6 +164,7 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
                                              "_n_proc")
 
     is_send, is_del = F.col("kind") == "send", F.col("kind") == "deliver"
+    flag = _Flags()
     traces = e.groupBy(*KEY).agg(
         F.count(F.lit(1)).alias("events"),
         F.max(is_send.cast("int")).cast("boolean").alias("has_send"),
@@ -161,6 +175,11 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
         .alias("has_deps"),
         F.max(F.col("kind").isin("join", "leave", "crash").cast("int")).cast("boolean")
         .alias("has_member"),
+        # the rest of the facts an unknown reason may read (FACTS)
+        F.max((F.col("kind") == "packet").cast("int")).cast("boolean").alias("has_any_packet"),
+        F.max(F.col("time").isNotNull().cast("int")).cast("boolean").alias("has_time"),
+        F.max(F.col("real_time").isNotNull().cast("int")).cast("boolean")
+        .alias("has_real_time"),
         F.countDistinct("process").alias("n_proc"))
 
     sends = e.filter(is_send).groupBy(*KEY, "msg").agg(
@@ -173,7 +192,7 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
     sends = sends.select(*KEY, "msg", "n_sends", "s.*")
 
     d = e.filter(is_del).drop("s_rank").withColumn("_k", F.row_number().over(_w("process", "msg")))
-    dup_delivery = _flag(d.filter(F.col("_k") > 1), "dup_delivery")
+    flag(d.filter(F.col("_k") > 1), "dup_delivery")
     f = d.filter(F.col("_k") == 1).drop("_k").join(sends, [*KEY, "msg"], "left")
     pf = _w("process")
     f = f.select("*", (F.row_number().over(pf) - 1).alias("f_pos"),
@@ -186,34 +205,34 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
     f = f.localCheckpoint()
 
     # integrity
-    unsent = _flag(f.filter(F.col("n_sends").isNull()), "unsent")
-    dup_send = _flag(sends.filter(F.col("n_sends") > 1), "dup_send")
+    flag(f.filter(F.col("n_sends").isNull()), "unsent")
+    flag(sends.filter(F.col("n_sends") > 1), "dup_send")
     # strong total order: one predecessor per (trace, view, msg)
-    strong = _flag(f.groupBy(*KEY, "curview", "msg")
+    flag(f.groupBy(*KEY, "curview", "msg")
                    .agg(F.countDistinct(F.coalesce("pred", F.lit(""))).alias("k"))
                    .filter(F.col("k") > 1), "strong_bad")
     # weak / global: one round of the order-consistency filter
     rank = f.groupBy(*KEY, "msg").agg(F.max("f_pos").alias("rank"))
     ranked = f.select(*KEY, "process", "msg", *ORDER).join(rank, [*KEY, "msg"])
     ranked = ranked.withColumn("_prev_rank", F.lag("rank").over(_w("process")))
-    inconsistent = _flag(ranked.filter(F.col("_prev_rank") >= F.col("rank")), "inconsistent")
+    flag(ranked.filter(F.col("_prev_rank") >= F.col("rank")), "inconsistent")
     # causal: each dep of m delivered before m at the same process
     need = f.filter(F.size(F.coalesce("send_deps", F.array())) > 0).select(
         *KEY, "process", "f_pos", F.explode(F.array_distinct("send_deps")).alias("dep"))
     have = f.select(*KEY, "process", F.col("msg").alias("dep"), F.col("f_pos").alias("dep_pos"))
-    causal_bad = _flag(need.join(have, [*KEY, "process", "dep"], "left")
+    flag(need.join(have, [*KEY, "process", "dep"], "left")
                        .filter(F.col("dep_pos").isNull() | (F.col("dep_pos") >= F.col("f_pos"))),
                        "causal_bad")
     # FIFO: the i-th delivery from a sender is its i-th send
     fs = f.filter(F.col("sender").isNotNull())
-    fifo_bad = _flag(fs.withColumn("_i", F.row_number().over(
+    flag(fs.withColumn("_i", F.row_number().over(
         _w("process", "sender", order=["f_pos"])) - 1).filter(F.col("_i") != F.col("s_rank")),
         "fifo_bad")
     # virtual synchrony
     v = e.filter(F.col("kind") == "view")
-    reinstalled = _flag(v.groupBy(*KEY, "process", "view").count().filter(F.col("count") > 1),
+    flag(v.groupBy(*KEY, "process", "view").count().filter(F.col("count") > 1),
                         "vs_reinstalled")
-    mismatch = _flag(v.groupBy(*KEY, "view")
+    flag(v.groupBy(*KEY, "view")
                      .agg(F.countDistinct(F.array_sort(F.array_distinct("members"))).alias("k"))
                      .filter(F.col("k") > 1), "vs_mismatch")
     trans = v.filter(F.col("nextview").isNotNull()).groupBy(*KEY, "view", "nextview") \
@@ -221,14 +240,14 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
     inside = f.filter(F.col("curview").isNotNull() & F.col("nextview").isNotNull()) \
         .groupBy(*KEY, F.col("curview").alias("view"), "nextview", "msg") \
         .agg(F.count(F.lit(1)).alias("c"))
-    same_set = _flag(inside.join(trans, [*KEY, "view", "nextview"])
+    flag(inside.join(trans, [*KEY, "view", "nextview"])
                      .filter(F.col("c") < F.col("n_members")), "vs_same_set")
-    sending_view = _flag(fs.filter(~F.col("send_view").eqNullSafe(F.col("curview"))),
+    flag(fs.filter(~F.col("send_view").eqNullSafe(F.col("curview"))),
                          "vs_sending_view")
-    two_views = _flag(f.groupBy(*KEY, "msg")
+    flag(f.groupBy(*KEY, "msg")
                       .agg(F.countDistinct(F.coalesce(F.col("curview"), F.lit("\0")))
                            .alias("k")).filter(F.col("k") > 1), "two_views")
-    diverge = _flag(f.groupBy(*KEY, "f_pos").agg(F.countDistinct("msg").alias("k"))
+    flag(f.groupBy(*KEY, "f_pos").agg(F.countDistinct("msg").alias("k"))
                     .filter(F.col("k") > 1), "diverge")
     # agreement (uniform) and validity, for traces without views or leaves (the others
     # are EXACT: who owes a message depends on membership)
@@ -239,11 +258,11 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
                  .groupBy(*KEY).agg(F.count(F.lit(1)).alias("n_correct")))
     got = (f.join(crashed, [*KEY, "process"], "left").groupBy(*KEY, "msg")
            .agg(F.count(F.when(F.col("_crashed").isNull(), 1)).alias("got")))
-    agree_bad = _flag(got.join(n_correct, KEY, "left")
+    flag(got.join(n_correct, KEY, "left")
                       .filter(F.col("got") < F.coalesce(F.col("n_correct"), F.lit(0))),
                       "agree_bad")
     own = f.select(*KEY, "process", "msg").withColumn("_own", F.lit(True))
-    valid_bad = _flag(e.filter(is_send).join(crashed, [*KEY, "process"], "left")
+    flag(e.filter(is_send).join(crashed, [*KEY, "process"], "left")
                       .filter(F.col("_crashed").isNull())
                       .join(own, [*KEY, "process", "msg"], "left")
                       .filter(F.col("_own").isNull()), "valid_bad")
@@ -252,27 +271,27 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
     # owes a message depends on the clocks of the join and the send): every process
     # delivers every sent message
     delivered = f.groupBy(*KEY, "msg").agg(F.count(F.lit(1)).alias("got"))
-    member_bad = _flag(sends.join(delivered, [*KEY, "msg"], "left")
+    flag(sends.join(delivered, [*KEY, "msg"], "left")
                        .join(traces.select(*KEY, "n_proc"), KEY)
                        .filter(F.coalesce("got", F.lit(0)) < F.col("n_proc")), "member_bad")
     # realtime-latency: first deliveries against their sends, in real time
     lat = F.col("real_time") - F.col("send_real_time")
-    measured = _flag(f.filter(lat.isNotNull()), "rt_measured")
+    flag(f.filter(lat.isNotNull()), "rt_measured")
     bound = realtime_latency.bound(options)
-    rt_over = _flag(f.filter(lat > F.lit(bound if bound is not None else float("inf"))),
+    flag(f.filter(lat > F.lit(bound if bound is not None else float("inf"))),
                     "rt_over")
     # rate: packets per (process, slot) and per window of K slots starting at a used slot
     pk = e.filter((F.col("kind") == "packet") & ~F.coalesce(F.col("x_join"), F.lit(False)))
-    has_packet = _flag(pk, "has_packet")
+    flag(pk, "has_packet")
     # a trace that declares its reservations (negotiate records) is judged against them
     # by tomkit check's exact check only: the SQL form says unknown, never a false alarm
-    declares = _flag(e.filter(F.col("kind") == "negotiate"), "has_negotiate")
+    flag(e.filter(F.col("kind") == "negotiate"), "has_negotiate")
     slot = F.floor("x_slot")
     if options.slot is not None:
         slot = F.coalesce(slot, F.ceil(F.col("time") / F.lit(options.slot) - F.lit(rate.EPS))
                           - F.lit(1))
     pk = pk.withColumn("_slot", slot)
-    unplaced = _flag(pk.filter(F.col("_slot").isNull()), "rate_unplaced")
+    flag(pk.filter(F.col("_slot").isNull()), "rate_unplaced")
     per_slot = pk.filter(F.col("_slot").isNotNull()).groupBy(*KEY, "process", "_slot") \
         .agg(F.count(F.lit(1)).alias("n"))
     over = F.lit(False)
@@ -283,22 +302,16 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
             .rangeBetween(0, options.rate_window - 1)
         per_slot = per_slot.withColumn("_win", F.sum("n").over(win))
         over = over | (F.col("_win") > F.lit(options.rate_avg))
-    rate_bad = _flag(per_slot.filter(over), "rate_bad")
+    flag(per_slot.filter(over), "rate_bad")
 
-    t = traces
-    for flag in (dup_delivery, unsent, dup_send, strong, inconsistent, causal_bad, fifo_bad,
-                 reinstalled, mismatch, same_set, sending_view, two_views, diverge,
-                 agree_bad, valid_bad, member_bad, measured, rt_over, has_packet, unplaced,
-                 rate_bad, declares):
-        t = t.join(flag, KEY, "left")
-    t = t.na.fill(False)
+    t = flag.onto(traces)
 
     missing = [n for n in NAMES if n not in SQL_FORMS and n not in BY_EXACT_CHECK]
     if missing:
         raise ValueError(f"the scan decides {', '.join(missing)} but the SQL engine has no "
                          "DataFrame form for it: add one to SQL_FORMS, or name it in "
                          "BY_EXACT_CHECK (checker/spark/properties.py)")
-    codes = t.select(*KEY, "events", "has_send", *(
+    codes = t.select(*KEY, "events", *dict.fromkeys(["has_send", *FACTS.values()]), *(
         (SQL_FORMS[n](options) if n in SQL_FORMS else _code(exact=F.lit(True))).alias(n)
         for n in NAMES))
     return Decided(codes.localCheckpoint(), f, bad_seq, e)
@@ -372,20 +385,75 @@ SQL_FORMS: dict[str, Callable[[Options], Column]] = {
 BY_EXACT_CHECK: frozenset[str] = frozenset({"view-sequence"})
 
 
-def unknown_reason(name: str, has_send: bool, options: Options = Options()) -> str:
-    """Why a trace the detection calls UNKNOWN is unknown: the words of the reference check."""
-    return {
-        "integrity": integrity.NO_SENDS,
-        "causal-order": causal.NO_SENDS if not has_send else causal.NO_DEPS,
-        "fifo-order": fifo.NO_SENDS,
-        "virtual-synchrony": virtual_synchrony.NO_VIEWS,
-        "view-agreement": views.NO_VIEWS,
-        "same-view-delivery": views.NO_VIEWS,
-        "sending-view-delivery": views.NO_VIEWS,
-        "view-sequence": view_sequence.NO_VIEWS,
-        "validity": agreement.NO_SENDS,
-        "member-liveness": member_liveness.NO_SENDS,
-        "realtime-latency": realtime_latency.NO_BOUND if realtime_latency.bound(options) is None
-        else realtime_latency.NO_REAL_TIME,
-        "rate": rate.reason(options),
-    }.get(name, "not decidable")
+#: the per-trace facts a property's ``reason`` may read (``Chunk.trace_has``'s keys), by
+#: the column of ``decide``'s per-trace table that holds them
+FACTS: dict[str, str] = {"send": "has_send", "deliver": "has_deliver", "view": "has_view",
+                         "deps": "has_deps", "packet": "has_any_packet",
+                         "time": "has_time", "real_time": "has_real_time"}
+
+
+class _Facts:
+    """One trace's facts where a property's ``reason`` looks for them in a chunk
+    (``chunk.trace_has[key][ti]``, trace index 0), so that the registry's reason serves the
+    Spark engines too; it notes which facts were read. A fact not given reads False and a
+    fact the engines do not hold (not in FACTS) is an error naming it."""
+
+    def __init__(self, name: str, given: Mapping[str, bool]):
+        self._name, self._given, self.read = name, given, []
+        self.trace_has = self
+
+    def __getitem__(self, key: str) -> list[bool]:
+        if key not in FACTS:
+            raise ValueError(f"the unknown reason of {self._name} reads the trace fact "
+                             f"{key!r}, which the Spark engines do not hold per trace: add it "
+                             "to FACTS (checker/spark/properties.py) and to decide's table")
+        self.read.append(key)
+        return [bool(self._given.get(key, False))]
+
+    def __getattr__(self, attr: str):
+        raise ValueError(f"the unknown reason of {self._name} reads the chunk's {attr!r}; the "
+                         "Spark engines give a reason the trace's facts only (FACTS, "
+                         "checker/spark/properties.py)")
+
+
+def _reason_of(name: str, facts: Mapping[str, bool], options: Options) -> tuple[str, list[str]]:
+    prop = properties()[name]
+    if prop.reason is None:  # as checker/engine.py says it
+        return "not decidable", []
+    f = _Facts(name, facts)
+    return prop.reason(f, 0, options), f.read
+
+
+def unknown_reason(name: str, facts: Mapping[str, bool], options: Options = Options()) -> str:
+    """Why a trace the detection calls UNKNOWN is unknown: the registry's ``Property.reason``
+    (the words of the reference check, as ``tomkit check`` gives them) for a trace with
+    ``facts`` (FACTS' keys: does it have sends, views, ...). A reason that reads a fact
+    ``facts`` does not give is a ValueError: the caller must carry that fact."""
+    text, read = _reason_of(name, facts, options)
+    missing = sorted(set(read) - set(facts))
+    if missing:
+        raise ValueError(f"the unknown reason of {name} depends on the trace fact(s) "
+                         f"{', '.join(missing)}, which the caller does not give")
+    return text
+
+
+def reason_column(name: str, options: Options = Options(),
+                  columns: Collection[str] | None = None) -> Column:
+    """``unknown_reason`` as a column over the per-trace fact columns (FACTS' values): a
+    decision on each fact the reason reads, found by asking it. ``columns``: the columns
+    the frame has (default: all of FACTS'); a reason that reads a fact not among them is a
+    ValueError."""
+
+    def tree(given: dict[str, bool]) -> Column:
+        text, read = _reason_of(name, given, options)
+        open_ = [k for k in read if k not in given]
+        if not open_:
+            return F.lit(text)
+        k = open_[0]
+        if columns is not None and FACTS[k] not in columns:
+            raise ValueError(f"the unknown reason of {name} depends on the trace fact {k!r}, "
+                             f"which this engine's codes do not carry ({FACTS[k]})")
+        return F.when(F.col(FACTS[k]), tree({**given, k: True})) \
+            .otherwise(tree({**given, k: False}))
+
+    return tree({})

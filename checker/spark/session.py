@@ -33,6 +33,13 @@ SCAN_CONF = {
 }
 
 
+#: JVM options for a scan of a small local data set, where the JVM runs for seconds: its
+#: C1 compiler only (C2's optimizing compilations of Spark's planner and generated code
+#: cost more CPU than a short run gets back) and the serial collector (no GC threads to
+#: start and schedule). Measured on the 40-trace set: docs/spark.md, "Which engine".
+QUICK_JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+
 def _cores(master: str) -> int:
     inner = master[master.find("[") + 1:master.find("]")] if "[" in master else "1"
     if inner in ("*", ""):
@@ -46,12 +53,15 @@ def _cores(master: str) -> int:
 def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
                 driver_memory: str | None = None,
                 shuffle_partitions: int | None = None, verbose: bool = False,
-                conf: dict[str, str] | None = None) -> SparkSession:
+                conf: dict[str, str] | None = None,
+                quick_start: bool = False) -> SparkSession:
     """The active session, or a new one. With a ``local`` master: UI off, shuffle
     partitions 4 per core (Spark's 200 is meant for clusters), driver memory
     ``driver_memory`` (default $TOMKIT_SPARK_MEMORY or 4g; it is also the executor's
     memory in local mode). ``master=None`` leaves the master to spark-submit. Quiet
-    unless ``verbose`` (module docstring). ``conf``: more Spark settings."""
+    unless ``verbose`` (module docstring). ``conf``: more Spark settings.
+    ``quick_start`` (a local master only): the JVM options of QUICK_JVM, for a short run on
+    a small data set."""
     if master is not None and master.startswith("local"):
         # python workers must run this interpreter (which has tomkit), not "python3"
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -62,6 +72,7 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
     b = SparkSession.builder.appName(app_name)
     if master is not None:
         b = b.master(master)
+    java_options = []
     if not verbose:
         b = b.config("spark.ui.showConsoleProgress", "false")
         if under_spark_submit():  # its JVM runs already
@@ -70,8 +81,12 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
             SparkContext._ensure_initialized()
             quiet(SparkContext._jvm)
         else:
-            b = b.config("spark.driver.extraJavaOptions",
-                         f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}")
+            java_options.append(f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}")
+    if quick_start and master is not None and master.startswith("local") \
+            and not under_spark_submit():
+        java_options += QUICK_JVM
+    if java_options:
+        b = b.config("spark.driver.extraJavaOptions", " ".join(java_options))
     if master is not None and master.startswith("local"):
         cores = _cores(master)
         b = (b.config("spark.ui.enabled", "false")

@@ -38,9 +38,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...traces.errors import Location
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
+from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .views import NONE, Views
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
@@ -85,6 +88,18 @@ def _dictionary_array(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     return idx, arr.dictionary
 
 
+def _rows(piece: Piece, a: int, b: int) -> Piece:
+    """Rows ``a`` to ``b`` of a piece."""
+    return Piece(piece.table.slice(a, b - a), piece.lines[a:b], piece.source, piece.fmt)
+
+
+def _location(piece: Piece, i: int) -> Location:
+    """Where row ``i`` of a piece was read (line of JSON Lines, row of Parquet)."""
+    n = int(piece.lines[i])
+    return Location(piece.source, row=n) if piece.fmt == "parquet" else \
+        Location(piece.source, line=n)
+
+
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     """Indices (null -> -1) and dictionary values of a string column."""
     idx, values = _dictionary_array(col)
@@ -95,12 +110,29 @@ class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
-                 keep_whole: bool = False, expect: Sequence[str] = ()) -> None:
+                 keep_whole: bool = False, expect: Sequence[str] = (),
+                 clocks: Sequence[str] = (), spill_dir: str | None = None) -> None:
         self.id = trace_id
+        #: a broken trace's held records past spill.SPILL_ROWS go to a file (spill.py),
+        #: made in ``spill_dir`` (None: the system's temporary directory)
+        self.spill_dir = spill_dir
+        self.spill: spill_.Spill | None = None
+        #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
+        #: per message its send's time and its latest delivery's (a message's largest
+        #: latency), folded into ``slowest`` as it retires
+        self.clocks = tuple(clocks)
+        self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
+        self.t_last = {c: np.zeros(0, np.float64) for c in self.clocks}
+        #: per clock, the largest latency of the retired messages (None: none measured)
+        self.slowest: dict[str, float | None] = {c: None for c in self.clocks}
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
         self.keep_whole = keep_whole
+        #: a view, join or leave record was read; with views, the layout (views.py)
         self.has_views = False
+        self.views: Views | None = None
+        self.view_records = False  # a view record (not only joins and leaves)
+        self.membership = False  # a join or leave record
         #: the window (module docstring; None: TRIM_AT as it is when a trim runs)
         self.trim_at = trim_at
         self.mode = FAST
@@ -108,10 +140,17 @@ class TraceState:
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
-        self.dcount = np.zeros(0, np.int64)  # deliveries so far: the cursor
+        self.dcount = np.zeros(0, np.int64)  # deliveries so far
+        #: the S position of a process's next delivery (without views: its deliveries so
+        #: far; with views: its view's range start plus its deliveries in it; -1: its
+        #: view's range has not started)
+        self.cursor = np.zeros(0, np.int64)
+        self.left = np.zeros(0, bool)  # logged a leave
         self.scount = np.zeros(0, np.int64)  # sends so far
+        self.vscount = np.zeros(0, np.int64)  # sends in its current view (or before any)
         self.crashed = np.zeros(0, bool)
         self.fifo_next = np.zeros(0, np.int64)  # per sender: its messages checked in S
+        self.fifo_view = np.zeros(0, np.int64)  # per sender: the view fifo_next counts in
         self.soff = np.zeros(0, np.int64)  # per sender: its sends retired
         self.last_send = np.zeros(0, np.int64)  # per sender: the code of its latest send
         self.seq_kind = np.zeros(0, np.int8)  # per process: 1 logs no seq, 2 logs seq
@@ -123,6 +162,9 @@ class TraceState:
         self.sender = np.zeros(0, np.int32)
         self.rank = np.zeros(0, np.int64)
         self.spos = np.zeros(0, np.int64)
+        #: code -> the view it was sent in, the view of its S position (views.py indices)
+        self.sview = np.zeros(0, np.int64)
+        self.dview = np.zeros(0, np.int64)
         #: code -> when a record naming it was first read (wall clock, seconds: it
         #: survives a restart of tomkit watch), for its --timeout
         self.first_seen = np.zeros(0, np.float64)
@@ -154,19 +196,103 @@ class TraceState:
         if self.mode == WHOLE:
             if self.keep_whole:
                 self.buffer.append((piece, None))
+                self._spill()
             return
         proc = self._proc_codes(table.column("process"))
         self.seen[proc] = True
         if not self._seq_follows_arrival(table.column("seq"), proc):
             return self._whole("seq orders a process's records otherwise than they arrive",
                                piece)
-        if self.mode == SLOW:
-            self.buffer.append((piece, None))
-            return
         kinds = kind_codes(table.column("kind"))
-        if np.isin(kinds, (VIEW, JOIN, LEAVE)).any():
+        member = np.isin(kinds, (VIEW, JOIN, LEAVE))
+        if member.any():
             self.has_views = True
-            return self._whole("view, join or leave records", piece)
+        if self.mode == SLOW:
+            if self.has_views and self.base:
+                return self._whole("a broken trace with views, after part of it retired",
+                                   piece)
+            self.buffer.append((piece, None))
+            return self._spill()
+        if not self.has_views:
+            return self._feed_rows(piece, kinds, proc)
+        if self.views is None:
+            self.views = Views()
+            self.views.grow(len(self.procs))
+        # a membership record changes what the records after it mean: the rows between
+        # two are fed together, each membership record alone (they are few)
+        start = 0
+        for r in np.flatnonzero(member | (kinds == CRASH)).tolist():
+            if r > start:
+                self._feed_rows(_rows(piece, start, r), kinds[start:r], proc[start:r])
+                if self.mode != FAST:
+                    return self._rest(_rows(piece, r, len(kinds)))
+            row = _rows(piece, r, r + 1)
+            self.buffer.append((row, np.full(1, -1, np.int64)))
+            why = self._member_row(row.table, int(kinds[r]), int(proc[r]))
+            if why:
+                self._slow(why)
+                return self._rest(_rows(piece, r + 1, len(kinds)))
+            start = r + 1
+        if start < len(kinds):
+            self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _rest(self, piece: Piece) -> None:
+        """Rows left of a piece when the trace left FAST part way through it."""
+        if piece.table.num_rows and (self.mode == SLOW or self.keep_whole):
+            self.buffer.append((piece, None))
+            self._spill()
+
+    def _spill(self) -> None:
+        """Move the held records of a trace that left FAST to the spill file once they
+        fill the buffer (spill.py)."""
+        if self.mode == FAST or sum(p.table.num_rows for p, _ in self.buffer) < \
+                spill_.SPILL_ROWS:
+            return
+        if self.spill is None:
+            self.spill = spill_.Spill(self.spill_dir)
+        self.spill.write([p for p, _ in self.buffer])
+        self.buffer = []
+
+    def _member_row(self, table: pa.Table, kind: int, p: int) -> str:
+        """One view, join, leave or crash record of a trace with views (views.py); why the
+        picture breaks, else ""."""
+        vs = self.views
+        assert vs is not None
+        if self.left[p]:
+            return "a record after its process's leave"
+        if kind != VIEW:
+            vs.end_stretch(p)
+            if kind == CRASH:
+                self.crashed[p] = True
+            elif kind == LEAVE:
+                self.left[p] = True
+            if kind != CRASH:
+                self.membership = True
+            return ""
+        self.view_records = True
+        members = table.column("members")[0].as_py()
+        why, at = vs.install(p, table.column("view")[0].as_py(),
+                             None if members is None else frozenset(members),
+                             list(self.procs)[p], self._position(p), self.base + len(self.S))
+        if why:
+            return why
+        self.cursor[p] = at
+        self.vscount[p] = 0
+        return ""
+
+    def _position(self, p: int) -> int:
+        """Process p's next S position (-1: its view's range has not started)."""
+        c = int(self.cursor[p])
+        if c < 0 and self.views is not None and self.views.offset[self.views.cur[p]] >= 0:
+            c = self.views.offset[self.views.cur[p]]
+        return c
+
+    def _feed_rows(self, piece: Piece, kinds: np.ndarray, proc: np.ndarray) -> None:
+        """Records with no membership record among them (or without views at all)."""
+        table = piece.table
+        if self.views is not None and self.left[proc].any():
+            self.buffer.append((piece, None))
+            return self._slow("a record after its process's leave")
         codes = self._msg_codes(table.column("msg"), kinds)
         if codes is None:
             return self._whole("an id seen again after it retired (or two ids sharing a hash)",
@@ -180,6 +306,15 @@ class TraceState:
             return self._slow("a message id sent twice")
         if s.any():
             self._deps(table.column("deps"), s, codes, proc)
+        for c in self.clocks:
+            if c not in table.column_names:  # a file without that clock
+                continue
+            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
+            if s.any():
+                self.t_send[c][codes[s]] = t[s]
+            d = kinds == DELIVER
+            if d.any():
+                np.fmax.at(self.t_last[c], codes[d], t[d])  # NaN: a record without it
         d = kinds == DELIVER
         if d.any():
             why = self._deliveries(codes[d], proc[d])
@@ -222,12 +357,16 @@ class TraceState:
         self.mode, self.why = WHOLE, why
         if not self.keep_whole:
             self.buffer = []
+            self.close()
             return
         self.buffer = [(p, None) for p, _ in self.buffer]
         if piece is not None:
             self.buffer.append((piece, None))
 
     def _slow(self, why: str) -> None:
+        if self.has_views and self.base:
+            # the membership rules read retired installations and deliveries
+            return self._whole(f"{why}, with views, after part of the trace retired")
         self.mode, self.why = SLOW, why
         self.buffer = [(p, None) for p, _ in self.buffer]
 
@@ -237,9 +376,15 @@ class TraceState:
         n = len(self.procs)
         self.seen = _grow(self.seen, n, False)
         self.dcount = _grow(self.dcount, n, 0)
+        self.cursor = _grow(self.cursor, n, 0)
+        self.left = _grow(self.left, n, False)
         self.scount = _grow(self.scount, n, 0)
+        self.vscount = _grow(self.vscount, n, 0)
         self.crashed = _grow(self.crashed, n, False)
         self.fifo_next = _grow(self.fifo_next, n, 0)
+        self.fifo_view = _grow(self.fifo_view, n, 0)
+        if self.views is not None:
+            self.views.grow(n)
         self.soff = _grow(self.soff, n, 0)
         self.last_send = _grow(self.last_send, n, -1)
         return table[idx]
@@ -281,7 +426,12 @@ class TraceState:
             self.sender = _grow(self.sender, n, -1)
             self.rank = _grow(self.rank, n, -1)
             self.spos = _grow(self.spos, n, -1)
+            self.sview = _grow(self.sview, n, -1)
+            self.dview = _grow(self.dview, n, -1)
             self.first_seen = _grow(self.first_seen, n, 0.0)
+            for c in self.clocks:
+                self.t_send[c] = _grow(self.t_send[c], n, np.nan)
+                self.t_last[c] = _grow(self.t_last[c], n, np.nan)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
@@ -298,16 +448,44 @@ class TraceState:
         if int(seen.sum()) < len(cs):  # one id twice in this batch
             return False
         np_ = len(self.procs)
-        self.rank[cs] = self.scount[ps] + cumcount(ps, np_)
+        self.rank[cs] = self.vscount[ps] + cumcount(ps, np_)  # its rank in its view
         self.sender[cs] = ps
         self.last_send[ps] = cs  # fancy assignment: the last row of each sender wins
-        self.scount[:np_] += np.bincount(ps, minlength=np_)
+        per = np.bincount(ps, minlength=np_)
+        self.scount[:np_] += per
+        self.vscount[:np_] += per
+        if self.views is None:
+            self.sview[cs] = NONE
+        else:
+            cur = np.asarray(self.views.cur[:np_], np.int64)
+            self.sview[cs] = cur[ps]
+            for p in np.flatnonzero(per):
+                self.views.sends[cur[p]] += int(per[p])
         return True
 
     def _deliveries(self, cd: np.ndarray, pd: np.ndarray) -> str:
         np_ = len(self.procs)
-        k = self.dcount[pd] + cumcount(pd, np_)
-        self.dcount[:np_] += np.bincount(pd, minlength=np_)
+        vs = self.views
+        per = np.bincount(pd, minlength=np_)
+        if vs is not None:
+            for p in np.flatnonzero(per):
+                if self.cursor[p] < 0:  # the first delivery in its view: lay its range out
+                    v = vs.cur[p]
+                    why = vs.start(v, self.base + len(self.S))
+                    if why:
+                        return why
+                    # every process in the view starts there (and holds the low watermark)
+                    cur = np.asarray(vs.cur[:np_], np.int64)
+                    self.cursor[:np_][(cur == v) & (self.cursor[:np_] < 0)] = vs.offset[v]
+        k = self.cursor[pd] + cumcount(pd, np_)
+        self.dcount[:np_] += per
+        self.cursor[:np_] += per
+        if vs is not None:
+            for p in np.flatnonzero(per):
+                end = vs.end_of(vs.cur[p])
+                if 0 <= end < self.cursor[p]:
+                    return ("a delivery in a view after a process moved on from it having "
+                            "delivered less")
         if (k < self.base).any():
             self._whole("a process lags behind the retired prefix")
             return WHOLE
@@ -323,6 +501,7 @@ class TraceState:
             self.spos[added] = pos
             if (self.spos[added] != pos).any():  # one message at two new positions
                 return "a message at two positions of the sequence (a repeat or a gap)"
+            self.dview[added] = NONE if vs is None else vs.growing
             self.S = np.concatenate((self.S, added))
         if (self.S[k - self.base] != cd).any():
             return "deliveries that are not prefixes of one sequence"
@@ -360,8 +539,20 @@ class TraceState:
             return ""
         seg, snd = seg[:stop], snd[:stop].astype(np.int64)
         np_ = len(self.procs)
-        if (self.rank[seg] != self.fifo_next[snd] + cumcount(snd, np_)).any():
-            return "a sender's messages out of send order"
+        dv = self.dview[seg]
+        if (self.sview[seg] != dv).any():
+            return "a message delivered in another view than the one it was sent in"
+        # FIFO within each view's range: each sender's ranks in that view, from 0
+        cuts = np.flatnonzero(dv[1:] != dv[:-1]) + 1
+        for a, b in zip(np.concatenate(([0], cuts)).tolist(),
+                        np.concatenate((cuts, [stop])).tolist()):
+            s = snd[a:b]
+            other = self.fifo_view[:np_] != dv[a]
+            self.fifo_next[:np_][other] = 0
+            self.fifo_view[:np_][other] = dv[a]
+            if (self.rank[seg[a:b]] != self.fifo_next[s] + cumcount(s, np_)).any():
+                return "a sender's messages out of send order"
+            self.fifo_next[:np_] += np.bincount(s, minlength=np_)
         if len(self.dep_m):
             mine = np.isin(self.dep_m, seg)
             if mine.any() and not self._deps_before(self.dep_m[mine], self.dep_h1[mine],
@@ -370,7 +561,6 @@ class TraceState:
             keep = ~mine
             self.dep_m, self.dep_h1, self.dep_h2 = (self.dep_m[keep], self.dep_h1[keep],
                                                     self.dep_h2[keep])
-        self.fifo_next[:np_] += np.bincount(snd, minlength=np_)
         self.vpos += stop
         return ""
 
@@ -391,8 +581,9 @@ class TraceState:
     def _trim(self) -> None:
         """Retire the positions every process (but a crashed one) has passed."""
         np_ = len(self.procs)
-        live = ~self.crashed[:np_]
-        low = int(self.dcount[:np_][live].min()) if live.any() else self.vpos
+        # a process whose view's range has not started will deliver after S's end
+        live = ~self.crashed[:np_] & ~self.left[:np_] & (self.cursor[:np_] >= 0)
+        low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
         w = min(low, self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
         # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
@@ -404,6 +595,8 @@ class TraceState:
             return
         gone = self.S[:w - self.base]
         self.retired.add(self.h1[gone])
+        for c in self.clocks:
+            self.slowest[c] = self._fold(c, gone, self.slowest[c])
         self.soff[:np_] += np.bincount(self.sender[gone], minlength=np_)
         self.S = self.S[w - self.base:]
         self.base = w
@@ -412,8 +605,11 @@ class TraceState:
         remap = np.cumsum(keep) - 1
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
-        for attr in ("sender", "rank", "spos", "h1", "h2", "first_seen"):
+        for attr in ("sender", "rank", "spos", "sview", "dview", "h1", "h2", "first_seen"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
+        for c in self.clocks:
+            self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
+            self.t_last[c] = self.t_last[c][:self.nmsgs][keep]
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
         self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
@@ -431,6 +627,51 @@ class TraceState:
                 codes = codes[idx]
             buf.append((piece, np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)))
         self.buffer = buf
+
+    def _fold(self, clock: str, codes: np.ndarray, into: float | None) -> float | None:
+        """The largest latency on ``clock`` of messages ``codes`` and ``into``."""
+        x = self.t_last[clock][codes] - self.t_send[clock][codes]
+        x = x[~np.isnan(x)]
+        if not len(x):
+            return into
+        top = float(x.max())
+        return top if into is None else max(into, top)
+
+    def latency(self, clock: str) -> tuple[float | None, int]:
+        """The largest send-to-delivery latency on ``clock`` so far (None: none measured),
+        and the message in the window that has it (-1: a retired one, or none)."""
+        n = self.nmsgs
+        x = self.t_last[clock][:n] - self.t_send[clock][:n]
+        ok = np.flatnonzero(~np.isnan(x))
+        top, code = self.slowest[clock], -1
+        if len(ok):
+            k = int(ok[np.argmax(x[ok])])
+            if top is None or x[k] > top:
+                top, code = float(x[k]), k
+        return top, code
+
+    def locate(self, code: int, kind: str, late: str | None = None) -> tuple[str, object] | None:
+        """The process and location of a held ``kind`` record of message ``code`` (with
+        ``late`` a clock, the one latest on that clock)."""
+        best = None
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            hit = np.flatnonzero(codes == code)
+            if not len(hit):
+                continue
+            kinds = piece.table.column("kind")
+            for i in hit.tolist():
+                if kinds[i].as_py() != kind:
+                    continue
+                t = piece.table.column(late)[i].as_py() if late else None
+                where = (piece.table.column("process")[i].as_py(),
+                         _location(piece, i), t)
+                if not late:
+                    return where[:2]
+                if t is not None and (best is None or t > best[2]):
+                    best = where
+        return None if best is None else best[:2]
 
     # ---- the end ------------------------------------------------------------------------
 
@@ -456,21 +697,27 @@ class TraceState:
         owed = np.zeros(np_, np.int64)
         np.maximum.at(owed, snd[has].astype(np.int64), need)
         seen = self.seen[:np_]
+        vs = self.views
         return Clean(self.id, who(self.seen), who(self.scount > 0), who(self.dcount > 0),
                      who(self.crashed),
                      {names[i]: int(self.dcount[i]) for i in np.flatnonzero(seen)},
                      {names[i]: int(owed[i]) for i in np.flatnonzero(self.scount[:np_] > 0)},
-                     frozenset(names[i] for i in self.deps_from))
+                     frozenset(names[i] for i in self.deps_from),
+                     viewers=frozenset(names[i] for i in (vs.viewers if vs else ())),
+                     membership=self.membership or bool(self.left[:np_].any()),
+                     gaps=bool(vs is not None and vs.gaps()),
+                     sent=int(self.scount[:np_].sum()),
+                     latency={c: self.latency(c)[0] for c in self.clocks})
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and
         no crash) has not delivered yet: their codes, and the processes' names. A message
         is pending once a record names it as sent or delivered."""
         np_ = len(self.procs)
-        live = self.seen[:np_] & ~self.crashed[:np_]
+        live = self.seen[:np_] & ~self.crashed[:np_] & ~self.left[:np_]
         if self.mode != FAST or not live.any():
             return np.zeros(0, np.int64)
-        low = int(self.dcount[:np_][live].min())
+        low = int(self._cursors()[live].min())
         n = self.nmsgs
         pos = self.spos[:n]
         return np.flatnonzero((pos >= low) | ((pos < 0) & (self.sender[:n] >= 0)))
@@ -479,10 +726,16 @@ class TraceState:
         """The correct processes that have not delivered message ``code`` yet."""
         names = list(self.procs)
         np_ = len(names)
-        live = self.seen[:np_] & ~self.crashed[:np_]
+        live = self.seen[:np_] & ~self.crashed[:np_] & ~self.left[:np_]
         pos = int(self.spos[code])
-        lacks = live & ((self.dcount[:np_] <= pos) if pos >= 0 else True)
+        lacks = live & ((self._cursors() <= pos) if pos >= 0 else True)
         return [names[i] for i in np.flatnonzero(lacks)]
+
+    def _cursors(self) -> np.ndarray:
+        """Each process's next S position; one whose view's range has not started will
+        deliver from S's end on."""
+        c = self.cursor[:len(self.procs)]
+        return np.where(c >= 0, c, self.base + len(self.S))
 
     def message_id(self, code: int) -> str | None:
         """The id of message ``code``, from a held record that names it."""
@@ -495,5 +748,16 @@ class TraceState:
         return None
 
     def held(self) -> int:
-        """Records held in the buffer."""
-        return sum(p.table.num_rows for p, _ in self.buffer)
+        """Records held, in the buffer and spilled."""
+        return sum(p.table.num_rows for p, _ in self.buffer) + \
+            (self.spill.rows if self.spill else 0)
+
+    def held_pieces(self) -> list[Piece]:
+        """The held records in the order they came: those spilled, then the buffer's."""
+        return (self.spill.read() if self.spill else []) + [p for p, _ in self.buffer]
+
+    def close(self) -> None:
+        """Remove the spill file (the trace is decided)."""
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None

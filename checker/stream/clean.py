@@ -3,9 +3,9 @@ stream deciders (``Property.stream``).
 
 The canonical-sequence pass (canon.py) finds a trace clean when every process's
 deliveries are a prefix of one sequence of distinct messages, each sent exactly once
-and in each sender's send order, with no view, join or leave record and no ``seq``.
-Every order property then holds; what is left to decide needs only who sent,
-who delivered and who crashed, which this summary holds.
+and in each sender's send order; with views, view by view (views.py). Every order and
+view property then holds; what is left to decide needs only who sent, who delivered,
+who crashed and who installed views, which this summary holds.
 """
 
 from __future__ import annotations
@@ -34,18 +34,33 @@ class Clean:
     #: the processes with a send that carries deps (the causal relation is logged);
     #: each dependency was checked to lie before its message in the sequence
     deps_by: frozenset[str] = field(default_factory=frozenset)
+    #: the processes that install a view (none: a trace without views); the views were
+    #: laid out on the one sequence (stream/views.py), so each view property holds
+    viewers: frozenset[str] = field(default_factory=frozenset)
+    #: a join or leave record: the membership rules of the end-of-trace properties
+    #: read them (their deciders leave such a trace to the whole-trace engine)
+    membership: bool = False
+    #: a view some process moved on from holds a send its deliveries lack: FIFO's
+    #: membership rule decides whether that excuses a gap (stream/views.py)
+    gaps: bool = False
+    #: the sends of the trace (each message sent once)
+    sent: int = 0
+    #: per clock measured ("time", "real_time"), the largest send-to-delivery latency
+    #: (None: no delivery with a timed send and delivery)
+    latency: dict[str, float | None] = field(default_factory=dict)
 
     def correct(self) -> frozenset[str]:
-        """The processes that log no crash record (no views reach a clean trace)."""
+        """The processes that log no crash record."""
         return self.processes - self.crashed
 
     def in_scope(self, scope: str) -> Clean:
         """The summary of the processes ``scope`` judges (properties/scope.py: ``correct``
-        drops the crashed ones; leave records never reach a clean trace)."""
+        drops the crashed ones; a record after a leave never reaches a clean trace)."""
         if scope != "correct" or not self.crashed:
             return self
         keep = self.processes - self.crashed
         return replace(self, processes=keep, senders=self.senders & keep,
+                       viewers=self.viewers & keep,
                        deliverers=self.deliverers & keep, crashed=frozenset(),
                        delivered={p: k for p, k in self.delivered.items() if p in keep},
                        owed={p: k for p, k in self.owed.items() if p in keep},

@@ -72,11 +72,14 @@ class _Run:
 
     def __init__(self, props: list[Property], options: Options, keep_going: bool,
                  trim_at: int | None = None, keep_whole: bool = False,
-                 expect: tuple[str, ...] = ()) -> None:
+                 expect: tuple[str, ...] = (), spill_dir: str | None = None) -> None:
         self.props, self.options, self.keep_going = props, options, keep_going
         self.trim_at = trim_at  # each trace's window (canon.py), None: canon.TRIM_AT
         self.keep_whole = keep_whole  # TraceState's
         self.expect = expect  # TraceState's: processes known before their records
+        self.spill_dir = spill_dir  # TraceState's: where held records spill
+        #: the clocks whose latencies the properties' deciders read (Property.clock)
+        self.clocks = tuple(dict.fromkeys(p.clock for p in props if p.clock))
         self.report = CheckReport([p.name for p in props], options)
         self.report.counts = {p.name: Counter() for p in props}
         self.states: dict[str, TraceState] = {}
@@ -90,7 +93,7 @@ class _Run:
         st = self.states.get(tid)
         if st is None:
             st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
-                                               self.expect)
+                                               self.expect, self.clocks, self.spill_dir)
         st.feed(part)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
@@ -99,11 +102,17 @@ class _Run:
         st = self.states.pop(tid)
         self.done.add(tid)
         st.finish()
+        try:
+            self._decide(tid, st)
+        finally:
+            st.close()
+
+    def _decide(self, tid: str, st: TraceState) -> None:
         self.modes[st.mode] += 1
         if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
             self.whole[tid] = None
             return
-        if st.mode == SLOW and st.base and any(p.liveness or not p.held
+        if st.mode == SLOW and st.base and any(p.final() or not p.held
                                                for p in self.props):
             # the end-of-trace properties read what each process did last, causal order
             # the dependencies, either of which may lie in the retired prefix: the held

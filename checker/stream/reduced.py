@@ -60,7 +60,7 @@ def check_held(state: TraceState, props: list[Property], options: Options,
     file moves are the caller's to merge)."""
     scratch = CheckReport([p.name for p in props], options)
     scratch.counts = {p.name: Counter() for p in props}
-    pieces = [p for p, _ in state.buffer]
+    pieces = state.held_pieces()
     # a trace the exact checks reject (bad seq, with keep_going) moves its records from
     # accepted to rejected in these; the caller carries the moves over
     scratch.files = [FileStats(src, fmt) for src, fmt in

@@ -43,8 +43,8 @@ from ...traces.importer import Mapping
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
-from ..result import Result, Verdict
-from .canon import SLOW, WHOLE, TraceState
+from ..result import Result, Verdict, WitnessEvent
+from .canon import FAST, SLOW, WHOLE, TraceState
 from .driver import _read_v1, _Run, _whole, split
 from .follow import Follower, MappedFollower, Position
 from .reduced import check_held
@@ -53,7 +53,7 @@ __all__ = ["Watch"]
 
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
-STATE_VERSION = 2
+STATE_VERSION = 3
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
 #: that run when a trace breaks read few held records (a few thousand: tens of
 #: milliseconds), and report within the second on a loaded machine too
@@ -107,7 +107,7 @@ class Watch:
             f.live.process for f in self.followers
             if isinstance(f, MappedFollower) and f.live.process is not None))
         self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True,
-                        expect=expect)
+                        expect=expect, spill_dir=state_dir)
         self.dirty: set[str] = set()  # broken traces with records not yet judged
         self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
         self.judged: set[tuple[str, str]] = set()
@@ -216,6 +216,8 @@ class Watch:
                 for tid, part in split(piece):
                     self.run.feed(tid, part)
                     st = self.run.states[tid]
+                    if st.mode == FAST:
+                        self._latency(st)
                     if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
                         self.dirty.add(tid)
                 self._judge()
@@ -253,7 +255,7 @@ class Watch:
         # end-of-trace properties (liveness) wait for the end: they are pending until then
         # and causal order only while nothing is retired (a dependency may be)
         props = [p for p in self.props
-                 if (st.id, p.name) not in self.judged and not p.liveness and
+                 if (st.id, p.name) not in self.judged and not p.final() and
                  (p.held or st.base == 0)]
         if not props:
             return
@@ -266,6 +268,32 @@ class Watch:
             if st.has_views and name.split("@")[0] in UNDONE_BY_VIEWS:
                 continue
             self._emit(st.id, name, so_far(res))
+
+    def _latency(self, st: TraceState) -> None:
+        """A latency over its bound, printed as soon as a delivery (or the send that
+        comes after its delivery) shows it: the largest latency only grows, so no later
+        record undoes it. The witness is the slowest message so far, while the window
+        holds it; the final report names the slowest of the whole trace."""
+        for prop in self.props:
+            if prop.clock is None or (st.id, prop.name) in self.judged:
+                continue
+            bound = prop.bound(self.options) if prop.bound else None
+            top, code = st.latency(prop.clock)
+            if bound is None or top is None or top <= bound:
+                continue
+            of = "" if prop.clock == "time" else "of real time "
+            wit, text = [], f"a message is delivered {top:.6g} s {of}after its send, over " \
+                f"the bound of {bound:g} s."
+            send = st.locate(code, "send") if code >= 0 else None
+            late = st.locate(code, "deliver", late=prop.clock) if code >= 0 else None
+            msg = st.message_id(code) if code >= 0 else None
+            if send and late and msg is not None:
+                wit = [WitnessEvent(send[0], "send", msg, None, send[1]),
+                       WitnessEvent(late[0], "deliver", msg, None, late[1])]
+                text = (f"{late[0]} delivers {msg} {top:.6g} s {of}after its send, over "
+                        f"the bound of {bound:g} s.")
+            self._emit(st.id, prop.name, Result(prop.name, st.id, Verdict.VIOLATED, wit, text,
+                                                "over-bound"))
 
     def _overdue(self) -> None:
         """Print, per trace, its oldest message that a correct process has not delivered
@@ -336,12 +364,15 @@ class Watch:
         --timeout given): the end-of-trace verdicts of the open traces, their messages
         some correct process has not delivered (traces whose order broke are judged at
         their end and not counted), the overdue ones."""
-        live = [p for p in self.props if p.liveness]
-        if not live and self.timeout is None:
+        live = [p for p in self.props if p.final()]
+        bounds = [p for p in self.props if p.clock]
+        if not live and not bounds and self.timeout is None:
             return None
         n = sum(len(s.pending()) for s in self.run.states.values())
-        return {"verdicts": len(live) * len(self.run.states), "messages": n,
-                "overdue": len(self.overdue)}
+        # a latency bound is pending until the trace ends or a latency exceeds it
+        verdicts = len(live) * len(self.run.states) + sum(
+            (tid, p.name) not in self.judged for tid in self.run.states for p in bounds)
+        return {"verdicts": verdicts, "messages": n, "overdue": len(self.overdue)}
 
     # ---- the end ------------------------------------------------------------------------
 

@@ -225,6 +225,10 @@ class HybridProcess:
         self.outside = False
         #: this process's restarts, on stable storage (a recovery is a new incarnation)
         self.incarnation = 0
+        #: the local time of its latest join request: its ``join`` record, written when
+        #: the view that admits it is installed, carries it (``x_requested``) so that
+        #: ``tomkit conform`` can replay the request (as 003's qos does)
+        self.requested: float | None = None
         #: configurations installed so far (001 section 5: C^n), the first one 0
         self.config_no = -1
         #: each member's incarnation, as of the view this process has installed
@@ -359,6 +363,7 @@ class HybridProcess:
         """JOIN through the view-synchronous layer; the process becomes a member at the
         view that admits it, with the state it is sent (``_restore``)."""
         self._begin(now)
+        self.requested = now
         self._emit(self.vs.join().sends)
         return self._end()
 
@@ -809,7 +814,8 @@ class HybridProcess:
                 self._send_packet(Reassign(self.index, self.l, self.c, self.S))
         if ev.state is not None:
             self.outside = False
-            self._out.joined = {"x_view": ev.view}  # type: ignore[union-attr]
+            self._out.joined = {"x_view": ev.view,  # type: ignore[union-attr]
+                                "x_requested": self.requested}
             if self.role[self.index] == PASSIVE:
                 self.state = S_PASSIVE
                 self.S = self._desc_of(self.closest_active())  # type: ignore[arg-type]

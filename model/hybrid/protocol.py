@@ -6,8 +6,9 @@ symmetric one the hybrid with all processes active).
 
 Membership events: crash, join and recover (``model/events.py``): a process outside
 the first view joins, a crashed one restarts as a new incarnation and rejoins, through
-the view-synchronous layer's view changes with state transfer (docs/hybrid.md). Traces
-with joins are not replayed (``tomkit conform`` refuses them).
+the view-synchronous layer's view changes with state transfer (docs/hybrid.md).
+``tomkit conform`` replays them (:func:`replay`): the join request at its logged time,
+the state transfer as the packets the joiner received.
 
 Options (stable: the figures scripts build on them)
 ---------------------------------------------------
@@ -57,12 +58,22 @@ from typing import Any
 from tomkit.model.hybrid.process import VARIANTS, HybridProcess
 from tomkit.model.hybrid.switch import assign_modes, closest
 from tomkit.model.hybrid.wire import ACTIVE, PASSIVE, At, decode
-from tomkit.model.process import Crash, Option, Protocol, Receive, Replayed, ReplayError, Timer
+from tomkit.model.process import (
+    Crash,
+    MemberEvent,
+    Option,
+    Protocol,
+    Receive,
+    Replayed,
+    ReplayError,
+    Timer,
+)
 from tomkit.model.process import Send as SendInput
 
 from ..net.clocks import ClockBounds
 
-__all__ = ["PROFILE", "initial_roles", "make", "protocols", "replay"]
+__all__ = ["PROFILE", "incarnation", "initial_roles", "make", "protocols", "replay",
+           "replay_for"]
 
 #: what every run must satisfy (docs/hybrid.md says why, and what is not promised):
 #: checker/profiles/model-hybrid.toml
@@ -184,23 +195,71 @@ def make(config: str):
     return make_processes
 
 
+def replay_for(config: str):
+    """The replay of one configuration: a trace with timers needs the run's heartbeat,
+    which is 1/rate by default (not for token-site), and a trace does not say the run's
+    rate: without ``rates`` or ``heartbeat`` the model would set other timers than the
+    run did and differ for that reason alone, so the replay refuses it."""
+    def replay_config(records: Sequence[Mapping], names: Sequence[str],
+                      opts: Mapping[str, Any]) -> dict[str, list[Replayed]]:
+        if (config != "token-site" and opts.get("rates") is None
+                and opts.get("heartbeat") is None):
+            timer = next((r for r in records if r.get("x_packet") == "timer"), None)
+            if timer is not None:
+                raise ReplayError(f"{timer['process']}: record {timer['msg']}: the trace "
+                                  "logs timers, and the heartbeat is 1/rate by default: "
+                                  "give the run's --rates (or --heartbeat) to replay it")
+        return replay(records, names, opts)
+
+    return replay_config
+
+
 def replay(records: Sequence[Mapping], names: Sequence[str],
            opts: Mapping[str, Any]) -> dict[str, list[Replayed]]:
     """Each process's inputs, in its log's order, each with its logged time (``At``):
     its sends, every packet it received (``x_wire``), its crash notices and its timers.
-    The trace must carry the control records (``control_records``, the default)."""
+    The trace must carry the control records (``control_records``, the default).
+
+    ``names`` is the group; the inputs are keyed by the trace's process names, a
+    restarted process's incarnations (``p1~2``) apart (``Protocol.incarnations``). A
+    join is replayed as the model runs it: a process whose first incarnation joins was
+    outside the group from time 0 (``MemberEvent("outside")``, which the replayer gives
+    before any process starts); its ``join`` record, written when the view that admits
+    it is installed, carries the request's local time ``x_requested``, and the request
+    (``join``, or ``recover`` for a later incarnation) is given before the first of that
+    incarnation's records logged at or after it: the JOIN it sends, then the NEWVIEW and
+    the STATE packets it receives (``recv`` records with ``x_wire``) are the state
+    transfer, replayed like any packet."""
     at = {p: i for i, p in enumerate(names)}
-    out: dict[str, list[Replayed]] = {p: [] for p in names}
-    pos = dict.fromkeys(names, 0)
+    out: dict[str, list[Replayed]] = {}
+    pos: dict[str, int] = {}
+    joined: set[str] = set()
     for r in records:
         p = r["process"]
-        i = pos[p]
+        i = pos.get(p, 0)
         pos[p] = i + 1
+        mine = out.setdefault(p, [])
         kind = r["kind"]
         t = float(r.get("time", i))
         if kind == "join":
-            raise ReplayError(f"{p}: record {i}: a join (or recovery): the hybrid's state "
-                              "transfer is not replayed (docs/hybrid.md)")
+            req = r.get("x_requested")
+            if isinstance(req, bool) or not isinstance(req, (int, float)):
+                raise ReplayError(f"{p}: record {i} (join): field x_requested: the join "
+                                  "request's local time is needed to replay it (the join "
+                                  "record is written when the view admitting it is "
+                                  "installed)")
+            if p in joined:
+                raise ReplayError(f"{p}: record {i} (join): a second join of one "
+                                  "incarnation (a restart is a new incarnation, NAME~k)")
+            joined.add(p)
+            later = incarnation(p)[1] > 1
+            k = next((k for k, x in enumerate(mine) if x.input.packet.time >= req),
+                     len(mine))
+            event = MemberEvent("recover" if later else "join")
+            mine.insert(k, Replayed(i, Receive(At(float(req), event)), False))
+            if not later:
+                mine.insert(0, Replayed(i, MemberEvent("outside"), False))
+            continue
         try:
             if kind == "send":
                 inp: Any = SendInput(r["msg"])
@@ -222,8 +281,15 @@ def replay(records: Sequence[Mapping], names: Sequence[str],
             if isinstance(e, ReplayError):
                 raise
             raise ReplayError(f"{p}: record {i} ({r.get('msg', '')}): {e}") from None
-        out[p].append(Replayed(i, Receive(At(t, inp))))
+        mine.append(Replayed(i, Receive(At(t, inp))))
     return out
+
+
+def incarnation(name: str) -> tuple[str, int]:
+    """``p1~2`` -> ("p1", 2), ``p1`` -> ("p1", 1): a restarted process's trace name
+    (``HybridProcess._named``, as model/toto/membership.py names them)."""
+    base, sep, k = name.rpartition("~")
+    return (base, int(k)) if sep and k.isdigit() and base else (name, 1)
 
 
 def summary(procs: Sequence[HybridProcess], records: Sequence[Mapping],
@@ -270,7 +336,7 @@ def protocols() -> list[Protocol]:
     """hybrid, token-site, symmetric: one machine, three configurations."""
     return [Protocol(name=name, title=title, make=make(name), options=_options(name),
                      fifo=True, lossy=False, crashes=True, events=frozenset({"join", "recover"}),
-                     profile=PROFILE, live=True,
-                     replay=replay, summary=summary, describe=describe, variants=VARIANTS,
+                     profile=PROFILE, live=True, incarnations=incarnation,
+                     replay=replay_for(name), summary=summary, describe=describe, variants=VARIANTS,
                      clocks=clocks)
             for name, (title, _) in CONFIGS.items()]

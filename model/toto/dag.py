@@ -64,7 +64,13 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import gt
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
+
+try:  # read by mypyc as it compiles this module (model/kernel.py), which installs it
+    from mypy_extensions import mypyc_attr
+except ImportError:  # Python alone needs nothing of it
+    def mypyc_attr(*_: object, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
 
 #: VV(m)[q] when q has not voted yet (002 section 3 writes "*").
 UNSEEN = None
@@ -74,6 +80,7 @@ BOTTOM = None
 INFINITY = math.inf
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (AckOnly; see model/kernel.py)
 @dataclass(frozen=True)
 class Message:
     """A multicast message: its id, the processor that sent it, and the ids it ACKs.
@@ -139,6 +146,12 @@ def _byte_ranks(nbytes: int) -> list[list[tuple[int, ...]]]:
         _BYTE_RANKS.append([tuple(8 * k + i for i in range(8) if b >> i & 1)
                             for b in range(256)])
     return _BYTE_RANKS
+
+
+def _fork(m: Message, chain: Sequence[str]) -> NoReturn:
+    raise ValueError(
+        f"{m.id}: does not follow {m.sender}'s previous message "
+        f"{chain[-1] if chain else None} (a processor's messages form a chain)")
 
 
 class DagView:
@@ -208,12 +221,14 @@ class DagView:
         self._latest_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
         self._voter_vc: list[tuple[int, ...]] = [self._zero_vc] * self.n
         self._blocked: dict[int, int] = {}
-        #: ranks of the processors whose latest message is a head (see heads())
-        self._head_ranks: list[int] = []
         #: bumped only when the vocabulary of the current activation changes (candidates,
         #: votes, tails, Tail(G), marks): a rule, being a pure function of the
         #: vocabulary, gives the same answer while it stays the same
         self.vocab_version: int = 0
+        #: (rule, params, vocab_version) at which rules.drain last found nothing to deliver
+        #: (kept here rather than in a WeakKeyDictionary: a view compiled by mypyc,
+        #: model/kernel.py, takes no weak reference)
+        self.quiet: tuple[Any, Any, int] | None = None
 
     # ------------------------------------------------------------------ causal layer
 
@@ -228,8 +243,8 @@ class DagView:
         last case the messages released before it in this call stay visible.
         """
         msgs = self._msgs
-        known = msgs.get(msg.id)
-        known = known[0] if known is not None else self._buffer.get(msg.id)
+        fact = msgs.get(msg.id)
+        known = fact[0] if fact is not None else self._buffer.get(msg.id)
         if known is not None:
             if known != msg:
                 raise ValueError(f"{msg.id}: conflicts with known {known!r}")
@@ -273,7 +288,8 @@ class DagView:
         fact = facts.get(mid) if facts is not None else None
         if fact is not None and fact[0] is m:  # another view of the run computed it
             vct = fact[1]
-            ok = vct[r] == len(chain) + 1
+            if vct[r] != len(chain) + 1:
+                _fork(m, chain)
         else:
             deps = m.deps
             if not deps:
@@ -282,28 +298,16 @@ class DagView:
                 vc = list(msgs[deps[0]][1])
             else:
                 vc = list(map(max, *[msgs[d][1] for d in deps]))
-            ok = vc[r] == len(chain)
-            if ok:
-                vc[r] += 1
-                vct = tuple(vc)
-                fact = (m, vct, sum(vct))
-                if facts is not None:
-                    facts[mid] = fact
-        if not ok:
-            raise ValueError(
-                f"{m.id}: does not follow {m.sender}'s previous message "
-                f"{chain[-1] if chain else None} (a processor's messages form a chain)")
+            if vc[r] != len(chain):
+                _fork(m, chain)
+            vc[r] += 1
+            vct = tuple(vc)
+            fact = (m, vct, sum(vct))
+            if facts is not None:
+                facts[mid] = fact
         msgs[mid] = fact
         chain.append(mid)
         self._latest_vc[r] = vct
-        # the new message is a head (nothing visible follows it yet) and the heads it
-        # follows no longer are; no other message's status changes
-        if fact[2] == len(msgs):  # it follows every visible message (a vc sums the
-            self._head_ranks = [r]  # messages followed, itself included)
-        else:
-            chains = self._chain
-            self._head_ranks = [h for h in self._head_ranks if vct[h] < len(chains[h])]
-            self._head_ranks.append(r)
         # Only the new message can change the vocabulary: it may be its sender's first in
         # G (a new voter, maybe a new candidate) and may extend candidates' tails. No
         # visible message can follow it yet, so a new candidate has only its own vote.
@@ -406,7 +410,7 @@ class DagView:
         # in there)
         if len(cand_rank) == 1 and len(done) == 1:  # the commonest case of all
             q = cand_rank[0]
-            moved = ((q, self._yes[0]),)
+            moved: Sequence[tuple[int, int]] = ((q, self._yes[0]),)
             scope = self._tailm[0]
             front[q] += 1
             cand_rank = self._cand_rank = []
@@ -579,9 +583,13 @@ class DagView:
         """The latest visible message of each processor that no other processor's latest
         message follows, in configuration order (what a new message ACKs, see
         model/process.py)."""
-        # kept by _add: a new message is a head and removes the heads it follows
+        # computed here, once per send, rather than kept by _add, once per insert (n times
+        # as many). The latest message of r is m_{r,s}, s = len(chain): no visible message
+        # follows more than s of r's, so the column of r in the latest vcs holds s at r
+        # itself and once more for every other latest message following m_{r,s}
         chains = self._chain
-        return tuple([chains[r][-1] for r in sorted(self._head_ranks)])
+        return tuple([chains[r][-1] for r, col in enumerate(zip(*self._latest_vc))
+                      if col.count(len(chains[r])) == 1 and chains[r]])
 
     @property
     def visible(self) -> frozenset[str]:
@@ -796,6 +804,7 @@ class DagView:
         the checks are skipped, as the simulator's inner loop runs this."""
         self._delivered.extend(mids)
         if end_activation:
+            done: Sequence[str]
             if self._marked:
                 done = [*self._marked, *mids]
                 self._marked.clear()

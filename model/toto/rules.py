@@ -79,7 +79,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 from tomkit.model.toto.compiled import Compiled, Decision, compiled
 from tomkit.model.toto.dag import DagView
@@ -375,8 +374,6 @@ def step(dag: DagView, rule: Rule, params: Params = Params()) -> Applied | None:
     return None if d is None else Applied(d, apply(dag, d.messages, d.ends_activation, rule))
 
 
-# Per DagView, the (rule, params, vocab_version) at which the rule last delivered nothing.
-_quiet: WeakKeyDictionary[DagView, tuple[Rule, Params, int]] = WeakKeyDictionary()
 
 
 def drain(dag: DagView, rule: Rule, params: Params = Params()) -> list[Applied]:
@@ -387,10 +384,10 @@ def drain(dag: DagView, rule: Rule, params: Params = Params()) -> list[Applied]:
     changed since the rule last returned None here, it is not evaluated again (a new
     message that neither votes nor extends a candidate's tail changes nothing).
     """
-    if _quiet.get(dag) == (rule, params, dag.vocab_version):
+    if dag.quiet == (rule, params, dag.vocab_version):
         return []
     out = []
     while (a := step(dag, rule, params)) is not None:
         out.append(a)
-    _quiet[dag] = (rule, params, dag.vocab_version)
+    dag.quiet = (rule, params, dag.vocab_version)
     return out

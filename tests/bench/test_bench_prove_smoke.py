@@ -5,8 +5,10 @@ the split-only baseline beside the reduced proof, with the gain."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 
+import pytest
 from locations import ROOT
 
 BENCH = ROOT / "bench" / "prove_bench.py"
@@ -45,3 +47,44 @@ def _within_rounding(new: float, old: float, ratio: float) -> None:
     lo = (old - 0.05) / (new + 0.05)
     hi = (old + 0.05) / max(new - 0.05, 1e-9)
     assert lo - 0.05 <= ratio <= hi + 0.05, (new, old, ratio)
+
+
+def test_per_delta(capsys, tmp_path):
+    mod = _load()
+    out_file = tmp_path / "runs.jsonl"
+    assert mod.main(["--per-delta", "--rules", "all-ack,gl-toto", "--min-n", "3",
+                     "--max-n", "3", "--jsonl", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    rows = [ln.split() for ln in out.splitlines() if not ln.startswith(("#", "rule"))]
+    # one line per (rule, delta): all-ack has none, GL-ToTo deltas 1 and 2 at n = 3
+    assert [r[:4] for r in rows] == [["all-ack", "3", "-", "proved"],
+                                     ["gl-toto", "3", "1", "proved"],
+                                     ["gl-toto", "3", "2", "proved"]]
+    recs = [json.loads(ln) for ln in out_file.read_text().splitlines()]
+    assert [(r["rule"], r["delta"]) for r in recs] == [("all-ack", None), ("gl-toto", 1),
+                                                       ("gl-toto", 2)]
+    for r, row in zip(recs, rows):
+        assert r["cpu"] >= 0 and r["wall"] > 0
+        assert float(row[4]) == pytest.approx(r["cpu"], abs=0.06)
+        assert r["queries"]["agreement"][0] == "proved"
+        assert r["queries"]["stability"][0] == "implied"  # agreement covers it
+
+
+def test_cpu_limit_and_table(capsys, tmp_path):
+    mod = _load()
+    out_file = tmp_path / "runs.jsonl"
+    # all-ack at n = 3 fits in 60 CPU seconds; GL-ToTo at n = 8, delta = 3 needs more
+    # than 10 s of CPU on any machine (its agreement query alone: docs/prove.md)
+    assert mod.main(["--per-delta", "--rules", "all-ack", "--min-n", "3", "--max-n", "3",
+                     "--cpu-limit", "60", "--jsonl", str(out_file)]) == 0
+    assert mod.main(["--per-delta", "--rules", "gl-toto", "--min-n", "8", "--max-n", "8",
+                     "--deltas=3", "--cpu-limit", "1", "--jsonl", str(out_file)]) == 0
+    recs = [json.loads(ln) for ln in out_file.read_text().splitlines()]
+    assert [(r["rule"], r["delta"], r["status"]) for r in recs] == [
+        ("all-ack", None, "proved"), ("gl-toto", 3, "over 1 cpu s")]
+    capsys.readouterr()
+    assert mod.main(["--table", str(out_file)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| rule | n | delta | verdict | CPU s")
+    assert lines[2].startswith("| all-ack | 3 | - | proved |")
+    assert lines[3].startswith("| gl-toto | 8 | 3 | over 1 cpu s | 1.0 |")

@@ -40,3 +40,30 @@ def test_maelstrom_step_runs_a_correct_and_a_broken_node(tmp_path, capsys):
     assert "prefix-order         VIOLATED  (inconsistent order)" in out
     assert "verdict: valid" in out and "verdict: INVALID" in out
     assert list((tmp_path / "maelstrom" / "tob_gossip" / "pictures").glob("*.svg"))
+
+
+def test_the_demos_safety_properties_come_from_the_registry():
+    """Step 3 names every property a cut trace cannot fail and that needs no bound; a
+    property registered later takes its place by its declaration alone."""
+    from dataclasses import replace
+
+    from tomkit.checker.properties import properties, register, unregister
+
+    named = demo.safety_properties()
+    assert {"integrity", "total-order-weak", "causal-order", "view-sequence"} <= set(named)
+    assert not {"agreement", "validity", "liveness", "member-liveness", "latency",
+                "realtime-latency", "rate"} & set(named)
+    base = properties()["integrity"]
+    for extra, kept in ((dict(), True), (dict(liveness=True), False),
+                        (dict(at_end=True), False)):
+        register(replace(base, name="x-demo-probe", **extra))
+        try:
+            assert ("x-demo-probe" in demo.safety_properties()) is kept, extra
+        finally:
+            unregister("x-demo-probe")
+    bounded = properties()["latency"]
+    register(replace(bounded, name="x-demo-bounded", options=(), reads=()))
+    try:  # the same property without its bound to give is a safety one
+        assert "x-demo-bounded" in demo.safety_properties()
+    finally:
+        unregister("x-demo-bounded")

@@ -6,12 +6,9 @@ reservation, unchecked), and finds nothing in the protocol."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, Phase, seed, settings
-from hypothesis.stateful import run_state_machine_as_test
-
 from tomkit.checker.oracle import violations
-from tomkit.fuzz.process_machine import RuleFailure
 from tomkit.fuzz.qos_machine import timed_machine
+from tomkit.fuzz.stateful import run_machine
 
 # a small window K = 2 lets held messages drain in a few slots; r = 4/2 gives max' = 5.33
 OPTS = {"slot": 100.0, "max_delay": 50.0, "epsilon": 40.0, "reserve": "4/2", "window": 2}
@@ -20,16 +17,8 @@ OPTS = {"slot": 100.0, "max_delay": 50.0, "epsilon": 40.0, "reserve": "4/2", "wi
 def hunt(variant, seed_, examples):
     m = timed_machine("qos", 3, {**OPTS, **({"variant": variant} if variant else {})},
                       max_messages=8)
-    seed(seed_)(m)
-    cfg = settings(max_examples=examples, deadline=None, database=None,
-                   suppress_health_check=list(HealthCheck), print_blob=False,
-                   phases=[Phase.generate, Phase.shrink], stateful_step_count=20,
-                   report_multiple_bugs=False)
-    try:
-        run_state_machine_as_test(m, settings=cfg)
-    except RuleFailure as e:
-        return e.found
-    return None
+    failure = run_machine(m, examples, seed_, steps=20)
+    return None if failure is None else failure.found
 
 
 def test_early_rn_is_found_and_shrunk():

@@ -7,26 +7,20 @@ cut to the shortest prefix that violates it."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, seed, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
 from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure, process_machine
 from tomkit.fuzz.reduce import reduce, replay, shortest_prefix
-from tomkit.fuzz.stateful import fuzz_protocol
+from tomkit.fuzz.stateful import fuzz_protocol, run_machine
 
 
 def search(machine: type, examples: int, seed_: int) -> ProcessFailure:
-    seed(seed_)(machine)
-    cfg = settings(max_examples=examples, deadline=None, database=None,
-                   suppress_health_check=list(HealthCheck), print_blob=False,
-                   phases=[Phase.generate], stateful_step_count=60,
-                   report_multiple_bugs=False)
-    with pytest.raises(RuleFailure) as e:
-        run_state_machine_as_test(machine, settings=cfg)
-    return e.value.found
+    """Hypothesis's search only (the reducer does the shrinking)."""
+    failure = run_machine(machine, examples, seed_, shrink=False)
+    assert isinstance(failure, RuleFailure), failure
+    return failure.found
 
 
 @pytest.mark.parametrize("protocol,options", [

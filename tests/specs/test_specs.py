@@ -136,3 +136,18 @@ def test_qos_latency_bounds_are_tight():
     assert static["crashed"] == frozenset()
     crash = _last(run_model("QoS", "QoS.tla", "QoS_TightCrash.cfg"))
     assert crash["crashed"] == frozenset({2})
+
+
+def test_qos_contract_variants_break_the_declared_max_as_003s_proviso_says():
+    """QoSContract: without the shaper a slot carries more than the max declared for it;
+    with RN(r) taking effect in the slot it is made in, a decrease leaves that slot,
+    partly sent under the old r, over the new max (model/qos/reserve.py's decisions)."""
+    v = _last(run_model("QoS", "QoSContract_Unshaped.tla", "QoSContract_Unshaped.cfg"))
+    s = next(s for s, n in v["sent"].items() if n > 0)
+    assert v["sent"][s] > v["decl"][s][1] and v["queue"] == ()
+    res = run_model("QoS", "QoSContract_EarlyRN.tla", "QoSContract_EarlyRN.cfg")
+    assert res.behaviour[-1].action == "Renegotiate"
+    before, after = res.behaviour[-2].values, res.behaviour[-1].values
+    s = after["t"] // 2  # SlotLen = 2: the slot the RN was made in
+    assert after["decl"][s][1] < before["decl"][s][1]  # a decrease, made in slot s
+    assert after["sent"][s] > after["decl"][s][1]

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from tomkit import __version__
+import tomkit
 from tomkit.checker.pandas_guard import refuse as refuse_pandas
 
 from .check_process import prepare as prepare_check_process
@@ -22,6 +22,15 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 #: the subcommands, in the order ``tomkit --help`` lists them (module tomkit.cli.<name>)
 SUBCOMMANDS = ("check", "watch", "import", "conform", "simulate", "fuzz", "prove", "tlc",
                "generate", "scan", "sample", "run")
+
+
+class _Version(argparse.Action):
+    """argparse's version action, reading the version only when asked for it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"tomkit {tomkit.__version__}")  # (on stdout, as argparse's own)
+        parser.exit()
 
 
 def _module(name: str) -> str:
@@ -36,7 +45,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tomkit",
         description="Formal models and conformance checking for totally ordered multicast.")
-    parser.add_argument("--version", action="version", version=f"tomkit {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in SUBCOMMANDS:
         if only is None or name == only:

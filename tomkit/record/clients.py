@@ -1,6 +1,7 @@
 """What the NATS and RabbitMQ recorders' clusters share: the clients run as tasks of one
 asyncio loop in a thread of its own, while the fault schedule (``faults.py``) runs in the
-recorder's thread; a restarted server is a new process (``z2`` -> ``z2r1``)."""
+recorder's thread; a restarted server is a new process (``z2`` -> ``z2r1``); a member's
+publisher sends one message at a time and tries it again until it is acknowledged."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import asyncio
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tomkit.record.log import EventLog
 
-__all__ = ["ClientLoop"]
+__all__ = ["ClientLoop", "Publisher"]
 
 
 class ClientLoop:
@@ -78,3 +80,86 @@ class ClientLoop:
 
     def progress(self) -> float:
         return self.sent / (self.run.messages * len(self.members))
+
+
+class Publisher:
+    """A member's publisher: one message at a time, each acknowledged or tried again.
+
+    The loop is the same for every system; a subclass says how one message goes out
+    (:meth:`put`, which fills the send record's acknowledgement fields or raises), what
+    a failed try leaves to clean up (:meth:`failed`) and which failures a retry may
+    cure (:meth:`retried`). A message logged as sent is tried again until
+    ``retry_until`` even after the sending time is over, and never given up silently:
+    its record says ``x_put`` "failed: ..." with the last error, and the publisher
+    stops there (a later message would overtake it)."""
+
+    #: what the system calls the member a publisher talks to ("server", "node")
+    MEMBER = "server"
+    #: seconds between two tries of one message
+    PAUSE = 0.1
+
+    def __init__(self, process: str, run: Any, log: EventLog, rng: random.Random,
+                 count: Callable[[], None]):
+        self.process, self.run_, self.log = process, run, log
+        self.rng, self.count = rng, count
+        self.stopped = threading.Event()
+        self.sent_msgs: set[str] = set()
+        self.done = threading.Event()
+
+    def retried(self) -> tuple[type[BaseException], ...]:
+        """The failures of :meth:`put` that another try may cure."""
+        return (Exception,)
+
+    async def open(self, deadline: float) -> None:
+        """Before the first message (a connection made once)."""
+
+    async def put(self, k: int, msg: str, rec: dict) -> None:
+        """Send message number ``k`` (``msg``) and wait for its acknowledgement; fill
+        ``rec`` (its ``send`` record) with ``x_put`` and the system's own fields."""
+        raise NotImplementedError
+
+    async def failed(self) -> None:
+        """After a try that raised (a connection to drop)."""
+
+    async def shut(self) -> None:
+        """When the publisher ends, whatever the reason."""
+
+    async def run(self, deadline: float, retry_until: float | None = None) -> None:
+        """Send until ``deadline``; a message sent is retried until ``retry_until`` (a
+        message logged as sent is not given up because the sending time is over)."""
+        retry_until = deadline if retry_until is None else retry_until
+        try:
+            await self.open(deadline)
+            errors = self.retried()
+            for k in range(self.run_.messages):
+                if self.stopped.is_set() or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(self.rng.expovariate(1 / self.run_.think))
+                msg = f"{self.process}.{k}"
+                rec = self.log.add(self.process, "send", msg=msg)
+                if rec is None:
+                    break
+                self.sent_msgs.add(msg)
+                self.count()
+                last = ""
+                while True:
+                    if self.stopped.is_set():
+                        rec["x_put"] = f"failed: {self.MEMBER} killed ({last})"
+                        break
+                    if time.monotonic() > retry_until:
+                        rec["x_put"] = f"failed: deadline ({last})"
+                        break
+                    try:
+                        await self.put(k, msg, rec)
+                    except errors as e:
+                        last = f"{type(e).__name__}: {e}"[:200]
+                        rec["x_retries"] = rec.get("x_retries", 0) + 1
+                        await self.failed()
+                        await asyncio.sleep(self.PAUSE)
+                        continue
+                    break
+                if rec["x_put"].startswith("failed"):
+                    break
+        finally:
+            self.done.set()
+            await self.shut()

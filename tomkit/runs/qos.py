@@ -20,8 +20,8 @@ from tomkit.model.net.links import Delay
 from tomkit.model.protocols import protocol
 from tomkit.model.sim import SimConfig, simulate
 
-__all__ = ["NET", "OPTIONS", "RATE", "baseline_row", "plot_latency_vs_n", "qos_row",
-           "run_demo"]
+__all__ = ["NET", "OPTIONS", "RATE", "baseline_row", "busiest_window", "plot_latency_vs_n",
+           "qos_row", "run_demo"]
 
 SLOT, DELTA, EPS = 0.100, 0.050, 0.010
 #: the reading aid's constants, FEC I = 5, L = 2, an adversary losing what its window
@@ -34,10 +34,40 @@ NET = Delay("exponential", 0.010)
 RATE = 10.0
 
 
-def judge(records: Sequence[dict]) -> list:
+def judge(records: Sequence[dict], reserved: bool = False) -> list:
     """The checker's verdicts on a drained qos run, violated ones only: what the model
-    promises (its profile, model-qos) and 003's liveness (member-liveness)."""
-    return violations(records, (*promised(protocol("qos").profile), "member-liveness"))
+    promises (its profile, model-qos) and 003's liveness (member-liveness); with
+    ``reserved`` (a run with ``packet`` and ``negotiate`` records) the rate against the
+    declared reservations too."""
+    names = (*promised(protocol("qos").profile), "member-liveness")
+    return violations(records, (*names, "rate") if reserved else names)
+
+
+def busiest_window(records: Sequence[dict]) -> tuple[int, float] | None:
+    """The K consecutive slots of one sender that held the most network messages (join
+    announcements excluded, as 003 section 4 and the rate property leave them out),
+    with the avg' that sender declared (``negotiate`` records, one reservation per
+    process: the bench does not renegotiate); None when nobody declared one. The rate
+    property judges every window; this is the margin to print."""
+    declared = {r["process"]: r for r in records if r["kind"] == "negotiate"}
+    if not declared:
+        return None
+    per: dict[str, dict[int, int]] = {}
+    for r in records:
+        if r["kind"] == "packet" and not r.get("x_join"):
+            slots = per.setdefault(r["process"], {})
+            slots[r["x_slot"]] = slots.get(r["x_slot"], 0) + 1
+    best: tuple[int, float] = (0, 0.0)
+    for p, slots in per.items():
+        d = declared.get(p)
+        if d is None:
+            continue
+        k = d["x_rate_window"]
+        for s in slots:
+            held = sum(slots.get(t, 0) for t in range(s, s + k))
+            if held > best[0]:
+                best = (held, d["x_rate_avg"])
+    return best
 
 
 def realtime_latencies(records: Sequence[dict]) -> list[float]:
@@ -46,9 +76,15 @@ def realtime_latencies(records: Sequence[dict]) -> list[float]:
     return [x for x, _, _ in latencies(Trace.from_records(records), "real_time")]
 
 
-def qos_row(n: int, f: int, seed: int, per_process: int) -> dict[str, Any]:
+def qos_row(n: int, f: int, seed: int, per_process: int, reserve: str | None = None,
+            window: int = 10) -> dict[str, Any]:
     """One qos run with f crashes at times drawn in the middle of the run; its figures
-    and its checks (integrity, total-order-weak, global-order, 003's liveness)."""
+    and its checks (integrity, total-order-weak, global-order, 003's liveness). With
+    ``reserve`` ("AVG/MAX", 003 section 2.1's r over ``window`` slots) every process
+    asks for it at join(r), its shaper holds what exceeds it, and the run is checked
+    against the declared reservations too (the rate property, on ``packet`` records);
+    the row then says how close the busiest slot and window came to max' and avg', and
+    how many messages the shaper held past their slot."""
     import numpy as np
 
     messages = per_process * n
@@ -56,12 +92,14 @@ def qos_row(n: int, f: int, seed: int, per_process: int) -> dict[str, Any]:
     rng = np.random.default_rng([seed, n, f])
     who = rng.choice(n, size=f, replace=False)
     crashes = tuple((f"p{int(i)}", float(rng.uniform(0.3, 0.7) * span)) for i in who)
+    options = OPTIONS if reserve is None else {**OPTIONS, "reserve": reserve,
+                                               "window": window, "packets": True}
     cfg = SimConfig(protocol="qos", n=n, rate=RATE, messages=messages, delay=NET,
-                    seed=seed, crashes=crashes, options=OPTIONS)
+                    seed=seed, crashes=crashes, options=options)
     res = simulate(cfg)
     lat = realtime_latencies(res.records)
     bound = res.stats["bound_failures" if f else "bound"]
-    problems = judge(res.records)
+    problems = judge(res.records, reserved=reserve is not None)
     crashed = {p for p, _ in crashes}
     up = [f"p{i}" for i in range(n) if f"p{i}" not in crashed]
     delivered = {(r["process"], r["msg"]) for r in res.records if r["kind"] == "deliver"}
@@ -73,7 +111,16 @@ def qos_row(n: int, f: int, seed: int, per_process: int) -> dict[str, Any]:
             "packets": res.stats["max_packets_per_slot"],
             "reserved": res.stats["reserved_max"], "lost": res.stats["lost_packets"],
             "missing": missing,
-            "problems": [f"{v.property}: {v.explanation}" for v in problems]}
+            "problems": [f"{v.property}: {v.explanation}" for v in problems],
+            **({} if reserve is None else _declared(res.stats, res.records))}
+
+
+def _declared(stats: dict, records: Sequence[dict]) -> dict[str, Any]:
+    """The reservation's margins of a run that declared one (``qos_row``)."""
+    window = busiest_window(records) or (0, 0.0)
+    return {"slot_peak": stats.get("declared_peak_packets", 0),
+            "slot_max": stats.get("declared_peak_max", 0.0),
+            "window_peak": window[0], "window_avg": window[1], "held": stats["held"]}
 
 
 def baseline_row(protocol: str, n: int, seed: int, per_process: int) -> dict[str, Any]:

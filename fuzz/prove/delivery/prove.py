@@ -47,6 +47,8 @@ class Outcome:
     files: dict[str, str] = field(default_factory=dict)
     #: Z3's minimisation of the counterexample (``fuzz/prove/delivery/minimal.py``)
     sizes: Sizes | None = None
+    #: per query, the CPU seconds of each part of the facts encoding (``solve.facts_parts``)
+    parts_cpu: dict[str, list[float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome as plain data (the counterexample as its property, views and the
@@ -59,6 +61,7 @@ class Outcome:
                         for p, (st, t) in self.per_property.items()},
             "note": self.note, "files": dict(self.files),
             "sizes": None if self.sizes is None else self.sizes.to_dict(),
+            "parts_cpu": {p: list(t) for p, t in self.parts_cpu.items()},
             "counterexample": None if cx is None else {
                 "property": cx.property,
                 "views": [list(v.messages) for v in cx.views],
@@ -106,13 +109,13 @@ def prove_rule(name: str, rule: Rule, n: int, delta: int | None, k: int = 3,
                props: tuple[str, ...] = QUERIES, crashes: bool = True,
                method: str = "auto", timeout: float | None = None,
                minimal: bool = True, encoding: str = "facts",
-               rank_symmetry: bool = True) -> Outcome:
+               rank_symmetry: bool = True, solver: str = "cardinality") -> Outcome:
     """Decide ``props`` for one (n, delta); the first counterexample found is replayed
     concretely, shrunk and attached. With ``minimal``, Z3's counterexample has the
     fewest messages, then the fewest causal edges (``fuzz/prove/delivery/minimal.py``); without,
     it is the solver's first model, shrunk greedily. ``encoding``: see
     ``solve.ENCODINGS`` (both give the same verdicts and counterexamples);
-    ``rank_symmetry``: see ``solve.prove``."""
+    ``rank_symmetry`` and ``solver``: see ``solve.prove``."""
     t0 = time.perf_counter()
     note = ""
     if method in ("auto", "z3"):
@@ -132,8 +135,9 @@ def prove_rule(name: str, rule: Rule, n: int, delta: int | None, k: int = 3,
                 out.per_property[p] = ("implied", 0.0)  # a special case of agreement
                 continue
             r = prove(fn, n, k, p, timeout=timeout, crashes=crashes, minimal=minimal,
-                      encoding=encoding, rank_symmetry=rank_symmetry)
+                      encoding=encoding, rank_symmetry=rank_symmetry, solver=solver)
             out.per_property[p] = (r.status, r.seconds)
+            out.parts_cpu[p] = list(r.stats.get("parts_cpu", []))
             if r.status == "counterexample":
                 assert r.witness is not None
                 cx = from_witness(r.witness, name, delta)

@@ -66,7 +66,8 @@ from tomkit.fuzz.prove.delivery.symmetry import (
     split_query,
 )
 
-__all__ = ["ENCODINGS", "ProofResult", "ViewWitness", "Witness", "prove", "symbolic_outcome"]
+__all__ = ["ENCODINGS", "SOLVERS", "ProofResult", "ViewWitness", "Witness", "facts_parts", "prove",
+           "symbolic_outcome"]
 
 #: "facts": facts.py's encoding, with symmetry.py's reductions for rules that read no
 #: rank; it only proves: a sat answer is re-asked on "classic" (issue 4's encoding,
@@ -216,7 +217,7 @@ def _witness(prop: str, m: z3.ModelRef, g: SymbolicDag, views: list[SymbolicView
 def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
           timeout: float | None = None, crashes: bool = True,
           minimal: bool = True, encoding: str = "facts",
-          rank_symmetry: bool = True) -> ProofResult:
+          rank_symmetry: bool = True, solver: str = "cardinality") -> ProofResult:
     """Decide ``prop`` (one of :data:`QUERIES`) for the rule on n processors with at
     most k messages per processor, with (``crashes``) or without Crash(q) events.
 
@@ -227,16 +228,21 @@ def prove(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
     one of :data:`ENCODINGS`; both give the same answers and witnesses.
     ``rank_symmetry``: for a rule that reads the rank, the reductions of
     ``symmetry.py`` (False: only the split by slot, issue 19's first version, kept as
-    the benchmark's baseline)."""
+    the benchmark's baseline). ``solver``: how the facts encoding's parts go to SAT,
+    one of :data:`SOLVERS` (the same answers; "bit-blast" was the default before issue
+    30)."""
     if prop not in QUERIES:
         raise ValueError(f"unknown property {prop!r}; expected one of {', '.join(QUERIES)}")
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
     if encoding not in ENCODINGS:
         raise ValueError(f"unknown encoding {encoding!r}; expected one of "
                          f"{', '.join(ENCODINGS)}")
     t0 = time.perf_counter()
     stats: dict[str, Any] = {"encoding": encoding}
     if encoding == "facts":
-        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats, rank_symmetry)
+        r, reason = _prove_facts(rule_fn, n, k, prop, crashes, timeout, stats, rank_symmetry,
+                                 solver)
         if r == z3.unsat:
             return ProofResult(prop, "proved", time.perf_counter() - t0, stats=stats)
         if r == z3.unknown:
@@ -292,10 +298,14 @@ def _facts_encoding(rule_fn: RuleFn, n: int) -> tuple[Any, ...]:
     return g, v1, v2, r1, r2, o1, o2
 
 
-def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
-                 timeout: float | None, stats: dict[str, Any],
-                 rank_symmetry: bool = True) -> tuple[Any, str]:
-    """The query on facts.py's encoding: unsat proves it (any K); sat may be spurious."""
+def facts_parts(rule_fn: RuleFn, n: int, k: int = 3, prop: str = "agreement",
+                crashes: bool = True, rank_symmetry: bool = True,
+                stats: dict[str, Any] | None = None) -> list[list[Any]]:
+    """The query on facts.py's encoding, reduced and split (symmetry.py) into parts:
+    unsat of every part proves it (any K); a sat part may be spurious. ``stats`` gets
+    which reduction applied ("symmetry")."""
+    if stats is None:
+        stats = {}
     g, v1, v2, r1, r2, o1, o2 = _facts_encoding(rule_fn, n)
     base = (g.constraints + v1.constraints + v2.constraints + facts_pair(g, v1, v2)
             + facts_bounded(g, v1, v2, k))
@@ -315,8 +325,12 @@ def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
     elif l1 is not None and l2 is not None:
         # symmetry.py: where both views fire the rule's rank-free leading clauses, pin
         # and sort as above; the rest (a view fires a later clause) split by slot
-        parts = [base + pinned_query(prop, v1, v2, l1, l2, within)
-                 + sorted_by(facts_keys(g, [v1, v2])[1:])]
+        # and that part, like a rank-free rule's query, split by the lead clause that
+        # fires at each view (GL-ToTo, n = 8, delta = 3, agreement: 10.1 s of CPU
+        # against 16.0 s whole, docs/prove.md "Issue 30")
+        lead = (base + pinned_query(prop, v1, v2, l1, l2, within)
+                + sorted_by(facts_keys(g, [v1, v2])[1:]))
+        parts = [lead + case for case in by_clause(l1, l2)]
         swap = prop == "agreement"
         rest = [z3.Not(l1.fired)] if swap else [z3.Not(z3.And(l1.fired, l2.fired))]
         full = base + _query(prop, g, v1, v2, o1, o2, within) + rest
@@ -328,15 +342,25 @@ def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
         full = (base + _query(prop, g, v1, v2, o1, o2, within)
                 + rank_blind_last([v1, v2], facts_keys(g, [v1, v2])))
         parts = split_query(prop, v1, v2, o1, o2, full)
+    return parts
+
+
+def _prove_facts(rule_fn: RuleFn, n: int, k: int, prop: str, crashes: bool,
+                 timeout: float | None, stats: dict[str, Any],
+                 rank_symmetry: bool = True, solver: str = "cardinality") -> tuple[Any, str]:
+    """Solve :func:`facts_parts` in turn: unsat of all proves the query; the first part
+    that is not unsat answers. ``stats`` gets each part's wall and CPU seconds."""
+    parts = facts_parts(rule_fn, n, k, prop, crashes, rank_symmetry, stats)
     t0 = time.perf_counter()
     r, reason = z3.unsat, ""
     for part in parts:
         left = None if timeout is None else timeout - (time.perf_counter() - t0)
         if left is not None and left <= 0:
             return z3.unknown, "timeout"
-        t1 = time.perf_counter()
-        r, _, reason = _check(part, left)
+        t1, c1 = time.perf_counter(), time.process_time()
+        r, _, reason = _check(part, left, solver)
         stats.setdefault("parts", []).append(round(time.perf_counter() - t1, 2))
+        stats.setdefault("parts_cpu", []).append(round(time.process_time() - c1, 2))
         if r != z3.unsat:
             break
     stats["facts"] = str(r)
@@ -359,20 +383,42 @@ def fires_somewhere(rule_fn: RuleFn, n: int, k: int = 3,
     return False
 
 
-def _check(constraints: list[Any], timeout: float | None) -> tuple[Any, Any, str]:
-    """Solve with the tactic that suits these formulas: the integers are small counts
+def _check(constraints: list[Any], timeout: float | None,
+           solver: str = "bit-blast") -> tuple[Any, Any, str]:
+    """Solve with a tactic that suits these formulas: the integers are small counts
     (sums of 0/1 terms compared with constants), so they are turned into cardinality
-    constraints and bit-blasted to SAT (3-4x faster than the default solver at n = 7;
-    measured by bench/prove_bench.py)."""
-    s = _tactic().solver()
+    constraints, then to SAT (3-4x faster than the default solver at n = 7; measured by
+    bench/prove_bench.py). ``solver``: one of :data:`SOLVERS`."""
+    s = _tactic(solver).solver()
     if timeout is not None:
         s.set("timeout", max(1, int(timeout * 1000)))
     s.add(constraints)
     r = s.check()
-    return r, (s.model() if r == z3.sat else None), (s.reason_unknown() if r == z3.unknown
-                                                     else "")
+    reason = s.reason_unknown() if r == z3.unknown else ""
+    if r == z3.unknown and solver != "bit-blast" and not _gave_up(reason):
+        # a formula the tactic could not take to SAT (not propositional after
+        # lia2card): the bit-blasting tactic takes any bounded arithmetic
+        return _check(constraints, timeout, "bit-blast")
+    return r, (s.model() if r == z3.sat else None), reason
 
 
-def _tactic() -> z3.Tactic:
+def _gave_up(reason: str) -> bool:
+    return any(w in reason for w in ("timeout", "canceled", "max. resource", "memout"))
+
+
+#: how a facts part goes to SAT: "cardinality" keeps the counts as cardinality
+#: constraints that the SAT solver reasons on natively (S-ToTo, n = 10, delta = 5,
+#: agreement, the hardest part: 31 s of CPU against more than 81 s bit-blasted; G-ToTo,
+#: n = 9, delta = 4: 29 s against 40 s; docs/prove.md "Issue 30"); "bit-blast" turns
+#: them into adder circuits first (``card2bv``), as before
+SOLVERS = ("cardinality", "bit-blast")
+
+
+def _tactic(solver: str = "bit-blast") -> z3.Tactic:
+    if solver == "cardinality":
+        return z3.Then("simplify", "propagate-values", "solve-eqs", "lia2card", "simplify",
+                       z3.With("sat", **{"cardinality.solver": True}))
+    if solver != "bit-blast":
+        raise ValueError(f"unknown solver {solver!r}; expected one of {', '.join(SOLVERS)}")
     return z3.Then("simplify", "propagate-values", "solve-eqs", "lia2card", "card2bv",
                    "simplify", "bit-blast", "sat")

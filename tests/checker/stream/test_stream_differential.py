@@ -164,19 +164,19 @@ def test_memory_is_bounded_by_the_lag_not_the_length(monkeypatch, tmp_path):
     assert run.peak_held < 10_000
 
 
-def test_views_go_to_the_whole_trace_engine(tmp_path):
+def test_a_broken_view_trace_is_judged_on_its_held_records(tmp_path):
     recs, _ = faulty_trace("v", "view-mismatch", seed=1)
     path = tmp_path / "v.jsonl"
     write_records(path, recs)
     run = _Run(STREAMED, Options(), False)
     agree([path], run=run)
-    assert run.modes == {"whole": 1}
+    assert run.modes == {"slow": 1}  # nothing retired: the held records are the trace
 
 
 def test_a_property_without_a_stream_decider_is_refused(tmp_path):
-    props = [properties()["view-agreement"], properties()["integrity"]]
-    assert not_streamed(props) == ["view-agreement"]
-    with pytest.raises(ValueError, match="view-agreement"):
+    props = [properties()["rate"], properties()["integrity"]]
+    assert not_streamed(props) == ["rate"]
+    with pytest.raises(ValueError, match="rate"):
         check_stream([tmp_path / "x.jsonl"], props)
 
 
@@ -188,7 +188,8 @@ def test_check_stream_flag_and_the_switch(tmp_path):
     long_file(path, 200)
     assert not long_input([path])  # 1,000 records: below STREAM_ROWS
     assert main(["check", "--stream", "-q", str(path)]) == 0
-    assert main(["check", "--stream", "-q", "-p", "view-agreement", str(path)]) == 2
+    assert main(["check", "--stream", "-q", "-p", "rate", "--rate-max", "1",
+                 str(path)]) == 2
 
 
 def test_the_check_switches_by_itself_for_one_long_parquet_trace(monkeypatch, tmp_path):

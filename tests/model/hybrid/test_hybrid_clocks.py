@@ -111,7 +111,8 @@ def test_a_trace_on_skewed_drifting_clocks_replays_without_difference() -> None:
     # feeds them back and the model does the same
     from tomkit.model.conform import replay
 
-    opts = {"roles": "0,2", "switches": 2, "clock_skew": 0.1, "clock_drift": 1e-3}
+    opts = {"roles": "0,2", "switches": 2, "clock_skew": 0.1, "clock_drift": 1e-3,
+            "rates": [50.0] * 4}
     recs = simulate(SimConfig(protocol="hybrid", n=4, rate=50, messages=60,
                               delay=Delay("exponential", 0.01), seed=4,
                               crashes=((3, 0.4),), options=opts)).records

@@ -14,32 +14,34 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, seed, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
 from tomkit.fuzz.process_machine import ProcessFailure, RuleFailure, process_machine
 from tomkit.fuzz.reduce import reduce, replay
-from tomkit.fuzz.stateful import fuzz_protocol
+from tomkit.fuzz.stateful import fuzz_protocol, run_machine
 from tomkit.model.hybrid.process import VARIANTS
 
-#: variant -> (n, options, what the checker finds); measured with seed 1: each is
-#: found within the first 3 runs
+#: variant -> (n, options, what the checker finds, seed): the seed's search of 25 runs
+#: meets the variant's breach within its first 10 runs (found_at 1, 1, 7, 5 and 3).
+#: A search depends on its seed alone (fuzz/seeding.py); measured over seeds 1-160,
+#: literal-ot's first breach within 25 runs is most often A1's weak one (as in
+#: test_literal_ot_found_and_reduced_to_two_orders), its strong one within 10 runs with
+#: seeds 71, 124 and 148; no-state-transfer's first is most often the joiner's liveness,
+#: same-view-delivery within 10 runs with seeds 12, 16, 24, 26, 27, 35, 38, ...
 FINDS = {
-    "literal-no-null": (3, {"roles": "0", "switches": 1}, "liveness"),
-    "literal-view": (3, {"roles": "0", "switches": 1}, "liveness"),
-    "literal-duplicates": (4, {"roles": "0", "switches": 3}, "liveness"),
-    # with configurations logged as views, first found as a message delivered in two
-    # configurations (p2 before the view change, the others after): the strong order is
-    # judged within each configuration
-    "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, "total-order-strong"),
+    "literal-no-null": (3, {"roles": "0", "switches": 1}, "liveness", 1),
+    "literal-view": (3, {"roles": "0", "switches": 1}, "liveness", 1),
+    "literal-duplicates": (4, {"roles": "0", "switches": 3}, "liveness", 1),
+    # with configurations logged as views: a message delivered in two configurations (p2
+    # before the view change, the others after); the strong order is judged within each
+    # configuration
+    "literal-ot": (4, {"roles": "0", "switches": 1, "tick_rate": 0}, "total-order-strong",
+                   124),
     # a joiner that starts from the initial configuration: one spare joins, no crashes
-    "no-state-transfer": (4, {"roles": "0", "switches": 1}, "same-view-delivery"),
+    "no-state-transfer": (4, {"roles": "0", "switches": 1}, "same-view-delivery", 24),
 }
-#: the other breach a variant's search may meet first (see the test)
-ALSO = {"literal-ot": ("view-sequence",), "no-state-transfer": ("liveness",)}
 #: what a variant's search needs besides (joins: a spare outside the first view)
 SEARCH = {"no-state-transfer": {"spares": 1, "max_crashes": 0}}
 
@@ -71,31 +73,19 @@ def test_fuzzer_passes_the_protocol_with_joins_and_recoveries() -> None:
 
 @pytest.mark.parametrize("variant", sorted(FINDS))
 def test_fuzzer_finds_each_literal_variant(variant: str) -> None:
-    n, options, kind = FINDS[variant]
-    failure = fuzz_protocol("hybrid", n, {**options, "variant": variant}, 25, 1,
+    n, options, kind, seed_ = FINDS[variant]
+    failure = fuzz_protocol("hybrid", n, {**options, "variant": variant}, 25, seed_,
                             max_messages=10, shrink=False, **SEARCH.get(variant, {}))
     assert failure is not None, variant
-    # in the full suite, after other tests in the same process, Hypothesis's search was
-    # seen to meet the variant's other breach first (literal-ot: a configuration
-    # installed out of sequence; no-state-transfer: a joiner that never delivers), why
-    # is not known yet; the correct protocol shows neither
-    # (test_fuzzer_passes_the_protocol_with_joins_and_recoveries)
-    assert failure.found.kind in (kind, *ALSO.get(variant, ())), failure.found.kind
-    # within the search's 25 runs (alone: by run 10; in the full suite literal-ot once
-    # at run 24, as above)
-    assert failure.found.found_at is not None and failure.found.found_at <= 25
+    assert failure.found.kind == kind
+    assert failure.found.found_at is not None and failure.found.found_at <= 10
 
 
 def search(machine: type, examples: int, seed_: int, steps: int) -> ProcessFailure:
     """Hypothesis's search only (the reducer does the shrinking)."""
-    seed(seed_)(machine)
-    cfg = settings(max_examples=examples, deadline=None, database=None,
-                   suppress_health_check=list(HealthCheck), print_blob=False,
-                   phases=[Phase.generate], stateful_step_count=steps,
-                   report_multiple_bugs=False)
-    with pytest.raises(RuleFailure) as e:
-        run_state_machine_as_test(machine, settings=cfg)
-    return e.value.found
+    failure = run_machine(machine, examples, seed_, shrink=False, steps=steps)
+    assert isinstance(failure, RuleFailure), failure
+    return failure.found
 
 
 def deliveries(records: list[dict]) -> dict[str, list[str]]:

@@ -60,8 +60,11 @@ def test_incremental_advance_equals_recomputing(dag, rnd) -> None:
             pick = [c for c in open_ if rnd.random() < 0.5] or open_
             g.deliver(pick, end_activation=rnd.random() < 0.8)
             fresh = DagView(procs)
-            fresh.__dict__.update({k: (v.copy() if hasattr(v, "copy") else v)
-                                   for k, v in g.__dict__.items()})
+            # (a DagView compiled by mypyc, model/kernel.py, keeps no __dict__: its
+            # attributes are named by __mypyc_attrs__)
+            for k in getattr(DagView, "__mypyc_attrs__", None) or list(vars(g)):
+                v = getattr(g, k)
+                setattr(fresh, k, v.copy() if hasattr(v, "copy") else v)
             fresh._recompute_activation()
             assert g.activation_state() == fresh.activation_state()
 

@@ -49,13 +49,12 @@ import os
 import random
 import shutil
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import until
-from tomkit.record.clients import ClientLoop
+from tomkit.record.clients import ClientLoop, Publisher
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
 from tomkit.record.log import EventLog
 from tomkit.record.nats.store import read_stream, stream_folder
@@ -165,62 +164,33 @@ async def _close(nc) -> None:
             pass
 
 
-class _Publisher:
-    """A server's publisher: one message at a time, each acknowledged or retried."""
+class _Publisher(Publisher):
+    """A server's publisher: JetStream publishes, each acknowledged (a duplicate by its
+    Nats-Msg-Id is acknowledged as such) or retried on the same connection."""
 
     def __init__(self, srv: _Nats, process: str, run: NatsRun, log: EventLog,
                  rng: random.Random, count):
-        self.srv, self.process, self.run_, self.log = srv, process, run, log
-        self.rng, self.count = rng, count
-        self.stopped = threading.Event()
-        self.sent_msgs: set[str] = set()
-        self.done = threading.Event()
+        super().__init__(process, run, log, rng, count)
+        self.srv = srv
+        self.nc = self.js = None
 
-    async def run(self, deadline: float, retry_until: float | None = None) -> None:
-        """Send until ``deadline``; a message sent is retried until ``retry_until`` (a
-        message logged as sent is not given up because the sending time is over)."""
-        retry_until = deadline if retry_until is None else retry_until
+    def retried(self) -> tuple[type[BaseException], ...]:
         from nats.errors import Error as NatsError
 
-        nc = None
-        try:
-            nc = await _connect(self.srv.url, deadline)
-            js = nc.jetstream()
-            for k in range(self.run_.messages):
-                if self.stopped.is_set() or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(self.rng.expovariate(1 / self.run_.think))
-                msg = f"{self.process}.{k}"
-                rec = self.log.add(self.process, "send", msg=msg)
-                if rec is None:
-                    break
-                self.sent_msgs.add(msg)
-                self.count()
-                last = ""
-                while True:
-                    if self.stopped.is_set():
-                        rec["x_put"] = f"failed: server killed ({last})"
-                        break
-                    if time.monotonic() > retry_until:
-                        rec["x_put"] = f"failed: deadline ({last})"
-                        break
-                    try:
-                        ack = await js.publish(f"tomkit.{self.process}", msg.encode(),
-                                               timeout=2, stream=STREAM,
-                                               headers={"Nats-Msg-Id": msg})
-                    except (NatsError, asyncio.TimeoutError, OSError) as e:
-                        last = f"{type(e).__name__}: {e}"[:200]
-                        rec["x_retries"] = rec.get("x_retries", 0) + 1
-                        await asyncio.sleep(0.1)
-                        continue
-                    rec["x_put"] = "duplicate" if ack.duplicate else "ok"
-                    rec["x_ack"] = ack.seq
-                    break
-                if rec["x_put"].startswith("failed"):
-                    break
-        finally:
-            self.done.set()
-            await _close(nc)
+        return (NatsError, asyncio.TimeoutError, OSError)
+
+    async def open(self, deadline: float) -> None:
+        self.nc = await _connect(self.srv.url, deadline)
+        self.js = self.nc.jetstream()
+
+    async def put(self, k: int, msg: str, rec: dict) -> None:
+        ack = await self.js.publish(f"tomkit.{self.process}", msg.encode(), timeout=2,
+                                    stream=STREAM, headers={"Nats-Msg-Id": msg})
+        rec["x_put"] = "duplicate" if ack.duplicate else "ok"
+        rec["x_ack"] = ack.seq
+
+    async def shut(self) -> None:
+        await _close(self.nc)
 
 
 class _Cluster(ClientLoop):

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import until
-from tomkit.record.clients import ClientLoop
+from tomkit.record.clients import ClientLoop, Publisher
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
 from tomkit.record.log import EventLog
 from tomkit.record.netns import Network
@@ -302,69 +302,43 @@ async def _close(client) -> None:
             pass
 
 
-class _Publisher:
-    """A node's publisher: one message at a time, each confirmed or sent again."""
+class _Publisher(Publisher):
+    """A node's publisher: stream messages with a publishing id (the stream drops a
+    repeated one), each confirmed or sent again on a new producer."""
+
+    MEMBER = "node"
+    PAUSE = 0.3
 
     def __init__(self, node: _Node, process: str, run: RabbitRun, log: EventLog,
                  rng: random.Random, count, confirmed: set[str], stream: str):
-        self.node, self.process, self.run_, self.log = node, process, run, log
-        self.stream = stream
-        self.rng, self.count = rng, count
+        super().__init__(process, run, log, rng, count)
+        self.node, self.stream = node, stream
         self.confirmed = confirmed  # the run's confirmed messages, shared
-        self.stopped = threading.Event()
-        self.sent_msgs: set[str] = set()
-        self.done = threading.Event()
+        self.producer = None
 
-    async def run(self, deadline: float, retry_until: float | None = None) -> None:
-        """Send until ``deadline``; a message sent is retried until ``retry_until`` (a
-        message logged as sent is not given up because the sending time is over)."""
-        retry_until = deadline if retry_until is None else retry_until
-        from rstream import Producer, RawMessage
+    async def open(self, deadline: float) -> None:
+        from rstream import Producer, RawMessage  # the client library, when it records
 
-        producer = None
-        try:
-            for k in range(self.run_.messages):
-                if self.stopped.is_set() or time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(self.rng.expovariate(1 / self.run_.think))
-                msg = f"{self.process}.{k}"
-                rec = self.log.add(self.process, "send", msg=msg)
-                if rec is None:
-                    break
-                self.sent_msgs.add(msg)
-                self.count()
-                last = ""
-                while True:
-                    if self.stopped.is_set():
-                        rec["x_put"] = f"failed: node killed ({last})"
-                        break
-                    if time.monotonic() > retry_until:
-                        rec["x_put"] = f"failed: deadline ({last})"
-                        break
-                    try:
-                        if producer is None:
-                            producer = Producer(self.node.host, self.node.stream_port,
-                                                username=USER, password=PASSWORD)
-                            await asyncio.wait_for(producer.start(), 20)
-                        await asyncio.wait_for(producer.send_wait(
-                            self.stream, RawMessage(msg.encode(), publishing_id=k + 1),
-                            publisher_name=self.process, timeout=5), 10)
-                    except Exception as e:
-                        last = f"{type(e).__name__}: {e}"[:200]
-                        rec["x_retries"] = rec.get("x_retries", 0) + 1
-                        await _close(producer)
-                        producer = None
-                        await asyncio.sleep(0.3)
-                        continue
-                    rec["x_put"] = "ok"
-                    rec["x_pid"] = k + 1
-                    self.confirmed.add(msg)
-                    break
-                if rec["x_put"].startswith("failed"):
-                    break
-        finally:
-            self.done.set()
-            await _close(producer)
+        self.make, self.raw = Producer, RawMessage
+
+    async def put(self, k: int, msg: str, rec: dict) -> None:
+        if self.producer is None:
+            self.producer = self.make(self.node.host, self.node.stream_port,
+                                      username=USER, password=PASSWORD)
+            await asyncio.wait_for(self.producer.start(), 20)
+        await asyncio.wait_for(self.producer.send_wait(
+            self.stream, self.raw(msg.encode(), publishing_id=k + 1),
+            publisher_name=self.process, timeout=5), 10)
+        rec["x_put"] = "ok"
+        rec["x_pid"] = k + 1
+        self.confirmed.add(msg)
+
+    async def failed(self) -> None:
+        await _close(self.producer)
+        self.producer = None
+
+    async def shut(self) -> None:
+        await _close(self.producer)
 
 
 class _Cluster(ClientLoop):

@@ -1,0 +1,135 @@
+"""A small data set scanned as a user runs it: ``tomkit scan DIR --out OUT`` end to end, with
+each engine, in the same run, and the ratios to the default.
+
+The data set is ``tomkit generate --traces 40 --faulty 0.1 --seed 7`` (4,416 records: the
+40-trace set of issue 30), unless ``--data`` names another. Each round runs, one after
+another and in a fresh process each (JVM start, imports and all):
+
+* ``files``: the default (at most 64 MB of local files: scanned in the ``tomkit scan``
+  process, no Spark);
+* ``files --spark``: the same engine on Spark local[*];
+* ``sql``: ``--engine sql`` (Spark's DataFrame windows and joins);
+
+and prints wall seconds and CPU seconds of the whole process tree (the JVM and Spark's
+Python workers included: this process is their subreaper, so they are waited for and
+counted even after ``tomkit scan`` exits), then per round the ratios sql / files and
+sql / files on Spark. CPU seconds are the figure to compare on a loaded machine. Every
+run's report must give the same verdict counts. Issue 30's targets: files under 10 s
+end to end, sql within 2x of the files engine.
+
+    nice -n 10 .venv/bin/python bench/scan_small.py [--rounds 2] [--data DIR]
+        [--engines files,files-spark,sql]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+SEED = 7
+RUNS = {
+    "files": [],
+    "files-spark": ["--spark"],
+    "sql": ["--engine", "sql"],
+}
+
+
+def tomkit() -> list[str]:
+    """The ``tomkit`` command of this interpreter's environment."""
+    return [os.path.join(os.path.dirname(sys.executable), "tomkit")]
+
+
+def reap_all(deadline: float) -> None:
+    """Wait for every orphan left to this subreaper (a JVM ends a little after its Python
+    driver), so that its CPU time is in RUSAGE_CHILDREN."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if time.monotonic() > deadline:
+                raise SystemExit("a process of the scan is still running after 120 s")
+            time.sleep(0.05)
+
+
+def run(cmd: list[str]) -> tuple[float, float, dict]:
+    """Wall and CPU seconds (the whole tree) of ``cmd``; its JSON report."""
+    before = os.times()
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    reap_all(time.monotonic() + 120)
+    after = os.times()
+    cpu = (after.children_user - before.children_user
+           + after.children_system - before.children_system)
+    if p.returncode not in (0, 1, 2):
+        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return wall, cpu, json.loads(p.stdout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--data", default=None, help="a data set (default: generate 40 traces)")
+    ap.add_argument("--engines", default=",".join(RUNS),
+                    help=f"comma list of {', '.join(RUNS)}")
+    args = ap.parse_args(argv)
+    runs = [x.strip() for x in args.engines.split(",") if x.strip()]
+    bad = [x for x in runs if x not in RUNS]
+    if bad or "files" not in runs:
+        ap.error(f"--engines: files and any of {', '.join(RUNS)} (not {', '.join(bad)})")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise SystemExit("prctl(PR_SET_CHILD_SUBREAPER) failed: the JVM's CPU time would be "
+                         "lost")
+    work = tempfile.mkdtemp(prefix="scan-small-")
+    try:
+        data = args.data
+        if data is None:
+            data = os.path.join(work, "d40")
+            subprocess.run([*tomkit(), "generate", "--traces", "40", "--faulty", "0.1",
+                            "--seed", str(SEED), "--out", data, "--quiet"], check=True,
+                           capture_output=True)
+        print(f"data {args.data or f'40 traces, tomkit generate --seed {SEED}'}, "
+              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}", flush=True)
+        print(f"{'round':>5} {'engine':>12} {'wall s':>7} {'cpu s':>6} {'load':>5}", flush=True)
+        counts = None
+        ratios: dict[str, list[tuple[float, float]]] = {}
+        for r in range(args.rounds):
+            got = {}
+            for name in runs:
+                out = os.path.join(work, f"out-{name}")
+                shutil.rmtree(out, ignore_errors=True)
+                wall, cpu, doc = run([*tomkit(), "scan", data, "--out", out, "--json",
+                                      *RUNS[name]])
+                c = [(g["protocol"], g["config"], g["counts"]) for g in doc["groups"]]
+                if counts is not None and c != counts:
+                    raise SystemExit(f"{name}: the verdict counts differ from files'")
+                counts = c
+                got[name] = (wall, cpu)
+                print(f"{r:>5} {name:>12} {wall:>7.1f} {cpu:>6.1f} "
+                      f"{os.getloadavg()[0]:>5.1f}", flush=True)
+            for name in runs:
+                for base in ("files", "files-spark"):
+                    if name != base and base in got and name != "files":
+                        ratios.setdefault(f"{name} / {base}", []).append(
+                            (got[name][0] / got[base][0], got[name][1] / got[base][1]))
+        print("ratios per round (wall, cpu):")
+        for k, v in ratios.items():
+            print(f"  {k:>26}: " + ", ".join(f"{w:.1f}x wall {c:.1f}x cpu" for w, c in v))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
