@@ -12,7 +12,11 @@ process so that its peak memory (ru_maxrss) is its own:
   the single pass holds nearly all of it for the exact checks: with the spill of held
   records to disk (checker/stream/spill.py) and without it, each with its peak memory
   while the trace is read and in all (the exact checks at the end read the held
-  records back).
+  records back);
+- a trace grouped by process (one process's records, then the next's; one sender, as a
+  fixed sequencer), so that every process but the first lags behind the retired prefix:
+  with the retired sequence read back from disk (checker/stream/retired.py) and as
+  before it, sent to the whole-trace engine (``--no-lag``, a hidden flag of the child).
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
@@ -56,7 +60,50 @@ def make(path: Path, messages: int, processes: int, seed: int,
     tmp.rename(path)
 
 
-def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None) -> None:
+def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000) -> None:
+    """A clean trace grouped by process: p0 sends every message and delivers each as it
+    sends it, then p1, p2, ... deliver them all, one process after the other."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tomkit.traces.schema import ARROW_SCHEMA
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+
+    def table(proc: str, kind: np.ndarray, msgi: np.ndarray, time: np.ndarray) -> pa.Table:
+        rows = len(msgi)
+        return pa.Table.from_arrays([
+            pa.array(np.full(rows, "grouped"), pa.string()),
+            pa.array(np.full(rows, proc), pa.string()),
+            pa.array(kind, pa.string()),
+            pa.array(np.char.add("m", msgi.astype(str))),
+            pa.nulls(rows, pa.list_(pa.string())),
+            pa.nulls(rows, pa.string()),
+            pa.nulls(rows, pa.list_(pa.string())),
+            pa.array(time, pa.float64()),
+            pa.nulls(rows, pa.int64()),
+            pa.nulls(rows, pa.float64()),
+        ], schema=ARROW_SCHEMA)
+
+    with TraceWriter(tmp) as w:
+        for p in range(processes):
+            for lo in range(0, messages, block):
+                m = np.arange(lo, min(messages, lo + block))
+                if p == 0:
+                    w.write_table(table("p0", np.tile(["send", "deliver"], len(m)),
+                                        np.repeat(m, 2), np.repeat(m * 0.01, 2) +
+                                        np.tile([0.0, 0.005], len(m))))
+                else:
+                    w.write_table(table(f"p{p}", np.full(len(m), "deliver"), m,
+                                        m * 0.01 + 0.006 + 0.001 * p))
+    tmp.rename(path)
+
+
+def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
+          no_lag: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -78,6 +125,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None)
             canon.TRIM_AT = trim
         if spill_rows:
             spill.SPILL_ROWS = spill_rows
+        if no_lag:  # as before retired.py: a lagging process sends the trace whole
+            canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
         exact = driver.check_held
 
         def before_checks(*a, **k):  # the peak while the trace was read
@@ -101,7 +150,7 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None)
         report = check_stream([path], props, Options(), run=run)
         out |= {"exit": report.exit_code(), "modes": dict(run.modes),
                "events": sum(o.events for o in report.outcomes),
-               "held": run.peak_held,
+               "held": run.peak_held, "window": run.peak_window,
                "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
                                   if str(r.verdict) == "violated")}
     out["seconds"] = time.perf_counter() - t0
@@ -114,8 +163,10 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None)
 
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
-            label: str = "") -> dict:
+            label: str = "", no_lag: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if no_lag:
+        cmd += ["--no-lag"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -256,10 +307,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="tiny sizes and a tiny window, for the test")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--spill-rows", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--grouped-only", action="store_true",
+                    help="only the trace grouped by process (a tenth as long)")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.trim, args.spill_rows)
+        child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
@@ -267,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     events = n * (np_ + 1)
+    grouped = d / f"grouped-{np_}x{n // 6}.parquet"
+    make_grouped(grouped, n // 6, np_)
+    if args.grouped_only:
+        print_grouped(measure("stream", grouped, args.trim, label=", lag read from disk"),
+                      measure("stream", grouped, args.trim, label=", whole", no_lag=True))
+        return 0
     if args.delay_only:
         lag = delay(d, args.rate, args.seconds, np_, args.seed)
         print(f"stream_bench (seed {args.seed}): tomkit watch on {lag['events']:,} events "
@@ -287,7 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     early_at = min(1000, n // 40)
     early = d / f"long-{np_}x{n // 10}-{args.seed}-swap{early_at}.parquet"
     make(early, n // 10, np_, args.seed, swap_at=early_at)
-    figs = {"clean": measure("stream", clean, args.trim),
+    figs = {"grouped": measure("stream", grouped, args.trim, label=", lag read from disk"),
+            "grouped-whole": measure("stream", grouped, args.trim, label=", whole",
+                                     no_lag=True),
+            "clean": measure("stream", clean, args.trim),
             "double": measure("stream", double, args.trim),
             "late": measure("stream", late, args.trim)}
     assert figs["clean"]["exit"] == 0 and figs["double"]["exit"] == 0, figs
@@ -334,10 +397,22 @@ def main(argv: list[str] | None = None) -> int:
           f"{kept['rss_mb']:.0f} MB; time {sp['seconds'] / kept['seconds']:.2f}x (CPU "
           f"{sp['cpu'] / kept['cpu']:.2f}x)")
     print_delay(lag)
+    print_grouped(figs["grouped"], figs["grouped-whole"])
     if "huge" in figs:
         h = figs["huge"]
         print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")
     return 0
+
+
+def print_grouped(disk: dict, whole: dict) -> None:
+    # (on the smoke's tiny trace one read holds it all: nothing lags, both stay fast)
+    assert disk["exit"] == whole["exit"] == 0 and disk["modes"] == {"fast": 1}, disk
+    print(f"  grouped by process ({disk['events']:,} events): lag read from disk "
+          f"{disk['seconds']:.1f} s, {disk['cpu']:.1f} s CPU, {disk['rss_mb']:.0f} MB "
+          f"(held {disk['held']:,} records, {disk['window']:,} positions); whole "
+          f"{whole['seconds']:.1f} s, {whole['cpu']:.1f} s CPU, {whole['rss_mb']:.0f} MB: "
+          f"memory {disk['rss_mb'] / whole['rss_mb']:.2f}x, CPU {disk['cpu'] / whole['cpu']:.2f}x"
+          f" (decided {disk['modes']} / {whole['modes']})", flush=True)
 
 
 def print_delay(lag: dict) -> None:

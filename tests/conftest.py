@@ -50,7 +50,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     counts: dict[str, int] = {}
     for g in groups:
         counts[g] = counts.get(g, 0) + 1
-    order = schedule.longest_first(groups, schedule.costs(counts, schedule.load()))
+    heavy = {g for it, g in zip(items, groups)
+             if any(it.get_closest_marker(m) for m in ("spark", "tlc", "record"))}
+    order = schedule.longest_first(groups, schedule.costs(counts, schedule.load(), heavy))
     items[:] = [items[i] for i in order]
 
 
@@ -80,8 +82,10 @@ class _DurationRecorder:
             self.tests[group] = self.tests.get(group, 0) + 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if hasattr(session.config, "workerinput") or not self.seconds:
-            return  # a worker: the controller writes
+        # a worker: the controller writes; an interrupted run: its last groups are partial
+        if hasattr(session.config, "workerinput") or not self.seconds or \
+                exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return
         schedule.write(self.path, self.seconds,
                         {g: self.tests.get(g, 0) for g in self.seconds})
 

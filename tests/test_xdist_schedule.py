@@ -26,6 +26,10 @@ def test_an_unknown_group_is_estimated_from_its_tests_at_the_mean_per_test():
     got = schedule.costs({"slow.py": 3, "fast.py": 9, "new.py": 4}, measured)
     assert got == {"slow.py": 90.0, "fast.py": 10.0, "new.py": pytest.approx(40.0)}
     assert schedule.costs({"x.py": 2}, {}) == {"x.py": 2.0}  # no file: by count
+    # a JVM or live-system group unknown to the file: at the mean of such groups
+    got = schedule.costs({"slow.py": 3, "fast.py": 7, "jvm.py": 2, "new.py": 4}, measured,
+                         heavy={"slow.py", "jvm.py"})
+    assert got == {"slow.py": 90.0, "fast.py": 10.0, "jvm.py": 60.0, "new.py": 4.0 * 10 / 7}
 
 
 def test_the_file_round_trips_and_a_bad_one_is_named(tmp_path):

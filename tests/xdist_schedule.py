@@ -11,7 +11,7 @@ Appl. Math. 17(2), 1969, section 4: within 4/3 of the best schedule), their leng
 from tests/durations.json, the seconds each group took in a full run, rewritten by
 `pytest -n 2 --dist loadgroup --record-durations` (or `make test-durations`). A group the
 file does not know yet (a new module) is estimated from its number of tests at the
-file's mean seconds per test.
+file's mean seconds per test of its kind: heavy (a JVM or a live system) or not.
 """
 
 from __future__ import annotations
@@ -48,14 +48,20 @@ def load(path: Path = DURATIONS) -> dict[str, tuple[float, int]]:
             from None
 
 
-def costs(counts: dict[str, int], measured: dict[str, tuple[float, int]]
-          ) -> dict[str, float]:
+def costs(counts: dict[str, int], measured: dict[str, tuple[float, int]],
+          heavy: frozenset[str] | set[str] = frozenset()) -> dict[str, float]:
     """The expected seconds of each group in ``counts`` (group -> its number of tests
-    collected now): as measured, else its tests at the measured mean per test."""
-    seconds = sum(s for s, _ in measured.values())
-    tests = sum(n for _, n in measured.values())
-    per_test = seconds / tests if tests else 1.0
-    return {g: measured[g][0] if g in measured else n * per_test for g, n in counts.items()}
+    collected now): as measured, else its tests at the measured mean per test of its
+    kind, ``heavy`` (a JVM or a live system: Spark, TLC, a recorded system) or not."""
+    def mean(kind: bool) -> float | None:
+        rows = [v for g, v in measured.items() if (g in heavy) == kind]
+        tests = sum(n for _, n in rows)
+        return sum(s for s, _ in rows) / tests if tests else None
+
+    light = mean(False) or 1.0
+    per_test = {False: light, True: max(mean(True) or 0.0, light)}
+    return {g: measured[g][0] if g in measured else n * per_test[g in heavy]
+            for g, n in counts.items()}
 
 
 def longest_first(groups: list[str], cost: dict[str, float]) -> list[int]:

@@ -24,9 +24,14 @@ retired prefix every process delivered alike. What the buffer cannot stand for s
 the trace to ``WHOLE``, the whole-trace engine: view, join and leave records (the
 view properties and membership need them), ``seq`` that orders a process's records
 otherwise than they arrive (a recorder's ``seq`` follows arrival: such a trace stays),
-an id seen again after it retired, a process that lags behind the retired
-prefix (one that appears late). A trace that stays ``FAST`` to its end is clean
-(clean.py), and the properties' stream deciders give its verdicts.
+an id seen again after it retired, a process that lags behind the retired prefix (one
+that appears late) and delivers otherwise there, or with views. A process that lags
+and delivers the retired S[k] at each retired position k reads it back from disk
+(retired.py) and does not hold the low watermark, so memory stays the window's; a
+trace where that happened goes whole if it breaks later (the held records stand for
+the retired prefix only when every process delivered it before them). A trace that
+stays ``FAST`` to its end is clean (clean.py), and the properties' stream deciders give
+its verdicts.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .retired import RetiredSequence
 from .views import NONE, Views
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
@@ -178,10 +184,21 @@ class TraceState:
         self.base = 0  # S positions below are retired
         self.vpos = 0  # S positions below have their send and FIFO checked
         self.retired = RetiredIds()
+        #: the retired prefix in order, on disk, for a process that lags behind it
+        #: (retired.py; made at the first trim)
+        self.past: RetiredSequence | None = None
+        #: a delivery was read at a retired position (from ``past``)
+        self.lagged = False
+        self._row_h1: np.ndarray | None = None  # the batch's per-row hashes (_msg_codes)
+        self._row_h2: np.ndarray | None = None
+        #: per sender, the S prefix holding its retired sends (a lagging process may
+        #: not have delivered it)
+        self.rowed = np.zeros(0, np.int64)
         self.buffer: list[tuple[Piece, np.ndarray | None]] = []
         #: per process, whether it has a record yet; ``expect``: processes known before
-        #: their first record (tomkit watch --mapping: one log per process), which hold
-        #: the low watermark at 0 until they come, so a log that lags is not retired past
+        #: their first record (tomkit watch --mapping: one log per process); with views
+        #: they hold the low watermark at 0 until they come, so a log that lags is not
+        #: retired past; without, a log that lags reads the retired prefix from disk
         self.seen = np.zeros(0, bool)
         if expect:
             self._proc_codes(pa.chunked_array([pa.array(list(expect), pa.string())]))
@@ -199,6 +216,7 @@ class TraceState:
                 self._spill()
             return
         proc = self._proc_codes(table.column("process"))
+        newcomer = not self.seen[proc].all()
         self.seen[proc] = True
         if not self._seq_follows_arrival(table.column("seq"), proc):
             return self._whole("seq orders a process's records otherwise than they arrive",
@@ -211,6 +229,11 @@ class TraceState:
             if self.has_views and self.base:
                 return self._whole("a broken trace with views, after part of it retired",
                                    piece)
+            if newcomer and self.base:
+                # the held records stand for the retired prefix only when every process
+                # delivered it before them
+                return self._whole("a process that first appears after the trace broke, "
+                                   "behind the retired prefix", piece)
             self.buffer.append((piece, None))
             return self._spill()
         if not self.has_views:
@@ -312,14 +335,16 @@ class TraceState:
             t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
             if s.any():
                 self.t_send[c][codes[s]] = t[s]
-            d = kinds == DELIVER
+            d = (kinds == DELIVER) & (codes >= 0)  # a retired one: _deliveries
             if d.any():
                 np.fmax.at(self.t_last[c], codes[d], t[d])  # NaN: a record without it
         d = kinds == DELIVER
         if d.any():
-            why = self._deliveries(codes[d], proc[d])
+            why = self._deliveries(codes[d], proc[d], table, d)
             if why:
                 return self._slow(why) if why != WHOLE else None
+            if self._row_h1 is not None:
+                self._drop_retired()
         why = self._validate()
         if why:
             return self._slow(why)
@@ -364,6 +389,10 @@ class TraceState:
             self.buffer.append((piece, None))
 
     def _slow(self, why: str) -> None:
+        if self.lagged:
+            # the held records stand for the retired prefix only when every process
+            # delivered it alike before them
+            return self._whole(f"{why}, after a process read the retired prefix from disk")
         if self.has_views and self.base:
             # the membership rules read retired installations and deliveries
             return self._whole(f"{why}, with views, after part of the trace retired")
@@ -386,6 +415,7 @@ class TraceState:
         if self.views is not None:
             self.views.grow(n)
         self.soff = _grow(self.soff, n, 0)
+        self.rowed = _grow(self.rowed, n, 0)
         self.last_send = _grow(self.last_send, n, -1)
         return table[idx]
 
@@ -394,6 +424,7 @@ class TraceState:
         here reads, dropped at the next trim); None when a send or delivery names an id
         that was retired, or two ids share a first hash (hashes.py)."""
         idx, values = _dictionary_array(col)
+        self._row_h1 = self._row_h2 = None
         used = np.zeros(len(values), bool)
         used[idx[idx >= 0]] = True
         at = np.flatnonzero(used)  # the dictionary's entries this batch uses
@@ -406,11 +437,20 @@ class TraceState:
         if len(new) and len(self.retired):
             hit = self.retired.contains(h1[new])
             if hit.any():
-                read = np.zeros(len(values), bool)
-                read[idx[np.isin(kinds, (SEND, DELIVER)) & (idx >= 0)]] = True
-                if read[at[new[hit]]].any():
+                sent = np.zeros(len(values), bool)
+                sent[idx[(kinds == SEND) & (idx >= 0)]] = True
+                if sent[at[new[hit]]].any():
                     return None
+                # a retired id delivered again: by a process lagging behind the retired
+                # prefix, at its position there (_deliveries judges, by both hashes)
                 code[new[hit]] = -2
+                rh1 = np.zeros(len(values), np.uint64)
+                rh2 = np.zeros(len(values), np.uint64)
+                rh1[at], rh2[at] = h1, h2
+                some = idx >= 0
+                self._row_h1 = np.zeros(len(idx), np.uint64)
+                self._row_h2 = np.zeros(len(idx), np.uint64)
+                self._row_h1[some], self._row_h2[some] = rh1[idx[some]], rh2[idx[some]]
                 new = new[~hit]
         if len(new):
             if len(np.unique(h1[new])) < len(new):
@@ -463,7 +503,10 @@ class TraceState:
                 self.views.sends[cur[p]] += int(per[p])
         return True
 
-    def _deliveries(self, cd: np.ndarray, pd: np.ndarray) -> str:
+    def _deliveries(self, cd: np.ndarray, pd: np.ndarray, table: pa.Table,
+                    rows: np.ndarray) -> str:
+        """The batch's deliveries (``rows`` of ``table``): their positions, S grown or
+        compared; why the picture broke, else "" (WHOLE: the trace went whole)."""
         np_ = len(self.procs)
         vs = self.views
         per = np.bincount(pd, minlength=np_)
@@ -486,8 +529,15 @@ class TraceState:
                 if 0 <= end < self.cursor[p]:
                     return ("a delivery in a view after a process moved on from it having "
                             "delivered less")
-        if (k < self.base).any():
-            self._whole("a process lags behind the retired prefix")
+        lag = k < self.base
+        if lag.any():
+            why = self._lagging(k[lag], cd[lag], table, np.flatnonzero(rows)[lag])
+            if why:
+                self._whole(why)
+                return WHOLE
+            k, cd = k[~lag], cd[~lag]
+        if (cd == -2).any():
+            self._whole("an id seen again after it retired (or two ids sharing a hash)")
             return WHOLE
         end = self.base + len(self.S)
         new = k >= end
@@ -505,6 +555,41 @@ class TraceState:
             self.S = np.concatenate((self.S, added))
         if (self.S[k - self.base] != cd).any():
             return "deliveries that are not prefixes of one sequence"
+        return ""
+
+    def _drop_retired(self) -> None:
+        """Drop the latest piece's records of retired messages (a lagging process's
+        deliveries, judged already): a trace that lagged goes whole if it breaks, so
+        they are never read again."""
+        piece, codes = self.buffer[-1]
+        keep = np.flatnonzero(codes != -2)
+        if len(keep) < len(codes):
+            self.buffer[-1] = (Piece(piece.table.take(pa.array(keep)), piece.lines[keep],
+                                     piece.source, piece.fmt), codes[keep])
+
+    def _lagging(self, k: np.ndarray, cd: np.ndarray, table: pa.Table,
+                 rows: np.ndarray) -> str:
+        """Deliveries at retired positions ``k`` (of a process lagging behind the retired
+        prefix): each must be the retired S[k], by both hashes (retired.py); its latency
+        folds into the retired messages' largest. Why the trace goes whole, else ""."""
+        if self.views is not None or self.past is None or self._row_h1 is None or \
+                (cd != -2).any():
+            return "a process lags behind the retired prefix"
+        past = self.past.at(k)
+        if (past["h1"] != self._row_h1[rows]).any() or \
+                (past["h2"] != self._row_h2[rows]).any():
+            return "a process lagging behind the retired prefix delivers otherwise there"
+        self.lagged = True
+        for c in self.clocks:
+            if c not in table.column_names:
+                continue
+            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
+            x = t - past[f"t_{c}"]
+            x = x[~np.isnan(x)]
+            if len(x):
+                top = float(x.max())
+                cur = self.slowest[c]
+                self.slowest[c] = top if cur is None else max(cur, top)
         return ""
 
     def _deps(self, col: pa.ChunkedArray, s: np.ndarray, codes: np.ndarray,
@@ -583,6 +668,10 @@ class TraceState:
         np_ = len(self.procs)
         # a process whose view's range has not started will deliver after S's end
         live = ~self.crashed[:np_] & ~self.left[:np_] & (self.cursor[:np_] >= 0)
+        if self.views is None:
+            # a process lagging behind the retired prefix, or not come yet, reads it from
+            # disk when it comes (``past``); with views it goes whole, so it holds it
+            live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
         low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
         w = min(low, self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
@@ -595,9 +684,14 @@ class TraceState:
             return
         gone = self.S[:w - self.base]
         self.retired.add(self.h1[gone])
+        if self.past is None:
+            self.past = RetiredSequence(self.clocks, self.spill_dir)
+        self.past.append(self.h1[gone], self.h2[gone],
+                         {c: self.t_send[c][gone] for c in self.clocks})
         for c in self.clocks:
             self.slowest[c] = self._fold(c, gone, self.slowest[c])
         self.soff[:np_] += np.bincount(self.sender[gone], minlength=np_)
+        np.maximum.at(self.rowed, self.sender[gone].astype(np.int64), self.spos[gone] + 1)
         self.S = self.S[w - self.base:]
         self.base = w
         keep = np.ones(self.nmsgs, bool)
@@ -694,7 +788,7 @@ class TraceState:
         has = snd >= 0
         pos = self.spos[:self.nmsgs]
         need = np.where(pos >= 0, pos + 1, NEVER)[has]
-        owed = np.zeros(np_, np.int64)
+        owed = self.rowed[:np_].copy()
         np.maximum.at(owed, snd[has].astype(np.int64), need)
         seen = self.seen[:np_]
         vs = self.views
@@ -761,3 +855,6 @@ class TraceState:
         if self.spill is not None:
             self.spill.close()
             self.spill = None
+        if self.past is not None:
+            self.past.close()
+            self.past = None

@@ -88,6 +88,7 @@ class _Run:
         #: per finished trace, how it was decided (fast, slow or whole), for the bench
         self.modes: Counter = Counter()
         self.peak_held = 0
+        self.peak_window = 0  # S positions in memory (retired ones are on disk)
 
     def feed(self, tid: str, part: Piece) -> None:
         st = self.states.get(tid)
@@ -97,6 +98,7 @@ class _Run:
         st.feed(part)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
+            self.peak_window = max(self.peak_window, len(st.S))
 
     def finish(self, tid: str) -> None:
         st = self.states.pop(tid)

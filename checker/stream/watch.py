@@ -53,7 +53,7 @@ __all__ = ["Watch"]
 
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
-STATE_VERSION = 3
+STATE_VERSION = 4  # 4: a trace's state holds its retired sequence (retired.py)
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
 #: that run when a trace breaks read few held records (a few thousand: tens of
 #: milliseconds), and report within the second on a loaded machine too

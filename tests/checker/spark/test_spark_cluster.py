@@ -37,7 +37,9 @@ pytest.importorskip("pyspark")
 pytestmark = pytest.mark.spark
 
 MARK = "<!-- tests/checker/spark/test_spark_cluster.py runs the next block"
-SUBMIT_TIMEOUT = 300
+#: a bound, not a target: at load 20-26 under `nice -n 10`, beside a second cluster, one
+#: spark-submit of the small data set took more than 300 s
+SUBMIT_TIMEOUT = 900
 
 
 def documented_submit() -> str:

@@ -134,7 +134,7 @@ def test_per_process_logs_with_one_lagging_give_check_s_verdicts(tmp_path, fault
     assert bool(out.getvalue()) == (fault != "fifo")  # the violations were printed
 
 
-def test_a_lagging_log_holds_the_window_and_a_clean_run_holds(tmp_path, monkeypatch):
+def test_a_lagging_log_reads_the_retired_prefix_from_disk(tmp_path, monkeypatch):
     from tomkit.checker.stream import watch as watch_mod
 
     monkeypatch.setattr(watch_mod, "WATCH_TRIM_AT", 16)
@@ -150,10 +150,10 @@ def test_a_lagging_log_holds_the_window_and_a_clean_run_holds(tmp_path, monkeypa
                      out=io.StringIO())
     held = grow(tmp_path, logs, w, lagging=lagging, rounds=16, lag_rounds=4)
     st = w.run.states["run"]
-    # the late log was expected: the pass waited for it instead of leaving the trace to
-    # the whole-trace engine, and retired what every log had passed once it came
+    # the late log stays in the pass: it reads the retired prefix from disk when it
+    # comes (retired.py), so while it lags the held records stay a few windows
     assert st.mode == FAST and st.base > 0
-    assert held[-1] < max(held) / 2
+    assert max(held) < 4 * 16 * 4  # 4 logs, a window of 16 positions, a few windows
     report = w.finish()
     assert report.exit_code() == 0
     assert without_locations(report) == without_locations(

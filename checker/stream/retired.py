@@ -1,0 +1,79 @@
+"""The retired prefix of the canonical sequence, in order, on disk.
+
+When the single pass retires positions of S (canon.py), their ids leave memory: only
+a set of first hashes stays, to catch an id used again. A process that lags behind the
+retired prefix (one that first appears late, as in a file grouped by process: one
+process's records, then the next's) still has to deliver those positions, each to be
+compared with S[k]. So each retired position's two hashes (hashes.py), and per
+measured clock its message's send time (a late delivery's latency), are appended to a
+file of fixed-width rows, and read back by position as the lagging process advances:
+memory holds the window, not the lag; the file costs 16 bytes a position (and 8 a
+clock).
+
+A lagging delivery that matches S[k] keeps the picture; anything else a lagging process
+does to the retired prefix (another message there, a send of a retired id) breaks it
+where the held records cannot stand for it, and the trace goes to the whole-trace
+engine, as before this file existed.
+
+``tomkit watch --state DIR`` keeps the file in DIR; its checkpoint holds the row count,
+and a restart cuts the file back to it (what was written after is retired again).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["RetiredSequence"]
+
+
+class RetiredSequence:
+    """S[0:rows) as rows of (h1, h2, one send time per clock) in a file."""
+
+    def __init__(self, clocks: Sequence[str], directory: str | None = None) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="tomkit-retired-", suffix=".bin",
+                                         dir=directory)
+        os.close(fd)
+        self.dtype = np.dtype([("h1", "<u8"), ("h2", "<u8")] +
+                              [(f"t_{c}", "<f8") for c in clocks])
+        self.clocks = tuple(clocks)
+        self.rows = 0
+
+    def append(self, h1: np.ndarray, h2: np.ndarray, t_send: dict[str, np.ndarray]) -> None:
+        """The next retired positions, in S's order."""
+        rec = np.empty(len(h1), self.dtype)
+        rec["h1"], rec["h2"] = h1, h2
+        for c in self.clocks:
+            rec[f"t_{c}"] = t_send[c]
+        with open(self.path, "r+b") as f:
+            f.seek(self.rows * self.dtype.itemsize)
+            f.write(rec.tobytes())
+        self.rows += len(h1)
+
+    def at(self, pos: np.ndarray) -> np.ndarray:
+        """The rows at positions ``pos`` (each below ``rows``), read through a memory
+        map: only the pages they lie on are read."""
+        if not len(pos):
+            return np.empty(0, self.dtype)
+        mm = np.memmap(self.path, self.dtype, mode="r", shape=(self.rows,))
+        try:
+            return np.array(mm[pos])
+        finally:
+            del mm
+
+    def close(self) -> None:
+        """Remove the file."""
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    def __setstate__(self, state: dict) -> None:
+        # a restart of tomkit watch on its checkpoint: rows retired after it are
+        # retired again as the logs are read again
+        self.__dict__.update(state)
+        with open(self.path, "r+b") as f:
+            f.truncate(self.rows * self.dtype.itemsize)
