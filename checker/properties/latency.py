@@ -146,13 +146,20 @@ def stream(clean: Clean, options: Options) -> Result | None:
     the local clocks: holds when the largest of all is within the bound; else None (the
     witness is the slowest delivery and the details the statistics of every latency,
     which the whole-trace engine gives)."""
-    bound = options.latency_bound
+    return largest_within(NAME, clean, "time", options.latency_bound, NO_BOUND, NO_TIMES)
+
+
+def largest_within(name: str, clean: Clean, clock: str, bound: float | None,
+                   no_bound: str, no_times: str) -> Result | None:
+    """The stream decider of a latency bound on ``clock``: holds when the largest
+    latency the single pass measured is within ``bound``, unknown (with the reason)
+    without a bound or a time, None (the whole-trace engine) when it exceeds it."""
     if bound is None:
-        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_BOUND)
-    top = clean.latency.get("time")
+        return Result(name, clean.trace, Verdict.UNKNOWN, explanation=no_bound)
+    top = clean.latency.get(clock)
     if top is None:
-        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_TIMES)
-    return None if top > bound else Result(NAME, clean.trace, Verdict.HOLDS)
+        return Result(name, clean.trace, Verdict.UNKNOWN, explanation=no_times)
+    return None if top > bound else Result(name, clean.trace, Verdict.HOLDS)
 
 
 #: the bound (seconds, local clocks); realtime-latency reads it too, as its fallback

@@ -29,7 +29,7 @@ import numpy as np
 
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Option, Options, Property, positive
-from tomkit.checker.properties.latency import judge, latencies, measure, over_bound
+from tomkit.checker.properties.latency import judge, largest_within, latencies, measure, over_bound
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
@@ -67,13 +67,7 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 
 def stream(clean: Clean, options: Options) -> Result | None:
     """As latency's decider (latency.py), on ``real_time``."""
-    b = bound(options)
-    if b is None:
-        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_BOUND)
-    top = clean.latency.get("real_time")
-    if top is None:
-        return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_REAL_TIME)
-    return None if top > b else Result(NAME, clean.trace, Verdict.HOLDS)
+    return largest_within(NAME, clean, "real_time", bound(options), NO_BOUND, NO_REAL_TIME)
 
 
 # 003's bound, Delta + delta + 2 epsilon with failures (Bar-Joseph et al., section 2)

@@ -27,10 +27,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .spill import CheckpointedFile
+
 __all__ = ["RetiredSequence"]
 
 
-class RetiredSequence:
+class RetiredSequence(CheckpointedFile):
     """S[0:rows) as rows of (h1, h2, one send time per clock) in a file."""
 
     def __init__(self, clocks: Sequence[str], directory: str | None = None) -> None:
@@ -64,16 +66,5 @@ class RetiredSequence:
         finally:
             del mm
 
-    def close(self) -> None:
-        """Remove the file."""
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-
-    def __setstate__(self, state: dict) -> None:
-        # a restart of tomkit watch on its checkpoint: rows retired after it are
-        # retired again as the logs are read again
-        self.__dict__.update(state)
-        with open(self.path, "r+b") as f:
-            f.truncate(self.rows * self.dtype.itemsize)
+    def kept(self) -> int:
+        return self.rows * self.dtype.itemsize

@@ -40,7 +40,31 @@ def _plain(table: pa.Table) -> pa.Table:
     return table
 
 
-class Spill:
+class CheckpointedFile:
+    """A file the single pass appends to and ``tomkit watch --state`` keeps (the spill,
+    checker/stream/retired.py's sequence): removed by ``close``; on a restart from a
+    checkpoint, cut back to the bytes the checkpoint counted (``kept``), because what
+    was written after it is written again as the logs are read again."""
+
+    path: str
+
+    def kept(self) -> int:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Remove the file."""
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        with open(self.path, "r+b") as f:
+            f.truncate(self.kept())
+
+
+class Spill(CheckpointedFile):
     """A file of held records, appended in segments (module docstring)."""
 
     def __init__(self, directory: str | None = None) -> None:
@@ -91,16 +115,5 @@ class Spill:
                     out.append(Piece(table.slice(a, b - a), lines[a:b], source, fmt))
         return out
 
-    def close(self) -> None:
-        """Remove the file."""
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-
-    def __setstate__(self, state: dict) -> None:
-        # a restart of tomkit watch on its checkpoint: what was written after it is read
-        # again from the logs
-        self.__dict__.update(state)
-        with open(self.path, "r+b") as f:
-            f.truncate(self.size)
+    def kept(self) -> int:
+        return self.size
