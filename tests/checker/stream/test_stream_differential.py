@@ -8,33 +8,15 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stream_oracle import CORRECT, STREAMED, agree, by_process, merge
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
-from tomkit.checker.engine import check_paths
-from tomkit.checker.properties import Options, properties, with_scope
+from tomkit.checker.properties import Options, properties
 from tomkit.checker.stream.driver import _Run, check_stream, not_streamed
 from tomkit.traces.generate import FAULTS, faulty_trace
 from tomkit.traces.long_trace import long_trace_tables
 from tomkit.traces.writer import TraceWriter, write_records
-
-STREAMED = [p for p in properties().values() if p.stream]
-CORRECT = [with_scope(p, "correct") for p in STREAMED if p.scoped]
-
-
-def outcomes(report) -> dict:
-    return {o.trace: ({k: str(v) for k, v in o.verdicts.items()},
-                      {k: r.to_dict() for k, r in o.results.items()}, o.events)
-            for o in report.outcomes}
-
-
-def agree(paths, props=STREAMED, options=Options(), run=None) -> None:
-    whole = check_paths(paths, props, options)
-    single = check_stream(paths, props, options, run=run)
-    assert outcomes(single) == outcomes(whole)
-    assert {k: dict(v) for k, v in single.counts.items()} == \
-        {k: dict(v) for k, v in whole.counts.items()}
-    assert single.exit_code() == whole.exit_code()
 
 
 @pytest.fixture
@@ -42,8 +24,6 @@ def small_window(monkeypatch):
     monkeypatch.setattr(canon, "TRIM_AT", 4)
 
 
-def by_process(records: list[dict]) -> list[dict]:
-    return sorted(records, key=lambda r: r["process"])  # stable: local orders kept
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -97,12 +77,7 @@ def near_total_order(draw):
         p = draw(st.sampled_from(procs))
         local[p].append({"process": p, "kind": "send", "msg": draw(st.sampled_from(order))})
     # sends first at each process's own pace: a random merge keeping local orders
-    out, heads = [], {p: 0 for p in procs}
-    while any(heads[p] < len(local[p]) for p in procs):
-        p = draw(st.sampled_from([p for p in procs if heads[p] < len(local[p])]))
-        out.append(dict(local[p][heads[p]], trace="t"))
-        heads[p] += 1
-    return out
+    return merge(draw, {p: local[p] for p in procs})
 
 
 def with_seq(records: list[dict], disorder: bool) -> list[dict]:

@@ -6,30 +6,20 @@ in memory bounded by the window, with the whole-trace checker's verdicts."""
 from __future__ import annotations
 
 import pytest
+from stream_oracle import STREAMED, agree
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
-from tomkit.checker.engine import check_paths
-from tomkit.checker.properties import Options, properties
-from tomkit.checker.stream.driver import _Run, check_stream
+from tomkit.checker.properties import Options
+from tomkit.checker.stream.driver import _Run
 from tomkit.checker.stream.retired import RetiredSequence
 from tomkit.traces.writer import write_records
 
-STREAMED = [p for p in properties().values() if p.stream]
 LATENCY = Options(latency_bound=50.0)
 
 
-def outcomes(report) -> dict:
-    return {o.trace: ({k: str(v) for k, v in o.verdicts.items()},
-                      {k: r.to_dict() for k, r in o.results.items()}, o.events)
-            for o in report.outcomes}
 
 
-def agree(path, options: Options, run: _Run) -> None:
-    whole = check_paths([path], STREAMED, options)
-    single = check_stream([path], STREAMED, options, run=run)
-    assert outcomes(single) == outcomes(whole)
-    assert single.exit_code() == whole.exit_code()
 
 
 def grouped(n: int, procs: int = 4, swap: tuple[str, int] | None = None,
@@ -78,7 +68,7 @@ def test_a_long_grouped_trace_stays_in_the_window(window, tmp_path):
     path = tmp_path / "g.jsonl"
     write_records(path, grouped(20_000))
     run = _Run(STREAMED, LATENCY, False)
-    agree(path, LATENCY, run)
+    agree([path], STREAMED, LATENCY, run)
     assert run.modes == {"fast": 1}
     # 80,000 records and 20,000 positions: the held records and the window's entries
     # stay within a few windows, the lag (20,000 positions) is read from disk
@@ -96,7 +86,7 @@ def test_a_lagging_process_agrees_with_the_whole_trace(window, tmp_path, case):
     write_records(path, grouped(2_000, **case))
     for options in (Options(), LATENCY):
         run = _Run(STREAMED, options, False)
-        agree(path, options, run)
+        agree([path], STREAMED, options, run)
         broken = "swap" in case or "resend" in case
         if not broken and options is Options():
             # a clean picture: the lag is read from disk, not sent to the whole engine

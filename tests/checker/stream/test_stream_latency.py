@@ -12,12 +12,13 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stream_oracle import agree, merge, outcomes
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
 from tomkit.checker.engine import check_paths
 from tomkit.checker.properties import Options, properties
-from tomkit.checker.stream.driver import _Run, check_stream
+from tomkit.checker.stream.driver import _Run
 from tomkit.checker.stream.watch import Watch
 from tomkit.traces.generate import faulty_trace
 from tomkit.traces.writer import write_records
@@ -26,17 +27,8 @@ PROPS = [properties()[n] for n in ("integrity", "total-order-weak", "latency",
                                    "realtime-latency")]
 
 
-def outcomes(report) -> dict:
-    return {o.trace: ({k: str(v) for k, v in o.verdicts.items()},
-                      {k: r.to_dict() for k, r in o.results.items()}, o.events)
-            for o in report.outcomes}
 
 
-def agree(paths, options, run=None) -> None:
-    whole = check_paths(paths, PROPS, options)
-    single = check_stream(paths, PROPS, options, run=run)
-    assert outcomes(single) == outcomes(whole)
-    assert single.exit_code() == whole.exit_code()
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -49,7 +41,7 @@ def test_the_slow_fault_and_its_bound(seed, monkeypatch, tmp_path):
     bound = truth["bound"]
     for b, over in ((bound, True), (1e9, False)):
         run = _Run(PROPS, Options(latency_bound=b), False)
-        agree([path], Options(latency_bound=b), run)
+        agree([path], PROPS, Options(latency_bound=b), run)
         # within the bound: decided in the pass; over it: the slowest delivery and the
         # statistics of every latency come from the whole-trace engine
         assert run.modes == {"fast": 1} and bool(run.whole) == over
@@ -83,12 +75,7 @@ def timed_runs(draw):
             if draw(st.booleans()):
                 rec["real_time"] = sent_at[m] + delay + draw(st.sampled_from([0.0, 1.0]))
             local[p].append(rec)
-    out, heads = [], {p: 0 for p in procs}
-    while any(heads[p] < len(local[p]) for p in procs):
-        p = draw(st.sampled_from([p for p in procs if heads[p] < len(local[p])]))
-        out.append(dict(local[p][heads[p]], trace="t"))
-        heads[p] += 1
-    return out
+    return merge(draw, {p: local[p] for p in procs})
 
 
 @given(timed_runs(), st.sampled_from([2, 4, 1 << 18]), st.sampled_from([4, 1 << 16]),
@@ -105,7 +92,7 @@ def test_hypothesis_timed_runs_agree(tmp_path_factory, records, trim, rows, grou
         path = tmp_path_factory.mktemp("l") / "t.jsonl"
         write_records(path, sorted(records, key=lambda r: r["process"]) if grouped
                       else records)
-        agree([path], Options(latency_bound=bound, realtime_bound=rbound))
+        agree([path], PROPS, Options(latency_bound=bound, realtime_bound=rbound))
     finally:
         canon.TRIM_AT, driver.READ_ROWS = saved
 

@@ -10,6 +10,7 @@ import io
 import json
 
 import pytest
+from stream_oracle import outcomes
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -25,10 +26,6 @@ from tomkit.traces.writer import TraceWriter, write_records
 STREAMED = [p for p in properties().values() if p.stream]
 
 
-def outcomes(report) -> dict:
-    return {o.trace: ({k: str(v) for k, v in o.verdicts.items()},
-                      {k: r.to_dict() for k, r in o.results.items()}, o.events)
-            for o in report.outcomes}
 
 
 @pytest.fixture

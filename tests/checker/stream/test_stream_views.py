@@ -15,35 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from locations import DATA, TESTS
+from stream_oracle import CORRECT, STREAMED, agree, by_process, merge, outcomes
 from tracedsl import parse
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
 from tomkit.checker.engine import check_paths
-from tomkit.checker.properties import Options, properties, with_scope
+from tomkit.checker.properties import Options
 from tomkit.checker.stream.driver import _Run, check_stream
 from tomkit.traces.generate import FAULTS, faulty_trace
 from tomkit.traces.writer import write_records
-
-STREAMED = [p for p in properties().values() if p.stream]
-CORRECT = [with_scope(p, "correct") for p in STREAMED if p.scoped]
-
-
-def outcomes(report) -> dict:
-    return {o.trace: ({k: str(v) for k, v in o.verdicts.items()},
-                      {k: r.to_dict() for k, r in o.results.items()}, o.events)
-            for o in report.outcomes}
-
-
-def agree(paths, props=STREAMED, options=Options(), run=None) -> None:
-    whole = check_paths(paths, props, options)
-    single = check_stream(paths, props, options, run=run)
-    assert outcomes(single) == outcomes(whole)
-    assert single.exit_code() == whole.exit_code()
-
-
-def by_process(records: list[dict]) -> list[dict]:
-    return sorted(records, key=lambda r: r["process"])  # stable: local orders kept
 
 
 def both_layouts(records: list[dict], tmp_path, name: str):
@@ -198,12 +179,7 @@ def view_runs(draw):
     if numeric and nviews >= 2 and draw(st.integers(0, 8)) == 0:
         p = draw(st.sampled_from(procs))  # a smaller id after greater ones
         local[p].append({"process": p, "kind": "view", "view": "5", "members": [p]})
-    out, heads = [], {p: 0 for p in procs}
-    while any(heads[p] < len(local[p]) for p in procs):
-        p = draw(st.sampled_from([p for p in procs if heads[p] < len(local[p])]))
-        out.append(dict(local[p][heads[p]], trace="t"))
-        heads[p] += 1
-    return out
+    return merge(draw, {p: local[p] for p in procs})
 
 
 @given(view_runs(), st.sampled_from([2, 4, 1 << 18]), st.sampled_from([4, 16, 1 << 16]),
