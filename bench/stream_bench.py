@@ -66,7 +66,7 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
     import numpy as np
     import pyarrow as pa
 
-    from tomkit.traces.schema import ARROW_SCHEMA
+    from tomkit.traces.long_trace import events_table
     from tomkit.traces.writer import TraceWriter
 
     if path.exists():
@@ -75,18 +75,9 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
 
     def table(proc: str, kind: np.ndarray, msgi: np.ndarray, time: np.ndarray) -> pa.Table:
         rows = len(msgi)
-        return pa.Table.from_arrays([
-            pa.array(np.full(rows, "grouped"), pa.string()),
-            pa.array(np.full(rows, proc), pa.string()),
-            pa.array(kind, pa.string()),
-            pa.array(np.char.add("m", msgi.astype(str))),
-            pa.nulls(rows, pa.list_(pa.string())),
-            pa.nulls(rows, pa.string()),
-            pa.nulls(rows, pa.list_(pa.string())),
-            pa.array(time, pa.float64()),
-            pa.nulls(rows, pa.int64()),
-            pa.nulls(rows, pa.float64()),
-        ], schema=ARROW_SCHEMA)
+        return events_table(pa.array(np.full(rows, "grouped"), pa.string()),
+                            pa.array(np.full(rows, proc), pa.string()),
+                            pa.array(kind, pa.string()), msgi, time)
 
     with TraceWriter(tmp) as w:
         for p in range(processes):

@@ -67,17 +67,23 @@ def long_trace_tables(n_messages: int, *, n_processes: int = 8, seed: int = 0,
                 i, j = mine[k], mine[k + 1]
                 msgi[i], msgi[j] = msgi[j], msgi[i]
             delivered += len(mine)
-        rows = len(time)
-        msg = pa.array(np.char.add("m", msgi.astype(str)))
-        yield pa.Table.from_arrays([
-            pa.array(np.full(rows, trace_id), pa.string()),
-            procs.take(pa.array(proc)),
-            kinds.take(pa.array((~is_send).astype(np.int8))),
-            msg,
-            pa.nulls(rows, pa.list_(pa.string())),
-            pa.nulls(rows, pa.string()),
-            pa.nulls(rows, pa.list_(pa.string())),
-            pa.array(time, pa.float64()),
-            pa.nulls(rows, pa.int64()),
-            pa.nulls(rows, pa.float64()),
-        ], schema=ARROW_SCHEMA)
+        yield events_table(pa.array(np.full(len(time), trace_id), pa.string()),
+                           procs.take(pa.array(proc)),
+                           kinds.take(pa.array((~is_send).astype(np.int8))), msgi, time)
+
+
+def events_table(trace: pa.Array, process: pa.Array, kind: pa.Array, msgi: np.ndarray,
+                 time: np.ndarray) -> pa.Table:
+    """A table (``ARROW_SCHEMA``) of sends and deliveries of messages ``m<msgi>`` at
+    ``time``, every other field null."""
+    rows = len(time)
+    return pa.Table.from_arrays([
+        trace, process, kind,
+        pa.array(np.char.add("m", msgi.astype(str))),
+        pa.nulls(rows, pa.list_(pa.string())),
+        pa.nulls(rows, pa.string()),
+        pa.nulls(rows, pa.list_(pa.string())),
+        pa.array(time, pa.float64()),
+        pa.nulls(rows, pa.int64()),
+        pa.nulls(rows, pa.float64()),
+    ], schema=ARROW_SCHEMA)
