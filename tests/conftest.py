@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a group
     # (a module, or the cluster's users) stays on one worker, its module fixtures built
     # once; the groups go longest first (tests/xdist_schedule.py)
-    groups = [schedule.group_of(it.nodeid, getattr(it, "fixturenames", ())) for it in items]
+    groups = _groups(items)
     for item, group in zip(items, groups):
         item.add_marker(pytest.mark.xdist_group(group))
     counts: dict[str, int] = {}
@@ -54,6 +54,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
              if any(it.get_closest_marker(m) for m in ("spark", "tlc", "record"))}
     order = schedule.longest_first(groups, schedule.costs(counts, schedule.load(), heavy))
     items[:] = [items[i] for i in order]
+
+
+def _groups(items: list[pytest.Item]) -> list[str]:
+    return schedule.groups_of((it.nodeid, getattr(it, "fixturenames", ())) for it in items)
 
 
 class _DurationRecorder:
@@ -68,9 +72,7 @@ class _DurationRecorder:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.groups = {it.nodeid: schedule.group_of(it.nodeid, getattr(it, "fixturenames",
-                                                                        ()))
-                       for it in items}
+        self.groups = dict(zip((it.nodeid for it in items), _groups(items)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
@@ -149,6 +151,18 @@ def s3(s3_endpoint):
     bucket = f"tomkit-{uuid.uuid4().hex[:10]}"
     fs.create_dir(bucket)
     return fs, bucket
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session (one JVM) for every Spark module of the session: `make
+    test` runs their tests in one xdist group (tests/xdist_schedule.py, SESSION_GROUP), so
+    the JVM starts once per worker rather than once per module. A scan run in the
+    process (``tomkit scan --master local[2]``) takes this session as the active one."""
+    pytest.importorskip("pyspark")
+    from tomkit.checker.spark.session import get_session
+
+    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
 
 
 @pytest.fixture(scope="session")
