@@ -10,9 +10,9 @@ the other worker idle. So the groups are put longest first (Graham's LPT rule, "
 on multiprocessing timing anomalies", SIAM J. Appl. Math. 17(2), 1969, section 4: within
 4/3 of the best schedule), their lengths read from tests/durations.json, the seconds
 each group took in a full run, rewritten by
-`pytest -n 2 --dist loadgroup --record-durations` (or `make test-durations`). A group the file does not know yet (a new module)
-is estimated from its number of tests at the file's mean seconds per test of its kind:
-heavy (a JVM or a live system) or not.
+`pytest -n 2 --dist loadgroup --record-durations` (or `make test-durations`). A group
+the file does not know yet (a new module) is estimated from its number of tests at the
+file's mean seconds per test of its kind: heavy (a JVM or a live system) or not.
 """
 
 from __future__ import annotations
