@@ -158,20 +158,26 @@ def spark():
     """One local[2] Spark session (one JVM) for every Spark module of the session: `make
     test` runs their tests in one xdist group (tests/xdist_schedule.py, SESSION_GROUP), so
     the JVM starts once per worker rather than once per module. A scan run in the
-    process (``tomkit scan --master local[2]``) takes this session as the active one."""
+    process (``tomkit scan --master local[2]``) takes this session as the active one. The
+    data sets are small: the JVM options of the scan's quick start (session.QUICK_JVM)."""
     pytest.importorskip("pyspark")
     from tomkit.checker.spark.session import get_session
 
-    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
+    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g",
+                       quick_start=True)
 
 
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory):
     """A Spark standalone cluster on 127.0.0.1 for the session: a master and two workers of
     one core each (``checker/spark/cluster.py``), their environment holding
-    S3_CREDENTIALS (executors read the local S3 server with them)."""
+    S3_CREDENTIALS (executors read the local S3 server with them). The master's and
+    workers' JVMs, idle but for a few small jobs, run with the scan's quick-start options
+    (session.QUICK_JVM)."""
     from tomkit.checker.spark.cluster import LocalCluster
+    from tomkit.checker.spark.session import QUICK_JVM
 
     with LocalCluster(tmp_path_factory.mktemp("cluster"), workers=2, cores=1, memory="1g",
-                      env=S3_CREDENTIALS) as c:
+                      env={**S3_CREDENTIALS,
+                           "SPARK_DAEMON_JAVA_OPTS": " ".join(QUICK_JVM)}) as c:
         yield c
