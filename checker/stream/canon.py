@@ -45,9 +45,11 @@ import pyarrow.compute as pc
 
 from ...traces.errors import Location
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
+from ..result import WitnessEvent
 from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .ledger import Ledger, Stay, Window
 from .retired import RetiredSequence
 from .views import NONE, Views
 
@@ -200,6 +202,8 @@ class TraceState:
         #: they hold the low watermark at 0 until they come, so a log that lags is not
         #: retired past; without, a log that lags reads the retired prefix from disk
         self.seen = np.zeros(0, bool)
+        #: per process (code), its latest record: an end-of-trace witness names it
+        self.last: dict[int, WitnessEvent] = {}
         if expect:
             self._proc_codes(pa.chunked_array([pa.array(list(expect), pa.string())]))
 
@@ -236,6 +240,7 @@ class TraceState:
                                    "behind the retired prefix", piece)
             self.buffer.append((piece, None))
             return self._spill()
+        self._note_last(piece, proc)
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
         if self.views is None:
@@ -258,6 +263,16 @@ class TraceState:
             start = r + 1
         if start < len(kinds):
             self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _note_last(self, piece: Piece, proc: np.ndarray) -> None:
+        """Each process's latest record in the piece, as a witness names it."""
+        back, last = np.unique(proc[::-1], return_index=True)
+        rows = len(proc) - 1 - last
+        table, names = piece.table, list(self.procs)
+        cols = [table.column(c) for c in ("kind", "msg", "view")]
+        for p, r in zip(back.tolist(), rows.tolist()):
+            kind, msg, view = (c[r].as_py() for c in cols)
+            self.last[p] = WitnessEvent(names[p], kind, msg, None, _location(piece, r), view)
 
     def _rest(self, piece: Piece) -> None:
         """Rows left of a piece when the trace left FAST part way through it."""
@@ -296,7 +311,8 @@ class TraceState:
         members = table.column("members")[0].as_py()
         why, at = vs.install(p, table.column("view")[0].as_py(),
                              None if members is None else frozenset(members),
-                             list(self.procs)[p], self._position(p), self.base + len(self.S))
+                             list(self.procs)[p], self._position(p), self.base + len(self.S),
+                             int(self.dcount[p]), int(self.scount[p]))
         if why:
             return why
         self.cursor[p] = at
@@ -801,7 +817,63 @@ class TraceState:
                      membership=self.membership or bool(self.left[:np_].any()),
                      gaps=bool(vs is not None and vs.gaps()),
                      sent=int(self.scount[:np_].sum()),
-                     latency={c: self.latency(c)[0] for c in self.clocks})
+                     latency={c: self.latency(c)[0] for c in self.clocks},
+                     ledger=self.ledger())
+
+    def ledger(self) -> Ledger | None:
+        """Who delivered and sent what, per process and view (ledger.py); None when a
+        process read the retired prefix from disk in a trace with views or joins and
+        leaves (its stays there are not counted)."""
+        names = list(self.procs)
+        vs = self.views
+        if self.lagged and vs is not None:
+            return None
+        stays, cursor = {}, {}
+        for i in np.flatnonzero(self.seen[:len(names)]).tolist():
+            mine = vs.stays[i] if vs is not None else [(NONE, 0, 0)]
+            ends = [d for _, d, _ in mine[1:]] + [int(self.dcount[i])]
+            stays[names[i]] = [Stay(v, d, s, e - d) for (v, d, s), e in zip(mine, ends)]
+            cursor[names[i]] = int(self.cursor[i]) if vs is not None else int(self.dcount[i])
+        n = self.nmsgs
+        return Ledger(names, stays, list(vs.names) if vs else [None],
+                      list(vs.offset) if vs else [0], list(vs.members) if vs else [None],
+                      self.view_records,
+                      frozenset(names[i] for i in np.flatnonzero(self.left[:len(names)])),
+                      cursor, self.base, self.S,
+                      Window(self.sender[:n], self.rank[:n], self.spos[:n], self.sview[:n]),
+                      {names[p]: e for p, e in self.last.items()}, self.find, self.message_ids)
+
+    def find(self, code: int, kind: str, process: str) -> tuple[str, Location] | None:
+        """The id and location of ``process``'s held ``kind`` record of message ``code``."""
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            hit = np.flatnonzero(codes == code)
+            if not len(hit):
+                continue
+            t = piece.table
+            for i in hit.tolist():
+                if t.column("kind")[i].as_py() == kind and \
+                        t.column("process")[i].as_py() == process:
+                    return t.column("msg")[i].as_py(), _location(piece, i)
+        return None
+
+    def message_ids(self, codes: np.ndarray) -> dict[int, str]:
+        """The ids of messages ``codes``, from held records that name them."""
+        want = np.zeros(self.nmsgs, bool)
+        want[codes] = True
+        out: dict[int, str] = {}
+        for piece, cs in self.buffer:
+            if cs is None:
+                continue
+            hit = np.flatnonzero((cs >= 0) & want[np.maximum(cs, 0)])
+            if not len(hit):
+                continue
+            ids = piece.table.column("msg").take(pa.array(hit)).to_pylist()
+            for c, m in zip(cs[hit].tolist(), ids):
+                out.setdefault(c, m)
+            want[cs[hit]] = False
+        return out
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and
