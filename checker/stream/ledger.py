@@ -31,10 +31,11 @@ from ...traces.errors import Location
 from ..result import WitnessEvent
 from .views import NONE
 
-__all__ = ["Ledger", "Stay"]
+__all__ = ["Join", "Ledger", "Stay", "Window"]
 
-#: (message id, location) of a held record, by message code, kind and process
-Finder = Callable[[int, str, str], "tuple[str, Location] | None"]
+#: (message id, location, clocks: time, real_time, slot) of a held record, by message
+#: code, kind and process
+Finder = Callable[[int, str, str], "tuple[str, Location, tuple] | None"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,17 @@ class Stay:
     first: int  # its deliveries before it installed the view
     sends: int  # its sends before it installed the view
     count: int  # its deliveries in the view
+    record: WitnessEvent | None = None  # its view record (None: "no view yet")
+
+
+@dataclass(frozen=True)
+class Join:
+    """A process's latest join (member liveness reads it)."""
+
+    record: WitnessEvent
+    clocks: tuple  # its time, real_time and slot (None where absent)
+    sends: int  # its sends before it
+    stays: int  # its stays before it: later ones are views installed since
 
 
 @dataclass(frozen=True)
@@ -65,14 +77,19 @@ class Ledger:
     def __init__(self, names: list[str], stays: dict[str, list[Stay]],
                  view_names: list[str | None], offsets: list[int],
                  members: list[frozenset[str] | None], view_records: bool,
+                 lengths: list[int],
                  left: frozenset[str], cursor: dict[str, int], base: int,
                  S: np.ndarray, window: Window, last: dict[str, WitnessEvent],
-                 find: Finder, ids: Callable[[np.ndarray], dict[int, str]]) -> None:
+                 find: Finder, ids: Callable[[np.ndarray], dict[int, str]],
+                 joins: dict[str, Join] | None = None,
+                 last_kind: dict[str, str | None] | None = None,
+                 send_clocks: Callable[[], dict[int, tuple]] | None = None) -> None:
         self.names = names
         self.stays = stays
         self.view_names = view_names
         self.offsets = offsets
         self.members = members
+        self.lengths = lengths  # per view, its frozen length (-1: not frozen yet)
         #: a view record was read (the whole-trace checker's ``Trace.has_views``)
         self.view_records = view_records
         self.left = left
@@ -84,6 +101,11 @@ class Ledger:
         self._find = find
         self._ids = ids
         self._at = {p: {s.view: s for s in ss} for p, ss in stays.items()}
+        #: per process, its latest join, and its latest join, leave or crash
+        self.joins = joins or {}
+        self.last_kind = last_kind or {}
+        self._send_clocks = send_clocks
+        self._clocks: dict[int, tuple] | None = None
 
     # ---- who delivered, who owes ----------------------------------------------------------
 
@@ -160,6 +182,40 @@ class Ledger:
             return None
         return WitnessEvent(p, "send", hit[0], stay.sends + int(self.window.rank[code]),
                             hit[1])
+
+    def send_clocks(self, code: int) -> tuple | None:
+        """The time, real_time and slot of the held message ``code``'s send (one read
+        of the held records for all of them, the first time)."""
+        if self._clocks is None:
+            self._clocks = self._send_clocks() if self._send_clocks else {}
+        return self._clocks.get(code)
+
+    def since_join(self, p: str) -> dict[int, Stay]:
+        """The views p installed after its latest join, by index (none without a join)."""
+        j = self.joins.get(p)
+        return {} if j is None else {s.view: s for s in self.stays[p][j.stays:]}
+
+    def sent_in(self, p: str, view: int) -> str | None:
+        """The view p had installed since its latest join when it sent in ``view`` (None:
+        none since that join)."""
+        if view == NONE:
+            return None
+        j = self.joins.get(p)
+        if j is not None and self.stays[p].index(self._at[p][view]) < j.stays:
+            return None
+        return self.view_names[view]
+
+    def gaps_below_base(self, p: str) -> dict[int, int]:
+        """Per view, how many of its retired positions p did not deliver."""
+        out = {}
+        for v, off in enumerate(self.offsets):
+            if off < 0 or off >= self.base:
+                continue
+            end = min(self.base, off + self.lengths[v]) if self.lengths[v] >= 0 else self.base
+            top = min(end, off + self.count(p, v))
+            if end - top > 0:
+                out[v] = end - top
+        return out
 
     def ids(self, codes: np.ndarray) -> dict[int, str]:
         """The ids of held messages, by code (from their held records)."""
