@@ -69,6 +69,7 @@ class _DurationRecorder:
         self.seconds: dict[str, float] = {}
         self.tests: dict[str, int] = {}
         self.groups: dict[str, str] = {}  # collected here: a run without xdist
+        self.modules: dict[str, set[str]] = {}  # each module's groups in this run
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -80,6 +81,7 @@ class _DurationRecorder:
         group = nodeid[at + 1:] if at > nodeid.rfind("]") else \
             self.groups.get(nodeid) or schedule.group_of(nodeid)
         self.seconds[group] = self.seconds.get(group, 0.0) + report.duration
+        self.modules.setdefault(schedule.module_of(nodeid), set()).add(group)
         if report.when == "call" or (report.when == "setup" and report.skipped):
             self.tests[group] = self.tests.get(group, 0) + 1
 
@@ -89,7 +91,8 @@ class _DurationRecorder:
                 exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return
         schedule.write(self.path, self.seconds,
-                        {g: self.tests.get(g, 0) for g in self.seconds})
+                       {g: self.tests.get(g, 0) for g in self.seconds},
+                       absorbed={m for m, gs in self.modules.items() if m not in gs})
 
 
 @pytest.fixture(scope="session")

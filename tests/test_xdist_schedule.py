@@ -45,6 +45,10 @@ def test_the_file_round_trips_and_a_bad_one_is_named(tmp_path):
     assert set(schedule.load(path)) == {"tests/test_no_such_module.py", a, b}
     schedule.write(path, {a: 5.0}, {a: 3})
     assert schedule.load(path) == {a: (5.0, 3), b: (9.0, 1)}
+    # a module now run whole in a shared group loses its own row
+    schedule.write(path, {schedule.SESSION_GROUP: 4.0}, {schedule.SESSION_GROUP: 2},
+                   absorbed=[a])
+    assert schedule.load(path) == {schedule.SESSION_GROUP: (4.0, 2), b: (9.0, 1)}
     path.write_text('{"groups": {"a.py": 3}}')
     with pytest.raises(ValueError, match=r"durations.json: 'groups' must map"):
         schedule.load(path)

@@ -93,12 +93,15 @@ def longest_first(groups: list[str], cost: dict[str, float]) -> list[int]:
     return sorted(range(len(groups)), key=lambda i: (-cost[groups[i]], first[groups[i]], i))
 
 
-def write(path: Path, seconds: dict[str, float], tests: dict[str, int]) -> None:
+def write(path: Path, seconds: dict[str, float], tests: dict[str, int],
+          absorbed: Iterable[str] = ()) -> None:
     """Record each group's measured seconds and tests, longest first, over what the file
     held (a run of part of the suite updates its groups only); a group whose module is
-    gone is dropped."""
+    gone is dropped, and so is a module ``absorbed`` whole into a shared group (the run
+    saw its tests in other groups only)."""
+    gone = set(absorbed) - set(seconds)
     groups = {g: (s, n) for g, (s, n) in load(path).items()
-              if g in GROUPS or (TESTS.parent / g).is_file()}
+              if g not in gone and (g in GROUPS or (TESTS.parent / g).is_file())}
     groups.update({g: (round(seconds[g], 2), tests[g]) for g in seconds})
     rows = sorted(groups, key=lambda g: (-groups[g][0], g))
     lines = [f" {json.dumps(g)}: [{groups[g][0]}, {groups[g][1]}]" for g in rows]
