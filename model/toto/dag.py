@@ -583,9 +583,21 @@ class DagView:
         # as many). The latest message of r is m_{r,s}, s = len(chain): no visible message
         # follows more than s of r's, so the column of r in the latest vcs holds s at r
         # itself and once more for every other latest message following m_{r,s}
-        chains = self._chain
-        return tuple([chains[r][-1] for r, col in enumerate(zip(*self._latest_vc))
-                      if col.count(len(chains[r])) == 1 and chains[r]])
+        # (loops over ints rather than zip and count: compiled, model/kernel.py, they run
+        # without Python's generic calls)
+        chains, latest = self._chain, self._latest_vc
+        out: list[str] = []
+        for r in range(self.n):
+            chain = chains[r]
+            s = len(chain)
+            if s:
+                k = 0
+                for vc in latest:
+                    if vc[r] == s:
+                        k += 1
+                if k == 1:
+                    out.append(chain[s - 1])
+        return tuple(out)
 
     @property
     def visible(self) -> frozenset[str]:
