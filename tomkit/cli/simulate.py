@@ -250,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ValueError(f"--out {args.out}: cannot make the folder {folder}: "
                              f"{e.strerror}") from None
+        if args.seed < 0:  # numpy's seeds are >= 0; its own message names no flag
+            raise ValueError(f"--seed must be >= 0, got {args.seed}")
         if args.messages < 1:
             raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
                              "without messages has no trace to write")
