@@ -329,3 +329,28 @@ def test_run_runs_a_node_of_the_working_folder_named_without_a_slash(capsys, tmp
                        "--time-limit", "1")
     # started (not "no such file"): the node exits before answering init
     assert code == 2 and "exited with code 0 before answering init" in err
+
+
+# --------------------------------------------------------------------------
+# tomkit simulate: a run that cannot fit in memory, refused before it fills it
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--messages", "100000000000"], "at least 900,000,000,000 records"),
+    (["--n", "100000", "--messages", "1"], "100000x100000 link tables"),
+])
+def test_simulate_refuses_a_run_beyond_the_machines_memory(capsys, tmp_path, argv, said):
+    code, out, err = run(capsys, "simulate", *argv, "--out", tmp_path / "x.jsonl")
+    line = one_line(err, "tomkit simulate: --n ")
+    assert code == 2 and said in line and "and this machine has" in line and out == ""
+
+
+def test_the_memory_bound_is_a_lower_bound_that_admits_real_runs():
+    from tomkit.cli.simulate import beyond_memory
+
+    gb = 1 << 30
+    # the run (160,000 deliveries, 341,040 records, about 210 MB) fits in 1 GB
+    assert beyond_memory(8, 20000, memory=gb) is None
+    assert "about 1 GB" in beyond_memory(8, 600_000, memory=gb)
+    # with crashes only the sends are certain
+    assert beyond_memory(8, 4_000_000, crashes=True, memory=gb) is None
