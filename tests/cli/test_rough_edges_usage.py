@@ -250,6 +250,7 @@ def test_import_says_which_file_is_missing_and_checks_out_first(capsys, tmp_path
 
 @pytest.mark.parametrize(("argv", "said"), [
     (["totto"], "unknown rule 'totto'"),  # not that --n is missing
+    (["s-tot", "--n", "3"], "did you mean 's-toto'?"),
     (["toto", "--n", "1"], "--n must be at least 2, got 1"),
     (["toto", "--n", "1-1"], "--n must be at least 2, got 1"),
 ])
