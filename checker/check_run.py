@@ -12,6 +12,7 @@ Imports nothing heavy (no Spark, no matplotlib) until a run asks for it.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -142,7 +143,9 @@ def plan(options: Options, *, properties: Sequence[str] | None = None,
     if guarantee is not None:
         chosen = profiles.get(guarantee)
         if chosen is None:
-            raise KeyError(f"unknown guarantee {guarantee!r}; known: {', '.join(profiles)}")
+            near = difflib.get_close_matches(guarantee, list(profiles), n=1)
+            raise KeyError(f"unknown guarantee {guarantee!r}; known: {', '.join(profiles)}"
+                           + (f"; did you mean {near[0]!r}?" if near else ""))
     elif guarantee_file is not None:
         chosen = load(guarantee_file)
         profiles = {**profiles, chosen.name: chosen}

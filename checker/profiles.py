@@ -144,5 +144,6 @@ def judge(report: Any, chosen: Profile | None, profiles: Iterable[Profile]) -> A
         report.guarantee = chosen.name
         if chosen not in profiles:
             profiles.append(chosen)
-    report.profiles = evaluate(report, profiles)
+    # no trace read (every record rejected): no profile is satisfied by nothing
+    report.profiles = evaluate(report, profiles) if report.outcomes else []
     return report

@@ -37,6 +37,8 @@ def latency_summary(report: CheckReport) -> dict[str, float] | None:
 def overall(report: CheckReport) -> str:
     if report.violated:
         return "violated"
+    if not report.outcomes:  # not "holds": nothing was judged
+        return "no trace checked"
     judged = report.properties if report.judged is None else report.judged
     if any(report.counts[n][Verdict.UNKNOWN] for n in judged if n in report.counts):
         return "holds (some properties unknown)"

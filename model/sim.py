@@ -455,7 +455,11 @@ class _Sim:
             elif kind == _LOAD:
                 self.load_change(data)  # type: ignore[arg-type]
             elif kind == _TIMER:
-                if alive[i]:  # a timed run's timer carries its exact local time
+                # a timer with clocks carries the exact local time asked for, never one
+                # read back from real time: through a drift that can come out a hair early,
+                # and a process that finds its timer not yet due does not ask again
+                # (tests/model/test_sim_timer_drift.py)
+                if alive[i]:
                     handle(i, procs[i].on_timer(t + off[i] + drift[i] * t if data is None
                                                  else data))
             elif kind == _CRASH:

@@ -11,6 +11,7 @@ the reference check". A trace ``detect`` calls VIOLATED is always handed to
 
 from __future__ import annotations
 
+import difflib
 from importlib.metadata import entry_points
 
 from tomkit.checker.properties import (
@@ -120,7 +121,9 @@ def resolve(name: str) -> Property:
     (properties/scope.py). Raises KeyError naming the known ones."""
     base, sep, scope = name.partition("@")
     if base not in PROPERTIES:
-        raise KeyError(f"unknown property {base}; known: {', '.join(PROPERTIES)}")
+        near = difflib.get_close_matches(base, list(PROPERTIES), n=1)
+        raise KeyError(f"unknown property {base}; known: {', '.join(PROPERTIES)}"
+                       + (f"; did you mean {near[0]!r}?" if near else ""))
     return with_scope(PROPERTIES[base], scope) if sep else PROPERTIES[base]
 
 

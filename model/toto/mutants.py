@@ -75,6 +75,7 @@ variants of the ``toto-dynamic`` protocol (its ``variant`` option), listed in
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import math
 import operator
@@ -231,8 +232,10 @@ def resolve_rule(name: str) -> Rule:
         return MUTANTS[name]
     mod, sep, fn = name.partition(":")
     if not sep or not mod or not fn:
+        near = difflib.get_close_matches(name, [*RULES, *MUTANTS], n=1)
         raise ValueError(f"unknown rule {name!r}: expected one of "
-                         f"{', '.join([*RULES, *MUTANTS])} or module:function")
+                         f"{', '.join([*RULES, *MUTANTS])} or module:function"
+                         + (f"; did you mean {near[0]!r}?" if near else ""))
     try:
         rule = getattr(importlib.import_module(mod), fn)
     except (ImportError, AttributeError) as e:

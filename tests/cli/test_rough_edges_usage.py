@@ -202,3 +202,156 @@ def test_generate_refuses_numbers_it_cannot_use(capsys, tmp_path, argv, said):
     code, _, err = run(capsys, "generate", "--out", tmp_path / "d", "--traces", "1", *argv)
     assert code == 2 and said in one_line(err, "tomkit generate: ")
     assert not (tmp_path / "d").exists()
+
+
+# --------------------------------------------------------------------------
+# names: the closest one offered
+
+
+@pytest.mark.parametrize(("argv", "prefix", "near"), [
+    (["-p", "integrty"], "tomkit check: unknown property integrty", "'integrity'"),
+    (["--guarantee", "totem-ev"], "tomkit check: unknown guarantee 'totem-ev'", "'totem-evs'"),
+])
+def test_check_offers_the_closest_name(capsys, trace, argv, prefix, near):
+    code, _, err = run(capsys, "check", trace, *argv)
+    assert code == 2 and one_line(err, prefix).endswith(f"; did you mean {near}?")
+
+
+def test_check_of_nothing_but_rejected_records_is_no_verdict_of_holds(capsys, tmp_path):
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("hello\n")
+    code, out, _ = run(capsys, "check", bad, "--keep-going")
+    assert code == 2
+    assert out.rstrip().endswith("verdict: no trace checked")
+    assert "satisfied" not in out  # no profile is satisfied by no trace
+
+
+# --------------------------------------------------------------------------
+# simulate, import, prove, tlc, scan, run: refused before any work
+
+
+def test_simulate_names_the_seed_flag(capsys, tmp_path):
+    code, _, err = run(capsys, "simulate", "--seed", "-1", "--out", tmp_path / "x.jsonl")
+    assert code == 2 and one_line(err, "tomkit simulate: --seed must be >= 0, got -1")
+
+
+def test_import_says_which_file_is_missing_and_checks_out_first(capsys, tmp_path):
+    code, _, err = run(capsys, "import", "--format", "jepsen", tmp_path / "h.edn",
+                       "--out", tmp_path / "x.jsonl")
+    assert code == 2 and one_line(err, f"tomkit import: {tmp_path / 'h.edn'}: No such file")
+    code, _, err = run(capsys, "import", "--format", "jepsen", tmp_path, "--out",
+                       tmp_path / "x.jsonl")
+    assert code == 2 and one_line(err, f"tomkit import: {tmp_path}: Is a directory")
+    code, _, err = run(capsys, "import", "--format", "jepsen", tmp_path / "h.edn",
+                       "--out", tmp_path / "x.txt")
+    assert code == 2 and "cannot tell the format from the name" in one_line(
+        err, f"tomkit import: --out {tmp_path / 'x.txt'}")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["totto"], "unknown rule 'totto'"),  # not that --n is missing
+    (["s-tot", "--n", "3"], "did you mean 's-toto'?"),
+    (["toto", "--n", "1"], "--n must be at least 2, got 1"),
+    (["toto", "--n", "1-1"], "--n must be at least 2, got 1"),
+])
+def test_prove_says_the_first_mistake(capsys, argv, said):
+    code, out, err = run(capsys, "prove", *argv)
+    assert code == 2 and said in one_line(err, "tomkit prove: ") and out == ""
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["ABCAST", "--workers", "0"], "--workers must be at least 1, got 0"),
+    (["ABCAST", "--timeout", "-1"], "--timeout must be a positive number of seconds"),
+    (["ABCAST", "--simulate", "--depth", "0"], "--depth must be at least 1 step, got 0"),
+    (["abcst"], "abcst: neither a .tla file nor a spec tomkit ships"),
+])
+def test_tlc_refuses_before_starting_java(capsys, argv, said):
+    code, out, err = run(capsys, "tlc", *argv)
+    line = one_line(err, "tomkit tlc: ")
+    assert code == 2 and said in line and out == ""
+
+
+def test_tlc_finds_a_shipped_spec_by_its_name_in_any_case():
+    from tomkit.cli.tlc import shipped_spec
+
+    assert shipped_spec("abcast_earlydelivery").endswith(
+        "ABCAST/ABCAST_EarlyDelivery.tla")
+    with pytest.raises(ValueError, match="did you mean 'ABCAST'"):
+        shipped_spec("abcst")
+    assert shipped_spec("./mine.tla") == "./mine.tla"  # a path: the runner's to judge
+
+
+def test_scan_refuses_a_missing_or_empty_local_input_before_spark(capsys, tmp_path):
+    pytest.importorskip("pyspark")
+    code, _, err = run(capsys, "scan", tmp_path / "missing")
+    assert code == 2 and one_line(err, f"tomkit scan: {tmp_path / 'missing'}: no such file")
+    (tmp_path / "d" / "_tmp").mkdir(parents=True)
+    (tmp_path / "d" / "_tmp" / "a.parquet").write_text("")
+    code, _, err = run(capsys, "scan", tmp_path / "d")
+    assert code == 2 and "no trace file (.parquet, .jsonl, ...) below it" in one_line(
+        err, f"tomkit scan: {tmp_path / 'd'}: ")
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    """An executable node program in the working folder, named without ./"""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "node.sh"
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / "dir").mkdir()
+    return "node.sh"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--bin", "no-such-node"], "--bin no-such-node: no such program"),
+    (["--bin", "dir"], "--bin dir: a folder, not a program"),
+    (["--bin", "notes.txt"], "--bin notes.txt: not executable (chmod +x notes.txt)"),
+    (["--bin", "node.sh", "--time-limit", "0"], "--time-limit must be > 0, got 0.0"),
+    (["--bin", "node.sh", "--rate", "-1"], "--rate must be >= 0, got -1.0"),
+    (["--bin", "node.sh", "--key-count", "0"], "--key-count must be at least 1, got 0"),
+    (["--bin", "node.sh", "--node-count", "10000000"], "(ulimit -n): at most"),
+])
+def test_run_refuses_before_making_the_run_folder(capsys, tmp_path, node, argv, said):
+    import resource
+
+    if "ulimit" in said and \
+            resource.getrlimit(resource.RLIMIT_NOFILE)[0] == resource.RLIM_INFINITY:
+        pytest.skip("no limit on open files here")
+    code, out, err = run(capsys, "run", "-w", "echo", *argv)
+    assert code == 2 and said in one_line(err, "tomkit run: ") and out == ""
+    assert not (tmp_path / "store").exists()
+
+
+def test_run_runs_a_node_of_the_working_folder_named_without_a_slash(capsys, tmp_path,
+                                                                    node):
+    code, _, err = run(capsys, "run", "-w", "echo", "--bin", node, "--node-count", "1",
+                       "--time-limit", "1")
+    # started (not "no such file"): the node exits before answering init
+    assert code == 2 and "exited with code 0 before answering init" in err
+
+
+# --------------------------------------------------------------------------
+# tomkit simulate: a run that cannot fit in memory, refused before it fills it
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--messages", "100000000000"], "at least 900,000,000,000 records"),
+    (["--n", "100000", "--messages", "1"], "100000x100000 link tables"),
+])
+def test_simulate_refuses_a_run_beyond_the_machines_memory(capsys, tmp_path, argv, said):
+    code, out, err = run(capsys, "simulate", *argv, "--out", tmp_path / "x.jsonl")
+    line = one_line(err, "tomkit simulate: --n ")
+    assert code == 2 and said in line and "and this machine has" in line and out == ""
+
+
+def test_the_memory_bound_is_a_lower_bound_that_admits_real_runs():
+    from tomkit.cli.simulate import beyond_memory
+
+    gb = 1 << 30
+    # the issue's run (160,000 deliveries, 341,040 records, about 210 MB) fits in 1 GB
+    assert beyond_memory(8, 20000, memory=gb) is None
+    assert "about 1 GB" in beyond_memory(8, 600_000, memory=gb)
+    # with crashes only the sends are certain
+    assert beyond_memory(8, 4_000_000, crashes=True, memory=gb) is None

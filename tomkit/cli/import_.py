@@ -39,6 +39,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    from tomkit.traces.writer import output_format
+
+    try:  # before the logs are read, not after
+        output_format(args.out)
+    except ValueError as e:
+        print(f"tomkit import: --out {e}", file=sys.stderr)
+        return 2
     if args.format == "jepsen":
         return run_jepsen(args)
     if args.mapping is None:
@@ -59,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit import: bad input: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"tomkit import: {e}", file=sys.stderr)
+        print(f"tomkit import: {_os_error(e)}", file=sys.stderr)
         return 2
     for err in stats.rejected[:SHOWN]:
         print(f"  rejected: {err}", file=sys.stderr)
@@ -88,7 +95,7 @@ def run_jepsen(args: argparse.Namespace) -> int:
         print(f"tomkit import: bad input: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"tomkit import: {e}", file=sys.stderr)
+        print(f"tomkit import: {_os_error(e)}", file=sys.stderr)
         return 2
     if records:
         write_records(args.out, records, grouped=True)
@@ -102,3 +109,9 @@ def run_jepsen(args: argparse.Namespace) -> int:
           + (f"; wrote {args.out}\n  next: tomkit check {args.out} -p {props}" if records
              else "; nothing written"))
     return 0 if records else 2
+
+
+def _os_error(e: OSError) -> str:
+    """``FILE: reason`` (``missing.edn: No such file or directory``), not Python's
+    ``[Errno 2] ...`` form."""
+    return f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)

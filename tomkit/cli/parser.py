@@ -22,9 +22,9 @@ __all__ = ["Parser", "closest", "unknown_options"]
 def closest(given: str, known: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest of ``known`` to ``given``, or ``""``
     when none is close (difflib's ratio 0.6, its default)."""
-    # flags are compared without their dashes, which every one shares
-    bare = {k.lstrip("-"): k for k in known}
-    match = difflib.get_close_matches(given.lstrip("-"), list(bare), n=1)
+    # flags are compared without their dashes, which every one shares, names in any case
+    bare = {k.lstrip("-").lower(): k for k in known}
+    match = difflib.get_close_matches(given.lstrip("-").lower(), list(bare), n=1)
     return f"; did you mean {bare[match[0]]!r}?" if match else ""
 
 

@@ -8,6 +8,8 @@ anomaly found), 2 bad usage or a node that could not be run (or broke the protoc
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -96,6 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if args.node_count < 1:
         print("tomkit run: --node-count must be at least 1", file=sys.stderr)
         return 2
+    bad = _bad_arguments(args)
+    if bad:  # before the run folder is made
+        print(f"tomkit run: {bad}", file=sys.stderr)
+        return 2
     conc = args.concurrency
     clients = (int(conc[:-1] or 1) * args.node_count) if conc.endswith("n") else int(conc)
     faults = frozenset(f for f in (x.strip() for x in args.nemesis.split(",")) if f)
@@ -127,3 +133,47 @@ def run(args: argparse.Namespace) -> int:
         return 2
     sys.stdout.write(to_json(result) if args.format == "json" else to_text(result))
     return 0 if result.valid else 1
+
+
+#: open files a node process costs the harness (its stdin, stdout and stderr pipes, and
+#: its stderr log in the run folder)
+FILES_PER_NODE = 4
+
+
+def _bad_arguments(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, in one line; None if nothing. A node program
+    given as a file of this folder (``--bin node.sh``) is run as ``./node.sh``, as the
+    user meant (a name without a slash is otherwise looked up on PATH)."""
+    import resource
+    import shutil
+
+    prog = args.bin[0]
+    if os.path.isdir(prog):
+        return f"--bin {prog}: a folder, not a program"
+    if os.path.isfile(prog):
+        if not os.access(prog, os.X_OK):
+            return f"--bin {prog}: not executable (chmod +x {prog})"
+        if os.sep not in prog:  # Maelstrom's --bin is a file's path
+            args.bin[0] = os.path.abspath(prog)
+    elif shutil.which(prog) is None:
+        return f"--bin {prog}: no such program (neither a file nor a command on PATH)"
+    conc = args.concurrency
+    count = conc[:-1] or "1" if conc.endswith("n") else conc
+    if not count.isdigit() or int(count) < 1:
+        return f"--concurrency must be a number N >= 1 or Kn (K per node), got {conc!r}"
+    for flag, value, positive in (("--time-limit", args.time_limit, True),
+                                  ("--nemesis-interval", args.nemesis_interval, True),
+                                  ("--timeout", args.timeout, True),
+                                  ("--rate", args.rate, False),
+                                  ("--latency", args.latency, False),
+                                  ("--recovery-time", args.recovery_time, False)):
+        if not (0 < value < math.inf if positive else 0 <= value < math.inf):
+            return f"{flag} must be {'> 0' if positive else '>= 0'}, got {value}"
+    if args.key_count < 1:
+        return f"--key-count must be at least 1, got {args.key_count}"
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and args.node_count * FILES_PER_NODE > soft:
+        return (f"--node-count {args.node_count}: a node costs {FILES_PER_NODE} open files "
+                f"and this process may open {soft} (ulimit -n): at most "
+                f"{soft // FILES_PER_NODE} nodes")
+    return None

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
+import urllib.parse
 
 from tomkit.checker.spark.options import add_arguments
 
@@ -34,9 +36,43 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit scan: needs Spark, which is not installed: "
               "pip install 'tomkit[spark]' (or 'tomkit[all]')", file=sys.stderr)
         return 2
+    bad = _missing_local_input(args.inputs)
+    if bad:  # said now, not after a JVM has started
+        print(f"tomkit scan: {bad}", file=sys.stderr)
+        return 2
     from tomkit.checker.spark.job import run_args
 
     return run_args(args)
+
+
+#: the names of trace files a scan reads (checker/spark/read.py's format_of)
+SUFFIXES = (".parquet", ".pq", ".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz",
+            ".ndjson.gz")
+
+
+def _missing_local_input(inputs: list[str]) -> str | None:
+    """A local input (no URL scheme, no Hadoop configuration that could make a bare path
+    another file system's) that does not exist, or a local folder without one trace file
+    below it (names starting with _ or . skipped, as Spark skips them); else None."""
+    if any(os.environ.get(v) for v in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")):
+        return None
+    for given in inputs:
+        scheme = urllib.parse.urlsplit(given).scheme
+        if scheme not in ("", "file"):
+            continue
+        path = urllib.parse.urlsplit(given).path if scheme else given
+        if not os.path.exists(path):
+            return f"{given}: no such file or folder"
+        if os.path.isdir(path) and not any(
+                f.lower().endswith(SUFFIXES) and not f.startswith(("_", "."))
+                for top, dirs, files in os.walk(path)
+                for f in files
+                if not any(part.startswith(("_", "."))
+                           for part in os.path.relpath(top, path).split(os.sep)
+                           if part != ".")):
+            return (f"{given}: no trace file (.parquet, .jsonl, ...) below it (names "
+                    "starting with _ or . are skipped)")
+    return None
 
 
 def spark_installed() -> bool:

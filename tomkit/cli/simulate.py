@@ -29,8 +29,8 @@ from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
 from tomkit.model.sim import SimConfig, simulate
 
-__all__ = ["add_membership_arguments", "add_parser", "config_from_args", "prepare_process",
-           "run"]
+__all__ = ["add_membership_arguments", "add_parser", "beyond_memory", "config_from_args",
+           "prepare_process", "run"]
 
 #: runs with at least this many messages get a progress bar (when stderr is a tty)
 PROGRESS_FROM = 2000
@@ -226,6 +226,41 @@ def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
     return topology, load
 
 
+#: bytes a record takes in memory at the least (a dict of its six fields, measured 272;
+#: a simulated record with its extra fields takes about 620: docs/sim-speed.md)
+RECORD_BYTES = 200
+#: bytes the simulator's per-pair tables take at the least (three n x n lists of
+#: references: delays, last arrivals, the other processes)
+PAIR_BYTES = 24
+
+
+def beyond_memory(n: int, messages: int, *, crashes: bool = False,
+                  memory: int | None = None) -> str | None:
+    """Why a run of ``n`` processes and ``messages`` cannot fit in this machine's memory
+    (``memory`` bytes; default: all of it), from lower bounds: the simulator keeps the
+    whole trace in memory until it writes it, at least a send and, without crashes, n
+    deliveries per message; and its per-pair tables. None when it may fit (it may still
+    be slow). A huge number is a typo far more often than a wish."""
+    if memory is None:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    records = messages * (1 if crashes else n + 1)
+    need = records * RECORD_BYTES + PAIR_BYTES * n * n
+    if need <= memory:
+        return None
+    return (f"--n {n} --messages {messages}: the simulator keeps its whole trace in memory, "
+            f"at least {records:,} records and {n}x{n} link tables, about {_bytes(need)}, "
+            f"and this machine has {_bytes(memory)}; simulate fewer (tomkit generate "
+            "writes a data set of many runs)")
+
+
+def _bytes(b: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if b < 1024 or unit == "PB":
+            return f"{b:,.0f} {unit}"
+        b /= 1024
+    return f"{b:,.0f} PB"
+
+
 def prepare_process(args: argparse.Namespace) -> None:
     """Settings of the ``tomkit simulate`` process, before the writer loads pyarrow: its
     probe for pandas (a third of a second of CPU, only to ask whether the records are
@@ -250,10 +285,16 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ValueError(f"--out {args.out}: cannot make the folder {folder}: "
                              f"{e.strerror}") from None
+        if args.seed < 0:  # numpy's seeds are >= 0; its own message names no flag
+            raise ValueError(f"--seed must be >= 0, got {args.seed}")
         if args.messages < 1:
             raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
                              "without messages has no trace to write")
         cfg = config_from_args(args)
+        too_big = beyond_memory(cfg.n, cfg.messages, crashes=bool(
+            cfg.crashes or cfg.leaves or cfg.partitions))
+        if too_big:
+            raise ValueError(too_big)
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 __all__ = ["add_parser", "run"]
@@ -76,6 +77,15 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.tlc.tracemap import TraceMapError, load_trace_map
     from tomkit.fuzz.tlc.values import TlaValueError
 
+    bad = _bad_numbers(args)
+    if bad:
+        print(f"tomkit tlc: {bad}", file=sys.stderr)
+        return 2
+    try:
+        args.spec = shipped_spec(args.spec)
+    except ValueError as e:
+        print(f"tomkit tlc: {e}", file=sys.stderr)
+        return 2
     if args.seed is not None and not args.simulate:
         print("tomkit tlc: --seed applies to --simulate only (model checking is exhaustive)",
               file=sys.stderr)
@@ -129,3 +139,32 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(result, outputs, diff=args.diff))
     return 1 if result.status == "violation" else 0
+
+
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    if args.timeout is not None and not args.timeout > 0:
+        return f"--timeout must be a positive number of seconds, got {args.timeout}"
+    if args.simulate and args.depth < 1:  # TLC would simulate behaviours of no step, forever
+        return f"--depth must be at least 1 step, got {args.depth}"
+    if args.workers < 1:
+        return f"--workers must be at least 1, got {args.workers}"
+    return None
+
+
+def shipped_spec(spec: str) -> str:
+    """``spec`` itself when it names a .tla file (with or without the suffix); else the
+    spec tomkit ships under that module name (``tomkit tlc ABCAST``, any case), or
+    ValueError naming the shipped ones and the closest."""
+    from tomkit.fuzz.tlc.runner import SHIPPED_SPECS
+
+    from .parser import closest
+
+    if os.path.isfile(spec) or os.path.isfile(spec + ".tla") or os.sep in spec:
+        return spec  # the runner says what is wrong with a path
+    shipped = {p.stem: p for p in sorted(SHIPPED_SPECS.glob("*/*.tla"))}
+    name = spec.removesuffix(".tla")
+    for stem, path in shipped.items():
+        if stem.lower() == name.lower():
+            return str(path)
+    raise ValueError(f"{spec}: neither a .tla file nor a spec tomkit ships "
+                     f"({', '.join(shipped)}){closest(name, shipped)}")

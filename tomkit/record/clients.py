@@ -1,7 +1,7 @@
-"""What the NATS and RabbitMQ recorders' clusters share: the clients run as tasks of one
-asyncio loop in a thread of its own, while the fault schedule (``faults.py``) runs in the
-recorder's thread; a restarted server is a new process (``z2`` -> ``z2r1``); a member's
-publisher sends one message at a time and tries it again until it is acknowledged."""
+"""What the NATS and RabbitMQ recorders' clusters share beyond ``cluster.py``: the
+clients run as tasks of one asyncio loop in a thread of its own, while the fault schedule
+(``faults.py``) runs in the recorder's thread; a member's publisher sends one message at
+a time and tries it again until it is acknowledged."""
 
 from __future__ import annotations
 
@@ -9,38 +9,31 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from tomkit.record.cluster import Members, log_send
 from tomkit.record.log import EventLog
 
 __all__ = ["ClientLoop", "Publisher"]
 
 
-class ClientLoop:
-    """The members, their incarnations, the send count and the clients' loop of one
-    recorded cluster. ``run`` needs ``messages`` and ``send_for`` (None: until the
-    deadline); a subclass adds the system's clients."""
+class ClientLoop(Members):
+    """The members of one recorded cluster (``cluster.py``) with its clients' loop.
+    ``run`` needs ``messages`` and ``send_for`` (None: until the deadline); a subclass
+    adds the system's clients."""
 
     #: a failure while ending the clients' tasks is ignored (the run is over either way)
     QUIET_CLOSE = False
 
-    def __init__(self, members: list[str], run: Any, log: EventLog, rng: random.Random,
-                 deadline: float, thread_name: str):
-        self.run, self.log, self.rng, self.deadline = run, log, rng, deadline
-        self.members = list(members)
-        self.incarnation = dict.fromkeys(self.members, 0)
-        self.dead: set[str] = set()
-        self.sent = 0
-        self._lock = threading.Lock()
+    def __init__(self, hosts: Mapping[str, Any], run: Any, log: EventLog,
+                 rng: random.Random, deadline: float, thread_name: str):
+        super().__init__(hosts, run, deadline)
+        self.log, self.rng = log, rng
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
                                        name=thread_name)
         self.thread.start()
-        self.send_until = deadline if run.send_for is None else min(
-            deadline, time.monotonic() + run.send_for)
-        # a message sent before send_until is retried up to 60 s more, within the run
-        self.retry_until = min(deadline, self.send_until + 60)
 
     def call(self, coro, timeout: float = 30):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -69,17 +62,6 @@ class ClientLoop:
             self.thread.join(10)
             if not self.thread.is_alive():
                 self.loop.close()
-
-    def process(self, server: str) -> str:
-        k = self.incarnation[server]
-        return server if k == 0 else f"{server}r{k}"
-
-    def count(self) -> None:
-        with self._lock:
-            self.sent += 1
-
-    def progress(self) -> float:
-        return self.sent / (self.run.messages * len(self.members))
 
 
 class Publisher:
@@ -135,12 +117,10 @@ class Publisher:
                 if self.stopped.is_set() or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(self.rng.expovariate(1 / self.run_.think))
-                msg = f"{self.process}.{k}"
-                rec = self.log.add(self.process, "send", msg=msg)
-                if rec is None:
+                opened = log_send(self.log, self.process, k, self.sent_msgs, self.count)
+                if opened is None:
                     break
-                self.sent_msgs.add(msg)
-                self.count()
+                msg, rec = opened
                 last = ""
                 while True:
                     if self.stopped.is_set():

@@ -55,15 +55,18 @@ def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
     name = rule_name or protocol
     if name is None:
         raise ProveUsageError("give a RULE or --protocol")
+    try:  # a misspelt rule is said first, not that --n is missing
+        rule = resolve_rule(name)
+    except ValueError as e:
+        raise ProveUsageError(str(e)) from None
     if opts["n"] is None:
         raise ProveUsageError("--n is required with a RULE")
     if opts["k"] < 1:
         raise ProveUsageError(f"--k must be at least 1, got {opts['k']}")
-    try:
-        rule = resolve_rule(name)
-    except ValueError as e:
-        raise ProveUsageError(str(e)) from None
     lo, hi = opts["n"]
+    if hi < 2:  # one process delivers alone: nothing to agree on, nothing proved
+        raise ProveUsageError(f"--n must reach at least 2 processes, got {lo}-{hi}"
+                              if lo != hi else f"--n must be at least 2, got {lo}")
     props = tuple(opts["property"]) or QUERIES
     worst = 0
     for n in range(lo, hi + 1):

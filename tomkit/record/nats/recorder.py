@@ -199,8 +199,9 @@ class _Cluster(ClientLoop):
 
     def __init__(self, servers: list[_Nats], run: NatsRun, log: EventLog,
                  rng: random.Random, deadline: float):
-        super().__init__([s.name for s in servers], run, log, rng, deadline, "nats-clients")
-        self.servers = {s.name: s for s in servers}
+        super().__init__({s.name: s for s in servers}, run, log, rng, deadline,
+                         "nats-clients")
+        self.servers: dict[str, _Nats] = self.hosts
         self.publishers: dict[str, _Publisher] = {}
         self.problems: list[str] = []
 
@@ -244,10 +245,6 @@ class _Cluster(ClientLoop):
         info = self.call(self._info())
         return ((info or {}).get("cluster") or {}).get("leader")
 
-    def running(self) -> list[str]:
-        return [n for n, s in self.servers.items() if n not in self.dead
-                and n not in s.net.cut and s.server.alive() and not s.server.paused]
-
     def kill(self, server: str) -> None:
         self.servers[server].server.kill()
         self.dead.add(server)
@@ -255,18 +252,6 @@ class _Cluster(ClientLoop):
             self.publishers[server].stopped.set()
         self.deliver_store(server)  # what its replica held when it died
         self.log.add(self.process(server), "crash")
-
-    def pause(self, server: str) -> None:
-        self.servers[server].server.pause()
-
-    def resume(self, server: str) -> None:
-        self.servers[server].server.resume()
-
-    def isolate(self, server: str) -> None:
-        self.servers[server].net.isolate(server)
-
-    def heal(self, server: str) -> None:
-        self.servers[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         self.incarnation[server] += 1

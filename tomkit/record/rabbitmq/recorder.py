@@ -349,9 +349,9 @@ class _Cluster(ClientLoop):
 
     def __init__(self, nodes: list[_Node], run: RabbitRun, log: EventLog,
                  rng: random.Random, deadline: float, stream: str):
-        super().__init__([n.name for n in nodes], run, log, rng, deadline,
+        super().__init__({n.name: n for n in nodes}, run, log, rng, deadline,
                          "rabbitmq-clients")
-        self.nodes = {n.name: n for n in nodes}
+        self.nodes: dict[str, _Node] = self.hosts
         self.stream = stream
         self.readers: dict[str, _Reader] = {}
         self.publishers: dict[str, _Publisher] = {}
@@ -402,10 +402,6 @@ class _Cluster(ClientLoop):
     def leader(self) -> str | None:
         return self.call(self._leader())
 
-    def running(self) -> list[str]:
-        return [n for n, s in self.nodes.items() if n not in self.dead
-                and n not in s.net.cut and s.server.alive() and not s.server.paused]
-
     def kill(self, server: str) -> None:
         self.nodes[server].server.kill()
         self.dead.add(server)
@@ -415,18 +411,6 @@ class _Cluster(ClientLoop):
         r.stopped.set()
         r.idle.wait(15)
         self.log.add(self.process(server), "crash")
-
-    def pause(self, server: str) -> None:
-        self.nodes[server].server.pause()
-
-    def resume(self, server: str) -> None:
-        self.nodes[server].server.resume()
-
-    def isolate(self, server: str) -> None:
-        self.nodes[server].net.isolate(server)
-
-    def heal(self, server: str) -> None:
-        self.nodes[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         self.old.append(self.readers[server])

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tomkit.record.child import until
+from tomkit.record.cluster import Members, log_send
 from tomkit.record.faults import SCHEDULES, Fault, FaultRunner
 from tomkit.record.log import EventLog, free_ports
 from tomkit.record.netns import Network
@@ -366,12 +367,10 @@ class _Writer(threading.Thread):
             if self._over():
                 break
             time.sleep(self.rng.expovariate(1 / self.run_.think))
-            msg = f"{self.process}.{k}"
-            rec = self.log.add(self.process, "send", msg=msg)
-            if rec is None:
+            opened = log_send(self.log, self.process, k, self.sent_msgs, self.count)
+            if opened is None:
                 break
-            self.sent_msgs.add(msg)
-            self.count()
+            msg, rec = opened
             path = f"{ROOT}/{msg}"
             pending.append((rec, path, client.create_async(path, b"")))
             if not settle(self.run_.window - 1):
@@ -383,33 +382,19 @@ class _Writer(threading.Thread):
         return self.stopped.is_set() or time.monotonic() > self.deadline
 
 
-class _Ensemble:
+class _Ensemble(Members):
     """The ensemble seen by the fault schedule (:class:`tomkit.record.faults.Cluster`)."""
 
     def __init__(self, zks: list[_Zk], run: ZkRun, log: EventLog, rng: random.Random,
                  deadline: float, tmp: Path, say):
-        self.zks = {z.name: z for z in zks}
-        self.run, self.log, self.rng, self.deadline, self.tmp = run, log, rng, deadline, tmp
-        self.say = say
-        self.members = [z.name for z in zks]
-        self.incarnation = dict.fromkeys(self.members, 0)
+        super().__init__({z.name: z for z in zks}, run, deadline)
+        self.zks: dict[str, _Zk] = self.hosts
+        self.log, self.rng, self.tmp, self.say = log, rng, tmp, say
         self.readers: dict[str, _Reader] = {}
         self.writers: dict[str, _Writer] = {}
         self.old: list[_Reader] = []
         self.errors: list[str] = []
         self.faults: FaultRunner | None = None
-        self.sent = 0
-        self._lock = threading.Lock()
-        self.dead: set[str] = set()
-        self.send_until = deadline if run.send_for is None else min(
-            deadline, time.monotonic() + run.send_for)
-        # a message sent before send_until is retried up to 60 s more, within the run
-        self.retry_until = min(deadline, self.send_until + 60)
-
-    # -- the processes of the trace
-    def process(self, server: str) -> str:
-        k = self.incarnation[server]
-        return server if k == 0 else f"{server}r{k}"
 
     def attach(self, server: str, send: bool = True) -> None:
         """Start the server's reader (and writer) for its current incarnation."""
@@ -438,10 +423,6 @@ class _Ensemble:
                 return name
         return None
 
-    def running(self) -> list[str]:
-        return [n for n, z in self.zks.items() if n not in self.dead and n not in z.net.cut
-                and z.server is not None and z.server.alive() and not z.server.paused]
-
     def kill(self, server: str) -> None:
         z = self.zks[server]
         assert z.server is not None
@@ -453,18 +434,6 @@ class _Ensemble:
         r.stop()
         r.idle.wait(15)
         self.log.add(self.process(server), "crash")
-
-    def pause(self, server: str) -> None:
-        self.zks[server].server.pause()
-
-    def resume(self, server: str) -> None:
-        self.zks[server].server.resume()
-
-    def isolate(self, server: str) -> None:
-        self.zks[server].net.isolate(server)
-
-    def heal(self, server: str) -> None:
-        self.zks[server].net.heal(server)
 
     def restart(self, server: str) -> None:
         self.old.append(self.readers[server])
@@ -487,12 +456,6 @@ class _Ensemble:
         self.attach(server)
         self.writers[server].start()
 
-    def count(self) -> None:
-        with self._lock:
-            self.sent += 1
-
-    def progress(self) -> float:
-        return self.sent / (self.run.messages * len(self.members))
 
 
 def record(run: ZkRun, out: str | Path, *, seed: int = 1, timeout: float = 60.0,
