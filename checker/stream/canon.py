@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -57,6 +57,7 @@ from .views import NONE, Views
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
 FAST, SLOW, WHOLE = "fast", "slow", "whole"
+BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
 TRIM_AT = 1 << 14
@@ -176,6 +177,12 @@ class TraceState:
         self.trim_at = trim_at
         self.mode = FAST
         self.why = ""  # why the trace left FAST, for docs and tests
+        self.broke_at = 0  # S's end when it went SLOW (_slow)
+        #: processes behind the retired prefix when it went SLOW (_slow)
+        self.behind = np.zeros(0, np.int64)
+        #: a SLOW trace's exact checks ran on the records of its first ``cut`` held
+        #: positions only, the rest found clean (reduced.py; 0: on every held record)
+        self.cut = 0
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
@@ -269,6 +276,8 @@ class TraceState:
                 # delivered it before them
                 return self._whole("a process that first appears after the trace broke, "
                                    "behind the retired prefix", piece)
+            if self._behind_delivers(kinds, proc):
+                return self._whole(BEHIND, piece)
             self.buffer.append((piece, None))
             return self._spill()
         self._note_last(piece, proc)
@@ -449,7 +458,28 @@ class TraceState:
             # the membership rules read retired installations and deliveries
             return self._whole(f"{why}, with views, after part of the trace retired")
         self.mode, self.why = SLOW, why
+        # where S ended when the picture broke: what was read up to there is around the
+        # breach (narrow.py's cut lies at or after it)
+        self.broke_at = self.base + len(self.S)
         self.buffer = [(p, None) for p, _ in self.buffer]
+        np_ = len(self.procs)
+        if self.base:
+            # a process seen (by its sends) but behind the retired prefix: a delivery of it
+            # from now on lies there, where the held records cannot stand for it (the
+            # breaking batch's rows may not have been read as deliveries yet)
+            self.behind = np.flatnonzero(self.seen[:np_] & ~self.crashed[:np_] &
+                                         (self.cursor[:np_] < self.base))
+            if len(self.behind) and self.buffer:
+                piece = self.buffer[-1][0]
+                if self._behind_delivers(kind_codes(piece.table.column("kind")),
+                                         self._proc_codes(piece.table.column("process"))):
+                    self._whole(BEHIND)
+
+    def _behind_delivers(self, kinds: np.ndarray, proc: np.ndarray) -> bool:
+        """Whether a process behind the retired prefix when the trace broke delivers
+        among these rows (then the trace goes whole)."""
+        return bool(len(self.behind)) and \
+            bool(((kinds == DELIVER) & np.isin(proc, self.behind)).any())
 
     def _proc_codes(self, col: pa.ChunkedArray) -> np.ndarray:
         idx, names = _dictionary(col)
@@ -974,7 +1004,15 @@ class TraceState:
 
     def held_pieces(self) -> list[Piece]:
         """The held records in the order they came: those spilled, then the buffer's."""
-        return (self.spill.read() if self.spill else []) + [p for p, _ in self.buffer]
+        return list(self.held_iter())
+
+    def held_iter(self) -> Iterator[Piece]:
+        """The held records in the order they came, one spilled segment in memory at a
+        time."""
+        if self.spill is not None:
+            yield from self.spill.pieces()
+        for p, _ in self.buffer:
+            yield p
 
     def close(self) -> None:
         """Remove the spill file (the trace is decided)."""
