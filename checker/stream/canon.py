@@ -306,11 +306,12 @@ class TraceState:
 
     def _note_last(self, piece: Piece, proc: np.ndarray) -> None:
         """Each process's latest record in the piece, as a witness names it."""
-        back, last = np.unique(proc[::-1], return_index=True)
-        rows = len(proc) - 1 - last
+        last = np.full(len(self.procs), -1, np.int64)
+        last[proc] = np.arange(len(proc))  # fancy assignment: each process's last row wins
         table, names = piece.table, list(self.procs)
         cols = [table.column(c) for c in ("kind", "msg", "view")]
-        for p, r in zip(back.tolist(), rows.tolist()):
+        for p in np.flatnonzero(last >= 0).tolist():
+            r = int(last[p])
             kind, msg, view = (c[r].as_py() for c in cols)
             self.last[p] = WitnessEvent(names[p], kind, msg, None, _location(piece, r), view)
 
