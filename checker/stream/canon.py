@@ -21,11 +21,11 @@ as read, so that when the picture breaks (a repeat, a gap, an inversion, a reuse
 id), the trace switches to ``SLOW``: from then on records are only buffered, and at
 its end the properties' exact checks run on the buffered records (reduced.py), whose
 retired prefix every process delivered alike. What the buffer cannot stand for sends
-the trace to ``WHOLE``, the whole-trace engine: view, join and leave records (the
-view properties and membership need them), ``seq`` that orders a process's records
-otherwise than they arrive (a recorder's ``seq`` follows arrival: such a trace stays),
+the trace to ``WHOLE``, the whole-trace engine: a trace with views broken after part of
+it retired (the membership rules read retired installations), ``seq`` that orders a
+process's records otherwise than they arrive (a recorder's ``seq`` follows arrival),
 an id seen again after it retired, a process that lags behind the retired prefix (one
-that appears late) and delivers otherwise there, or with views. A process that lags
+that appears late) and delivers otherwise there. A process that lags
 and delivers the retired S[k] at each retired position k reads it back from disk
 (retired.py) and does not hold the low watermark, so memory stays the window's; a
 trace where that happened goes whole if it breaks later (the held records stand for
@@ -101,6 +101,20 @@ def _dictionary_array(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
 def _rows(piece: Piece, a: int, b: int) -> Piece:
     """Rows ``a`` to ``b`` of a piece."""
     return Piece(piece.table.slice(a, b - a), piece.lines[a:b], piece.source, piece.fmt)
+
+
+def _own(piece: Piece) -> Piece:
+    """A copy of a piece's few rows that keeps none of its batch alive: a slice holds
+    the batch's buffers, and a dictionary column's rows its whole dictionary."""
+    t = piece.table
+    idx = pa.array(np.arange(t.num_rows))
+    cols = []
+    for col in t.columns:
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        cols.append(arr.dictionary_decode() if pa.types.is_dictionary(arr.type)
+                    else arr.take(idx))
+    return Piece(pa.table(cols, names=t.column_names), piece.lines.copy(), piece.source,
+                 piece.fmt)
 
 
 def _location(piece: Piece, i: int) -> Location:
@@ -280,7 +294,7 @@ class TraceState:
                 self._feed_rows(_rows(piece, start, r), kinds[start:r], proc[start:r])
                 if self.mode != FAST:
                     return self._rest(_rows(piece, r, len(kinds)))
-            row = _rows(piece, r, r + 1)
+            row = _own(_rows(piece, r, r + 1))  # held for the trace's life
             self.buffer.append((row, np.full(1, -1, np.int64)))
             why = self._member_row(row, int(kinds[r]), int(proc[r]))
             if why:
@@ -292,11 +306,12 @@ class TraceState:
 
     def _note_last(self, piece: Piece, proc: np.ndarray) -> None:
         """Each process's latest record in the piece, as a witness names it."""
-        back, last = np.unique(proc[::-1], return_index=True)
-        rows = len(proc) - 1 - last
+        last = np.full(len(self.procs), -1, np.int64)
+        last[proc] = np.arange(len(proc))  # fancy assignment: each process's last row wins
         table, names = piece.table, list(self.procs)
         cols = [table.column(c) for c in ("kind", "msg", "view")]
-        for p, r in zip(back.tolist(), rows.tolist()):
+        for p in np.flatnonzero(last >= 0).tolist():
+            r = int(last[p])
             kind, msg, view = (c[r].as_py() for c in cols)
             self.last[p] = WitnessEvent(names[p], kind, msg, None, _location(piece, r), view)
 
@@ -640,7 +655,10 @@ class TraceState:
         """Deliveries at retired positions ``k`` (of a process lagging behind the retired
         prefix): each must be the retired S[k], by both hashes (retired.py); its latency
         folds into the retired messages' largest. Why the trace goes whole, else ""."""
-        if self.views is not None or self.past is None or self._row_h1 is None or \
+        # with views too: position k lies in the range of the lagging process's view
+        # (its cursor is that view's range start plus its deliveries in it, checked
+        # against the view's frozen length), and S[k] was checked to be sent in it
+        if self.past is None or self._row_h1 is None or \
                 (cd != -2).any():
             return "a process lags behind the retired prefix"
         past = self.past.at(k)
@@ -873,13 +891,9 @@ class TraceState:
                      ledger=self.ledger())
 
     def ledger(self) -> Ledger | None:
-        """Who delivered and sent what, per process and view (ledger.py); None when a
-        process read the retired prefix from disk in a trace with views or joins and
-        leaves (its stays there are not counted)."""
+        """Who delivered and sent what, per process and view (ledger.py)."""
         names = list(self.procs)
         vs = self.views
-        if self.lagged and vs is not None:
-            return None
         stays, cursor, joins, last = {}, {}, {}, {}
         for i in np.flatnonzero(self.seen[:len(names)]).tolist():
             mine = vs.stays[i] if vs is not None else [(NONE, 0, 0, None)]

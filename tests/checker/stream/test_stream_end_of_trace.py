@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from locations import TESTS
-from stream_oracle import agree, by_process, merge
+from stream_oracle import STREAMED, agree, by_process, merge
 from test_stream_differential import near_total_order
 from test_stream_views import PLANTED, REAL, long_view_run, read_gz, view_runs
 from tracedsl import parse
@@ -389,3 +389,31 @@ def test_a_long_view_run_with_a_liveness_violation_is_decided_in_the_pass(
          "member-liveness": "violated"}
     if layout == "interleaved":
         assert run.peak_held < 2_000
+
+
+@pytest.mark.parametrize("stall", [None, 19 * 150 + 20])
+def test_a_process_that_lags_in_a_view_trace_reads_the_retired_prefix_from_disk(
+        stall, monkeypatch, tmp_path):
+    """Grouped by process with one sender (p0, as a fixed sequencer): p1, p2, p3 come
+    after p0's positions retired and read them back from disk, view by view (before,
+    a lag in a trace with views sent it whole). Clean: decided in the pass, every
+    property; p3 stalled in the last view: its witness lies in the retired prefix, so
+    the whole-trace engine decides (the same report either way)."""
+    monkeypatch.setattr(canon, "TRIM_AT", 64)
+    monkeypatch.setattr(driver, "READ_ROWS", 500)
+    recs = long_view_run(20, 150)
+    for r in recs:
+        if r["kind"] == "send":
+            r["process"] = "p0"
+    if stall is not None:
+        recs = stalled(recs, "p3", stall)
+    path = tmp_path / "grouped.jsonl"
+    write_records(path, by_process(recs))
+    run = _Run(STREAMED, Options(), False)
+    agree([path], run=run)
+    agree([path], END, Options())
+    if stall is None:
+        assert run.modes == {"fast": 1} and not run.whole
+        assert run.peak_window < 1_000  # positions in memory, of 3,000
+    else:
+        assert set(run.whole) == {"long"}
