@@ -25,9 +25,11 @@ the late breach within 1.5x the clean trace's time and memory; the early breach 
 1 GB.
 
     python bench/stream_bench.py [--messages 2000000] [--dir /work/data] [--huge]
+                                 [--targets-only]
 
-``--huge`` adds one trace of 10^8 events (stream only). ``--smoke`` is the tiny form
-tests/bench/ runs.
+``--huge`` adds one trace of 10^8 events (stream only); ``--targets-only`` runs the
+issue's targets alone (not the grouped, small early-breach and delay runs). ``--smoke``
+is the tiny form tests/bench/ runs.
 """
 
 from __future__ import annotations
