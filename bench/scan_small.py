@@ -17,8 +17,13 @@ sql / files on Spark. CPU seconds are the figure to compare on a loaded machine.
 run's report must give the same verdict counts. Issue 30's targets: files under 10 s
 end to end, sql within 2x of the files engine.
 
+``--before TOMKIT`` also runs each Spark engine with another ``tomkit`` command (that of
+a checkout of the code before a change, in its own environment), right after the same
+engine of this one, and prints the ratios now / before: a change measured before and
+after in one run, under the same load.
+
     nice -n 10 .venv/bin/python bench/scan_small.py [--rounds 2] [--data DIR]
-        [--engines files,files-spark,sql]
+        [--engines files,files-spark,sql] [--before OTHER/.venv/bin/tomkit]
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=None, help="a data set (default: generate 40 traces)")
     ap.add_argument("--engines", default=",".join(RUNS),
                     help=f"comma list of {', '.join(RUNS)}")
+    ap.add_argument("--before", default=None, metavar="TOMKIT",
+                    help="also run the Spark engines with this tomkit command (the code "
+                         "before a change), for ratios now / before")
     args = ap.parse_args(argv)
     runs = [x.strip() for x in args.engines.split(",") if x.strip()]
     bad = [x for x in runs if x not in RUNS]
@@ -101,31 +109,39 @@ def main(argv: list[str] | None = None) -> int:
                            capture_output=True)
         print(f"data {args.data or f'40 traces, tomkit generate --seed {SEED}'}, "
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}", flush=True)
-        print(f"{'round':>5} {'engine':>12} {'wall s':>7} {'cpu s':>6} {'load':>5}", flush=True)
+        print(f"{'round':>5} {'engine':>18} {'wall s':>7} {'cpu s':>6} {'load':>5}", flush=True)
         counts = None
         ratios: dict[str, list[tuple[float, float]]] = {}
         for r in range(args.rounds):
             got = {}
             for name in runs:
-                out = os.path.join(work, f"out-{name}")
-                shutil.rmtree(out, ignore_errors=True)
-                wall, cpu, doc = run([*tomkit(), "scan", data, "--out", out, "--json",
-                                      *RUNS[name]])
-                c = [(g["protocol"], g["config"], g["counts"]) for g in doc["groups"]]
-                if counts is not None and c != counts:
-                    raise SystemExit(f"{name}: the verdict counts differ from files'")
-                counts = c
-                got[name] = (wall, cpu)
-                print(f"{r:>5} {name:>12} {wall:>7.1f} {cpu:>6.1f} "
-                      f"{os.getloadavg()[0]:>5.1f}", flush=True)
-            for name in runs:
-                for base in ("files", "files-spark"):
-                    if name != base and base in got and name != "files":
-                        ratios.setdefault(f"{name} / {base}", []).append(
-                            (got[name][0] / got[base][0], got[name][1] / got[base][1]))
+                commands = [(name, tomkit())]
+                if args.before and name != "files":
+                    commands.append((f"{name}@before", [args.before]))
+                for label, cmd in commands:
+                    out = os.path.join(work, f"out-{name}")
+                    shutil.rmtree(out, ignore_errors=True)
+                    wall, cpu, doc = run([*cmd, "scan", data, "--out", out, "--json",
+                                          *RUNS[name]])
+                    c = [(g["protocol"], g["config"], g["counts"]) for g in doc["groups"]]
+                    if counts is not None and c != counts:
+                        raise SystemExit(f"{label}: the verdict counts differ from files'")
+                    counts = c
+                    got[label] = (wall, cpu)
+                    print(f"{r:>5} {label:>18} {wall:>7.1f} {cpu:>6.1f} "
+                          f"{os.getloadavg()[0]:>5.1f}", flush=True)
+            pairs = [(a, b) for a in got for b in ("files", "files-spark")
+                     if a not in ("files", b) and b in got and not a.endswith("@before")]
+            pairs += [(a, f"{a}@before") for a in got if f"{a}@before" in got]
+            pairs += [(f"{a}@before", "files-spark@before") for a in got
+                      if a != "files-spark" and f"{a}@before" in got
+                      and "files-spark@before" in got]
+            for a, b in pairs:
+                ratios.setdefault(f"{a} / {b}", []).append(
+                    (got[a][0] / got[b][0], got[a][1] / got[b][1]))
         print("ratios per round (wall, cpu):")
         for k, v in ratios.items():
-            print(f"  {k:>26}: " + ", ".join(f"{w:.1f}x wall {c:.1f}x cpu" for w, c in v))
+            print(f"  {k:>34}: " + ", ".join(f"{w:.1f}x wall {c:.1f}x cpu" for w, c in v))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

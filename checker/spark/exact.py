@@ -5,12 +5,14 @@ SQL test: weak total order and global order outside the order-consistency filter
 checked by the property's reference ``check`` from ``checker/properties``, exactly as
 the single-machine engine does (``engine._record``), and the two must agree on a
 violation. Violations are rare, so this is cheap: the events of flagged traces only are
-grouped by trace (an RDD ``groupByKey``, which needs neither pandas nor Arrow UDFs) and
-checked on the executors, which therefore need tomkit importable (docs/spark.md).
+taken trace by trace from the partitions that hold them (an RDD ``mapPartitions``, which
+needs neither pandas nor Arrow UDFs) and checked on the executors, which therefore need
+tomkit importable (docs/spark.md).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -87,24 +89,25 @@ def check_wanted(key: tuple, trace, wanted: dict[str, int],
     return out
 
 
-def run_exact(spark: SparkSession, events: DataFrame, flagged: dict[tuple, dict[str, int]],
+def run_exact(spark: SparkSession, events: DataFrame, codes: DataFrame, names: list[str],
               fmt: str, options: Options = Options()) -> DataFrame:
-    """Results of the reference checks for the flagged (trace, property) pairs."""
-    if not flagged:
-        return spark.createDataFrame([], RESULT_SCHEMA)
-    keys = spark.createDataFrame([k for k in flagged], T.StructType(
-        [T.StructField(c, T.StringType()) for c in KEY]))
-    rows = events.join(F.broadcast(keys), KEY).select(*KEY, *COLUMNS)
-    wanted = spark.sparkContext.broadcast(flagged)
+    """Results of the reference checks for the flagged (trace, property) pairs: those whose
+    code in ``codes`` (KEY and a code column per name of ``names``) is VIOLATED or EXACT.
+    ``events`` (KEY and COLUMNS) and ``codes`` are partitioned by trace alike, so the join
+    keeps every trace in one partition: each partition's rows are sorted by trace and
+    checked trace by trace as they come (no shuffle, and no list of flagged traces on the
+    driver)."""
+    flagged = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in names)) \
+        .select(*KEY, *(F.col(n).alias(f"_code{i}") for i, n in enumerate(names)))
+    rows = events.join(flagged, KEY).sortWithinPartitions(*KEY).select(
+        *KEY, *COLUMNS, *(f"_code{i}" for i in range(len(names))))
+    k, c = len(KEY), len(COLUMNS)
 
-    def per_trace(item: tuple) -> Iterator[tuple]:
-        key, rs = item
-        yield from check_trace(key, [tuple(r) for r in rs], wanted.value[key], fmt, options)
+    def per_partition(it: Iterator) -> Iterator[tuple]:
+        for key, group in itertools.groupby(it, key=lambda r: tuple(r[:k])):
+            rs = [tuple(r) for r in group]
+            wanted = {n: code for n, code in zip(names, rs[0][k + c:])
+                      if code in (VIOLATED, EXACT)}
+            yield from check_trace(key, [r[k:k + c] for r in rs], wanted, fmt, options)
 
-    rdd = (rows.rdd.map(lambda r: ((r[0], r[1], r[2]), tuple(r[3:])))
-           .groupByKey().flatMap(per_trace))
-    return spark.createDataFrame(rdd, RESULT_SCHEMA)
-
-
-def wanted_codes(row, names: list[str]) -> dict[str, int]:
-    return {n: int(row[n]) for n in names if int(row[n]) in (VIOLATED, EXACT)}
+    return spark.createDataFrame(rows.rdd.mapPartitions(per_partition), RESULT_SCHEMA)

@@ -30,17 +30,18 @@ import os
 import sys
 import urllib.parse
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from tomkit.checker.engine import EngineDisagreement
-from tomkit.checker.properties import HOLDS, UNKNOWN, VIOLATED, Options
+from tomkit.checker.properties import HOLDS, UNKNOWN, Options
 from tomkit.checker.spark import report as R
 from tomkit.checker.spark.commit import ArrowTree, HadoopTree, Tree, commit, recover, staging_name
-from tomkit.checker.spark.exact import local_path, run_exact, wanted_codes
+from tomkit.checker.spark.exact import local_path, run_exact
 from tomkit.checker.spark.options import ENGINES, scan_options
 from tomkit.checker.spark.progress import Progress
 from tomkit.checker.spark.properties import FACTS, NAMES, decide, reason_column
@@ -127,10 +128,7 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
     try:
         exact = decided.exact
         if exact is None:
-            flagged_rows = codes.filter(" or ".join(f"`{n}` >= {VIOLATED}" for n in NAMES)) \
-                .select(*KEY, *NAMES).collect()
-            flagged = {tuple(r[k] for k in KEY): wanted_codes(r, NAMES) for r in flagged_rows}
-            exact = run_exact(spark, decided.events, flagged, fmt, options)
+            exact = run_exact(spark, decided.events, codes, NAMES, fmt, options)
         exact = exact.persist()
         disagree = exact.filter(F.col("disagreement").isNotNull()).limit(5).collect()
         if disagree:
@@ -138,56 +136,102 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
             raise EngineDisagreement(f"{d['property']} on trace {d['trace']}: {d['disagreement']}")
         verdicts = verdict_rows(codes, exact, options)
         bad_seq = decided.bad_seq.select(
-            "src", F.lit(None).cast("long").alias("line"),
+            "protocol", "config", "records", "src", F.lit(None).cast("long").alias("line"),
             F.col("pos").alias("row") if fmt == "parquet" else F.lit(None).cast("long")
             .alias("row"), F.lit("seq").alias("field"), "message")
-        rejected = rejected_records.unionByName(bad_seq)
+        rejected = rejected_records.unionByName(bad_seq.select(*rejected_records.columns))
         deliveries = decided.deliveries
         if deliveries is None:
             deliveries = decided.events.filter(F.col("kind") == "deliver")
-        summary = _summary(verdicts, firsts, deliveries, rejected_records, decided.bad_seq)
-        listed = []
-        if summary.rejected or summary.seq_traces:
-            listed = [{"source": local_path(r["src"]), "line": r["line"], "row": r["row"],
-                       "field": r["field"], "message": r["message"]}
-                      for r in rejected.orderBy("src", "line", "row").limit(LISTED).collect()]
+        summary, listed = _summary(verdicts, firsts, deliveries, rejected_records, bad_seq)
         doc = R.document(summary, paths, fmt, listed)
         text = R.to_text(doc)
         if out is not None:
             _write(tree, out, verdicts, rejected, doc, text, fail_after_write)
         return ScanResult(doc, text, doc["exit_code"], out)
     finally:
-        codes.unpersist()
-        firsts.unpersist()
-        if decided.events is not None:
-            decided.events.unpersist()
+        decided.release()
 
 
 def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
-             rejected_records: DataFrame, bad_seq: DataFrame) -> Summary:
-    """The report's aggregates, by Spark aggregations over the per-trace rows."""
-    summary = Summary()
-    # one aggregation gives the verdict counts, from any one property's rows the traces
-    # and events of each group, and each group's first trace (by key) with its
-    # explanation, of which the violated groups' first is the property's example (one
-    # job fewer than an aggregation of its own)
-    for r in verdicts.groupBy("protocol", "config", "property", "verdict").agg(
-            F.count(F.lit(1)).alias("count"), F.sum("events").alias("events"),
-            F.min_by(F.struct(*KEY, "explanation"), F.struct(*KEY)).alias("x")).collect():
+             rejected_records: DataFrame, bad_seq: DataFrame) -> tuple[Summary, list[dict]]:
+    """The report's aggregates and its first LISTED rejected records (``bad_seq``: the
+    traces rejected for seq, one rejected row each with protocol, config, records), by
+    ONE Spark aggregation over a union of what each needs: per group of protocol and
+    configuration the verdict counts and events, each property's first violated trace
+    with its explanation, the latency histogram, the index-of-latency counts, the
+    rejected records and traces. One shuffle: an aggregation of each's own is two jobs,
+    and on a small data set jobs are what a scan costs."""
+    ex = F.struct(*KEY, "explanation")
+    rej = F.struct("src", "line", "row", "field", "message")
+    parts = [
+        # any one property's rows give each group's traces and events
+        _part(verdicts, "verdict", a="property", b="verdict", v="events", x=ex),
+        _part(R.latencies(firsts), "latency", c="s", d="k", v="lat"),
+        _part(deliveries.filter(F.col("iol").isNotNull()), "iol", c="iol"),
+        _part(rejected_records, "rejected", r=rej, key=False),
+        _part(bad_seq, "seq", v="records", r=rej),
+    ]
+    rows = reduce(DataFrame.unionByName, parts).groupBy(
+        "part", "protocol", "config", "a", "b", "c", "d").agg(
+        F.count(F.lit(1)).alias("n"), F.sum("v").alias("total"), F.min("v").alias("lo"),
+        F.max("v").alias("hi"),
+        F.min_by("x", F.struct("x.protocol", "x.config", "x.trace")).alias("x"),
+        F.min_by("r", F.struct("r.src", "r.line", "r.row"), LISTED).alias("r")).collect()
+    summary, listed = Summary(), []
+    for r in rows:
+        part = r["part"]
+        if part in ("rejected", "seq"):
+            listed += r["r"] or []
+            if part == "rejected":
+                summary.rejected += r["n"]
+            else:
+                summary.seq_traces += r["n"]
+                summary.seq_records += int(r["total"])
+            continue
         g = summary.group(r["protocol"], r["config"])
-        g.counts[r["property"]][r["verdict"]] += r["count"]
-        if r["property"] == NAMES[0]:
-            g.traces += r["count"]
-            g.events += int(r["events"])
-        if r["verdict"] == "violated":
-            x = r["x"]
-            summary.add_example(r["property"], tuple(x[k] for k in KEY), x["explanation"])
-    R.latency(summary, firsts)
-    R.index_of_latency(summary, deliveries)
-    summary.rejected = rejected_records.count()
-    seq_stats = bad_seq.agg(F.count(F.lit(1)), F.sum("records")).first()
-    summary.seq_traces, summary.seq_records = seq_stats[0], int(seq_stats[1] or 0)
-    return summary
+        if part == "verdict":
+            g.counts[r["a"]][r["b"]] += r["n"]
+            if r["a"] == NAMES[0]:
+                g.traces += r["n"]
+                g.events += int(r["total"])
+            if r["b"] == "violated":
+                x = r["x"]
+                summary.add_example(r["a"], tuple(x[k] for k in KEY), x["explanation"])
+        elif part == "latency":
+            g.add_bucket(int(r["c"]), int(r["d"]), r["n"], r["total"], r["lo"], r["hi"])
+        else:
+            g.iol[r["c"]] = g.iol.get(r["c"], 0) + r["n"]
+    # as Spark orders them: by source, line and row, nulls first
+    listed.sort(key=lambda x: (x["src"], x["line"] is not None, x["line"] or 0,
+                               x["row"] is not None, x["row"] or 0))
+    return summary, [{"source": local_path(x["src"]), "line": x["line"], "row": x["row"],
+                      "field": x["field"], "message": x["message"]} for x in listed[:LISTED]]
+
+
+def _part(df: DataFrame, name: str, a: str | None = None, b: str | None = None,
+          c: str | None = None, d: str | None = None, v: str | None = None,
+          x: Column | None = None, r: Column | str | None = None, key: bool = True
+          ) -> DataFrame:
+    """``df`` as rows of ``_summary``'s union: its name, its group (protocol and
+    configuration, if ``key``), keys ``a`` ``b`` (strings) ``c`` ``d`` (numbers), the
+    value ``v``, an example ``x`` and a rejected record ``r``."""
+
+    def col(name: str | Column | None, dt: str) -> Column:
+        if name is None:
+            return F.lit(None).cast(dt)
+        return (F.col(name) if isinstance(name, str) else name).cast(dt)
+
+    return df.select(
+        F.lit(name).alias("part"),
+        *(col(k if key else None, "string").alias(k) for k in ("protocol", "config")),
+        col(a, "string").alias("a"), col(b, "string").alias("b"),
+        col(c, "double").alias("c"), col(d, "double").alias("d"),
+        col(v, "double").alias("v"),
+        col(x, "struct<protocol:string,config:string,trace:string,explanation:string>")
+        .alias("x"),
+        col(r, "struct<src:string,line:bigint,row:bigint,field:string,message:string>")
+        .alias("r"))
 
 
 def _write(tree: Tree, out: str, verdicts: DataFrame, rejected: DataFrame,

@@ -32,15 +32,15 @@ from tomkit.checker.spark.properties import NAMES
 from tomkit.checker.spark.summary import ALPHA, Summary
 from tomkit.traces.schema import FORMAT_VERSION
 
-__all__ = ["ALPHA", "QUANTILES", "document", "index_of_latency", "latency", "summarize",
-           "to_text"]
+__all__ = ["ALPHA", "QUANTILES", "document", "latencies", "summarize", "to_text"]
 
 QUANTILES = [0.5, 0.9, 0.99]
 REJECTED_SHOWN = 20
 
 
-def latency(summary: Summary, firsts: DataFrame) -> None:
-    """Add the latency histogram of ``firsts`` (first deliveries) to ``summary``."""
+def latencies(firsts: DataFrame) -> DataFrame:
+    """protocol, config, lat and its bucket (s, k) of each latency of ``firsts`` (first
+    deliveries): grouped by protocol, config, s and k, the histogram."""
     if "lat" in firsts.columns:  # the arrow and files engines' latencies, from their pass
         sel = firsts.filter(F.col("lat").isNotNull()).select("protocol", "config", "lat")
     else:
@@ -48,16 +48,9 @@ def latency(summary: Summary, firsts: DataFrame) -> None:
         sel = firsts.filter(F.col("time").isNotNull() & F.col("send_time").isNotNull()) \
             .select("protocol", "config", lat)
     # Spark's log is null at 0: the zeros' bucket is (0, 0), as summary.bucket_of has it
-    rows = (sel
-            .select("protocol", "config", "lat", F.signum("lat").cast("int").alias("s"),
-                    F.coalesce(F.floor(F.log(F.abs("lat")) / math.log1p(ALPHA)),
-                               F.lit(0)).alias("k"))
-            .groupBy("protocol", "config", "s", "k")
-            .agg(F.count(F.lit(1)).alias("n"), F.sum("lat").alias("total"),
-                 F.min("lat").alias("lo"), F.max("lat").alias("hi")).collect())
-    for r in rows:
-        summary.group(r["protocol"], r["config"]).add_bucket(
-            r["s"], int(r["k"]), r["n"], r["total"], r["lo"], r["hi"])
+    return sel.select("protocol", "config", "lat", F.signum("lat").cast("int").alias("s"),
+                      F.coalesce(F.floor(F.log(F.abs("lat")) / math.log1p(ALPHA)),
+                                 F.lit(0)).alias("k"))
 
 
 def summarize(buckets: list[tuple]) -> dict[str, Any]:
@@ -76,16 +69,6 @@ def summarize(buckets: list[tuple]) -> dict[str, Any]:
                 out[f"p{round(q * 100)}"] = min(max(mid, lo), hi)
                 break
     return out
-
-
-def index_of_latency(summary: Summary, deliveries: DataFrame) -> None:
-    """Add the index-of-latency histogram of ``deliveries`` to ``summary``."""
-    rows = (deliveries.filter(F.col("iol").isNotNull())
-            .groupBy("protocol", "config", "iol").count().collect())
-    for r in rows:
-        g = summary.group(r["protocol"], r["config"])
-        v = float(r["iol"])
-        g.iol[v] = g.iol.get(v, 0) + r["count"]
 
 
 def _iol_doc(hist: dict[float, int]) -> dict[str, Any]:

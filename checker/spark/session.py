@@ -30,6 +30,11 @@ SCAN_CONF = {
     # joins keyed (trace, msg) may reuse a partitioning by trace alone
     "spark.sql.requireAllClusterKeysForCoPartition": "false",
     "spark.sql.adaptive.enabled": "true",
+    # inferring filters from the constraints of the SQL engine's plan (a per-trace table
+    # of some forty CASE formulas over twenty-odd flags, joined back to the events) took
+    # the optimizer 10-14 CPU seconds for one join on a 40-trace data set, more than the
+    # whole scan is worth; the scan's own filters are all it needs (docs/spark.md)
+    "spark.sql.constraintPropagation.enabled": "false",
 }
 
 

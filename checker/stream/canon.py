@@ -36,6 +36,7 @@ its verdicts.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator, Sequence
 
@@ -44,10 +45,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...traces.errors import Location
-from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, SLOT_COLUMN, VIEW, Piece, kind_codes
+from ..result import WitnessEvent
 from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .ledger import Join, Ledger, Stay, Window
 from .retired import RetiredSequence
 from .views import NONE, Views
 
@@ -105,6 +108,22 @@ def _location(piece: Piece, i: int) -> Location:
     n = int(piece.lines[i])
     return Location(piece.source, row=n) if piece.fmt == "parquet" else \
         Location(piece.source, line=n)
+
+
+def _clocks(table: pa.Table, row: int = 0) -> tuple:
+    """A record's time, real_time and slot (``x_slot``, floored), as the whole-trace
+    checker reads them (checker/trace.py; None where absent)."""
+    out = []
+    for name in ("time", "real_time", SLOT_COLUMN):
+        x = table.column(name)[row].as_py() if name in table.column_names else None
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            x = None
+        elif name == SLOT_COLUMN:
+            x = math.floor(x)
+        else:
+            x = float(x)
+        out.append(x)
+    return tuple(out)
 
 
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
@@ -207,6 +226,8 @@ class TraceState:
         #: they hold the low watermark at 0 until they come, so a log that lags is not
         #: retired past; without, a log that lags reads the retired prefix from disk
         self.seen = np.zeros(0, bool)
+        #: per process (code), its latest record: an end-of-trace witness names it
+        self.last: dict[int, WitnessEvent] = {}
         if expect:
             self._proc_codes(pa.chunked_array([pa.array(list(expect), pa.string())]))
 
@@ -245,6 +266,7 @@ class TraceState:
                 return self._whole(BEHIND, piece)
             self.buffer.append((piece, None))
             return self._spill()
+        self._note_last(piece, proc)
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
         if self.views is None:
@@ -260,13 +282,23 @@ class TraceState:
                     return self._rest(_rows(piece, r, len(kinds)))
             row = _rows(piece, r, r + 1)
             self.buffer.append((row, np.full(1, -1, np.int64)))
-            why = self._member_row(row.table, int(kinds[r]), int(proc[r]))
+            why = self._member_row(row, int(kinds[r]), int(proc[r]))
             if why:
                 self._slow(why)
                 return self._rest(_rows(piece, r + 1, len(kinds)))
             start = r + 1
         if start < len(kinds):
             self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _note_last(self, piece: Piece, proc: np.ndarray) -> None:
+        """Each process's latest record in the piece, as a witness names it."""
+        back, last = np.unique(proc[::-1], return_index=True)
+        rows = len(proc) - 1 - last
+        table, names = piece.table, list(self.procs)
+        cols = [table.column(c) for c in ("kind", "msg", "view")]
+        for p, r in zip(back.tolist(), rows.tolist()):
+            kind, msg, view = (c[r].as_py() for c in cols)
+            self.last[p] = WitnessEvent(names[p], kind, msg, None, _location(piece, r), view)
 
     def _rest(self, piece: Piece) -> None:
         """Rows left of a piece when the trace left FAST part way through it."""
@@ -285,15 +317,20 @@ class TraceState:
         self.spill.write([p for p, _ in self.buffer])
         self.buffer = []
 
-    def _member_row(self, table: pa.Table, kind: int, p: int) -> str:
+    def _member_row(self, row: Piece, kind: int, p: int) -> str:
         """One view, join, leave or crash record of a trace with views (views.py); why the
         picture breaks, else ""."""
         vs = self.views
         assert vs is not None
+        table = row.table
         if self.left[p]:
             return "a record after its process's leave"
+        record = WitnessEvent(list(self.procs)[p], table.column("kind")[0].as_py(), None,
+                              None, _location(row, 0), table.column("view")[0].as_py())
         if kind != VIEW:
-            vs.end_stretch(p)
+            vs.end_stretch(p, record.kind)
+            if kind == JOIN:
+                vs.join(p, record, _clocks(table), int(self.scount[p]))
             if kind == CRASH:
                 self.crashed[p] = True
             elif kind == LEAVE:
@@ -305,7 +342,8 @@ class TraceState:
         members = table.column("members")[0].as_py()
         why, at = vs.install(p, table.column("view")[0].as_py(),
                              None if members is None else frozenset(members),
-                             list(self.procs)[p], self._position(p), self.base + len(self.S))
+                             list(self.procs)[p], self._position(p), self.base + len(self.S),
+                             int(self.dcount[p]), int(self.scount[p]), record)
         if why:
             return why
         self.cursor[p] = at
@@ -831,7 +869,82 @@ class TraceState:
                      membership=self.membership or bool(self.left[:np_].any()),
                      gaps=bool(vs is not None and vs.gaps()),
                      sent=int(self.scount[:np_].sum()),
-                     latency={c: self.latency(c)[0] for c in self.clocks})
+                     latency={c: self.latency(c)[0] for c in self.clocks},
+                     ledger=self.ledger())
+
+    def ledger(self) -> Ledger | None:
+        """Who delivered and sent what, per process and view (ledger.py); None when a
+        process read the retired prefix from disk in a trace with views or joins and
+        leaves (its stays there are not counted)."""
+        names = list(self.procs)
+        vs = self.views
+        if self.lagged and vs is not None:
+            return None
+        stays, cursor, joins, last = {}, {}, {}, {}
+        for i in np.flatnonzero(self.seen[:len(names)]).tolist():
+            mine = vs.stays[i] if vs is not None else [(NONE, 0, 0, None)]
+            ends = [x[1] for x in mine[1:]] + [int(self.dcount[i])]
+            stays[names[i]] = [Stay(v, d, s, e - d, r) for (v, d, s, r), e in zip(mine, ends)]
+            cursor[names[i]] = int(self.cursor[i]) if vs is not None else int(self.dcount[i])
+            if vs is not None and vs.joins[i] is not None:
+                joins[names[i]] = Join(*vs.joins[i])
+            # a crash read before the first join, leave or view has no Views to note it
+            last[names[i]] = vs.last_kind[i] if vs is not None and vs.last_kind[i] else \
+                ("crash" if self.crashed[i] else None)
+        n = self.nmsgs
+        return Ledger(names, stays, list(vs.names) if vs else [None],
+                      list(vs.offset) if vs else [0], list(vs.members) if vs else [None],
+                      self.view_records, list(vs.length) if vs else [-1],
+                      frozenset(names[i] for i in np.flatnonzero(self.left[:len(names)])),
+                      cursor, self.base, self.S,
+                      Window(self.sender[:n], self.rank[:n], self.spos[:n], self.sview[:n]),
+                      {names[p]: e for p, e in self.last.items()}, self.find, self.message_ids,
+                      joins, last, self.send_clocks)
+
+    def find(self, code: int, kind: str, process: str) -> tuple[str, Location, tuple] | None:
+        """The id, location and clocks (time, real_time, slot) of ``process``'s held
+        ``kind`` record of message ``code``."""
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            hit = np.flatnonzero(codes == code)
+            if not len(hit):
+                continue
+            t = piece.table
+            for i in hit.tolist():
+                if t.column("kind")[i].as_py() == kind and \
+                        t.column("process")[i].as_py() == process:
+                    return t.column("msg")[i].as_py(), _location(piece, i), _clocks(t, i)
+        return None
+
+    def send_clocks(self) -> dict[int, tuple]:
+        """Per held message (code), its held send record's time, real_time and slot."""
+        out: dict[int, tuple] = {}
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            t = piece.table
+            kinds = kind_codes(t.column("kind"))
+            for i in np.flatnonzero((kinds == SEND) & (codes >= 0)).tolist():
+                out.setdefault(int(codes[i]), _clocks(t, i))
+        return out
+
+    def message_ids(self, codes: np.ndarray) -> dict[int, str]:
+        """The ids of messages ``codes``, from held records that name them."""
+        want = np.zeros(self.nmsgs, bool)
+        want[codes] = True
+        out: dict[int, str] = {}
+        for piece, cs in self.buffer:
+            if cs is None:
+                continue
+            hit = np.flatnonzero((cs >= 0) & want[np.maximum(cs, 0)])
+            if not len(hit):
+                continue
+            ids = piece.table.column("msg").take(pa.array(hit)).to_pylist()
+            for c, m in zip(cs[hit].tolist(), ids):
+                out.setdefault(c, m)
+            want[cs[hit]] = False
+        return out
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and
