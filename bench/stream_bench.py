@@ -97,8 +97,28 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
     tmp.rename(path)
 
 
+def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> None:
+    """The long trace with every process sending, its records grouped by process (each
+    process's records in their order, one process after the other)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+    t = pa.concat_tables(list(long_trace_tables(messages, n_processes=processes,
+                                                seed=seed)))
+    with TraceWriter(tmp) as w:
+        for p in range(processes):
+            w.write_table(t.filter(pc.equal(t.column("process"), f"p{p}")))
+    tmp.rename(path)
+
+
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
-          no_lag: bool = False, no_cut: bool = False) -> None:
+          no_lag: bool = False, no_cut: bool = False, no_wait: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -124,6 +144,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             # a buffer smaller than a read (the smoke's): reads of its size, so that the
             # records after a break spill, and are cut
             driver.READ_ROWS = min(driver.READ_ROWS, spill_rows)
+        if no_wait:  # as before: the window waits at a message whose send is not read
+            canon.AWAIT_SENDS = False
         if no_cut:  # as before narrow.py: the exact checks on every held record
             reduced.narrowed = lambda *a: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
@@ -164,12 +186,15 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
-            label: str = "", no_lag: bool = False, no_cut: bool = False) -> dict:
+            label: str = "", no_lag: bool = False, no_cut: bool = False,
+            no_wait: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if no_lag:
         cmd += ["--no-lag"]
     if no_cut:
         cmd += ["--no-cut"]
+    if no_wait:
+        cmd += ["--no-wait"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -312,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spill-rows", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
@@ -321,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut)
+              args.no_cut, args.no_wait)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
@@ -331,9 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     events = n * (np_ + 1)
     grouped = d / f"grouped-{np_}x{n // 6}.parquet"
     make_grouped(grouped, n // 6, np_)
+    senders = d / f"grouped-senders-{np_}x{n // 10}-{args.seed}.parquet"
     if args.grouped_only:
         print_grouped(measure("stream", grouped, args.trim, label=", lag read from disk"),
                       measure("stream", grouped, args.trim, label=", whole", no_lag=True))
+        make_grouped_all(senders, n // 10, np_, args.seed)
+        print_senders(measure("stream", senders, args.trim, label=", sends awaited"),
+                      measure("stream", senders, args.trim, label=", window waits",
+                              no_wait=True))
         return 0
     if args.delay_only:
         lag = delay(d, args.rate, args.seconds, np_, args.seed)
@@ -364,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
         figs["grouped"] = measure("stream", grouped, args.trim, label=", lag read from disk")
         figs["grouped-whole"] = measure("stream", grouped, args.trim, label=", whole",
                                         no_lag=True)
+        make_grouped_all(senders, n // 10, np_, args.seed)
+        figs["senders"] = measure("stream", senders, args.trim, label=", sends awaited")
+        figs["senders-waiting"] = measure("stream", senders, args.trim,
+                                          label=", window waits", no_wait=True)
         figs["small"] = measure("stream", small, args.trim, buffer, ", cut")
         figs["small-all"] = measure("stream", small, args.trim, buffer, ", not cut",
                                     no_cut=True)
@@ -424,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         print_delay(lag)
     if "grouped" in figs:
         print_grouped(figs["grouped"], figs["grouped-whole"])
+        print_senders(figs["senders"], figs["senders-waiting"])
     if "huge" in figs:
         h = figs["huge"]
         print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")
@@ -439,6 +475,16 @@ def print_grouped(disk: dict, whole: dict) -> None:
           f"{whole['seconds']:.1f} s, {whole['cpu']:.1f} s CPU, {whole['rss_mb']:.0f} MB: "
           f"memory {disk['rss_mb'] / whole['rss_mb']:.2f}x, CPU {disk['cpu'] / whole['cpu']:.2f}x"
           f" (decided {disk['modes']} / {whole['modes']})", flush=True)
+
+
+def print_senders(disk: dict, waits: dict) -> None:
+    assert disk["exit"] == waits["exit"] == 0 and disk["modes"] == {"fast": 1}, disk
+    print(f"  grouped by process, every process sends ({disk['events']:,} events): sends "
+          f"awaited {disk['cpu']:.1f} s CPU, {disk['rss_mb']:.0f} MB (held "
+          f"{disk['held']:,} records, {disk['window']:,} positions); the window waiting "
+          f"{waits['cpu']:.1f} s CPU, {waits['rss_mb']:.0f} MB (held {waits['held']:,}, "
+          f"{waits['window']:,} positions): memory {disk['rss_mb'] / waits['rss_mb']:.2f}x",
+          flush=True)
 
 
 def print_delay(lag: dict) -> None:
