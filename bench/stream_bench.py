@@ -17,7 +17,10 @@ process so that its peak memory (ru_maxrss) is its own:
 - a trace grouped by process (one process's records, then the next's; one sender, as a
   fixed sequencer), so that every process but the first lags behind the retired prefix:
   with the retired sequence read back from disk (checker/stream/retired.py) and as
-  before it, sent to the whole-trace engine (``--no-lag``, a hidden flag of the child).
+  before it, sent to the whole-trace engine (``--no-lag``, a hidden flag of the child);
+  and the long trace (a tenth of it) grouped by process, where every process sends, with
+  the positions waiting for their sends retired (checker/stream/canon.py) and with the
+  window waiting for them (``--no-wait``, a hidden flag of the child: as before).
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;

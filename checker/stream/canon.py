@@ -678,6 +678,10 @@ class TraceState:
         they are never read again."""
         piece, codes = self.buffer[-1]
         keep = np.flatnonzero(codes != -2)
+        if not len(keep):
+            # an empty slice would still hold the batch's dictionaries (its ids)
+            self.buffer.pop()
+            return
         if len(keep) < len(codes):
             self.buffer[-1] = (Piece(piece.table.take(pa.array(keep)), piece.lines[keep],
                                      piece.source, piece.fmt), codes[keep])
