@@ -17,7 +17,10 @@ process so that its peak memory (ru_maxrss) is its own:
 - a trace grouped by process (one process's records, then the next's; one sender, as a
   fixed sequencer), so that every process but the first lags behind the retired prefix:
   with the retired sequence read back from disk (checker/stream/retired.py) and as
-  before it, sent to the whole-trace engine (``--no-lag``, a hidden flag of the child).
+  before it, sent to the whole-trace engine (``--no-lag``, a hidden flag of the child);
+  and the long trace (a tenth of it) grouped by process, where every process sends, with
+  the positions waiting for their sends retired (checker/stream/canon.py) and with the
+  window waiting for them (``--no-wait``, a hidden flag of the child: as before).
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
@@ -25,9 +28,11 @@ the late breach within 1.5x the clean trace's time and memory; the early breach 
 1 GB.
 
     python bench/stream_bench.py [--messages 2000000] [--dir /work/data] [--huge]
+                                 [--targets-only]
 
-``--huge`` adds one trace of 10^8 events (stream only). ``--smoke`` is the tiny form
-tests/bench/ runs.
+``--huge`` adds one trace of 10^8 events (stream only); ``--targets-only`` runs the
+issue's targets alone (not the grouped, small early-breach and delay runs). ``--smoke``
+is the tiny form tests/bench/ runs.
 """
 
 from __future__ import annotations
@@ -95,8 +100,28 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
     tmp.rename(path)
 
 
+def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> None:
+    """The long trace with every process sending, its records grouped by process (each
+    process's records in their order, one process after the other)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+    t = pa.concat_tables(list(long_trace_tables(messages, n_processes=processes,
+                                                seed=seed)))
+    with TraceWriter(tmp) as w:
+        for p in range(processes):
+            w.write_table(t.filter(pc.equal(t.column("process"), f"p{p}")))
+    tmp.rename(path)
+
+
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
-          no_lag: bool = False, no_cut: bool = False) -> None:
+          no_lag: bool = False, no_cut: bool = False, no_wait: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -122,6 +147,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             # a buffer smaller than a read (the smoke's): reads of its size, so that the
             # records after a break spill, and are cut
             driver.READ_ROWS = min(driver.READ_ROWS, spill_rows)
+        if no_wait:  # as before: the window waits at a message whose send is not read
+            canon.AWAIT_SENDS = False
         if no_cut:  # as before narrow.py: the exact checks on every held record
             reduced.narrowed = lambda *a: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
@@ -162,12 +189,15 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
-            label: str = "", no_lag: bool = False, no_cut: bool = False) -> dict:
+            label: str = "", no_lag: bool = False, no_cut: bool = False,
+            no_wait: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if no_lag:
         cmd += ["--no-lag"]
     if no_cut:
         cmd += ["--no-cut"]
+    if no_wait:
+        cmd += ["--no-wait"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -310,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spill-rows", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
@@ -319,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut)
+              args.no_cut, args.no_wait)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
@@ -329,9 +360,14 @@ def main(argv: list[str] | None = None) -> int:
     events = n * (np_ + 1)
     grouped = d / f"grouped-{np_}x{n // 6}.parquet"
     make_grouped(grouped, n // 6, np_)
+    senders = d / f"grouped-senders-{np_}x{n // 10}-{args.seed}.parquet"
     if args.grouped_only:
         print_grouped(measure("stream", grouped, args.trim, label=", lag read from disk"),
                       measure("stream", grouped, args.trim, label=", whole", no_lag=True))
+        make_grouped_all(senders, n // 10, np_, args.seed)
+        print_senders(measure("stream", senders, args.trim, label=", sends awaited"),
+                      measure("stream", senders, args.trim, label=", window waits",
+                              no_wait=True))
         return 0
     if args.delay_only:
         lag = delay(d, args.rate, args.seconds, np_, args.seed)
@@ -362,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
         figs["grouped"] = measure("stream", grouped, args.trim, label=", lag read from disk")
         figs["grouped-whole"] = measure("stream", grouped, args.trim, label=", whole",
                                         no_lag=True)
+        make_grouped_all(senders, n // 10, np_, args.seed)
+        figs["senders"] = measure("stream", senders, args.trim, label=", sends awaited")
+        figs["senders-waiting"] = measure("stream", senders, args.trim,
+                                          label=", window waits", no_wait=True)
         figs["small"] = measure("stream", small, args.trim, buffer, ", cut")
         figs["small-all"] = measure("stream", small, args.trim, buffer, ", not cut",
                                     no_cut=True)
@@ -422,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         print_delay(lag)
     if "grouped" in figs:
         print_grouped(figs["grouped"], figs["grouped-whole"])
+        print_senders(figs["senders"], figs["senders-waiting"])
     if "huge" in figs:
         h = figs["huge"]
         print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")
@@ -437,6 +478,16 @@ def print_grouped(disk: dict, whole: dict) -> None:
           f"{whole['seconds']:.1f} s, {whole['cpu']:.1f} s CPU, {whole['rss_mb']:.0f} MB: "
           f"memory {disk['rss_mb'] / whole['rss_mb']:.2f}x, CPU {disk['cpu'] / whole['cpu']:.2f}x"
           f" (decided {disk['modes']} / {whole['modes']})", flush=True)
+
+
+def print_senders(disk: dict, waits: dict) -> None:
+    assert disk["exit"] == waits["exit"] == 0 and disk["modes"] == {"fast": 1}, disk
+    print(f"  grouped by process, every process sends ({disk['events']:,} events): sends "
+          f"awaited {disk['cpu']:.1f} s CPU, {disk['rss_mb']:.0f} MB (held "
+          f"{disk['held']:,} records, {disk['window']:,} positions); the window waiting "
+          f"{waits['cpu']:.1f} s CPU, {waits['rss_mb']:.0f} MB (held {waits['held']:,}, "
+          f"{waits['window']:,} positions): memory {disk['rss_mb'] / waits['rss_mb']:.2f}x",
+          flush=True)
 
 
 def print_delay(lag: dict) -> None:

@@ -29,9 +29,12 @@ that appears late) and delivers otherwise there. A process that lags
 and delivers the retired S[k] at each retired position k reads it back from disk
 (retired.py) and does not hold the low watermark, so memory stays the window's; a
 trace where that happened goes whole if it breaks later (the held records stand for
-the retired prefix only when every process delivered it before them). A trace that
-stays ``FAST`` to its end is clean (clean.py), and the properties' stream deciders give
-its verdicts.
+the retired prefix only when every process delivered it before them). Positions every
+process passed retire even while their sends are still to come (a file grouped by
+process where every process sends): their senders and ranks are filled in as the sends
+come and checked in S's order (``_validate_waiting``); a trace where that happened goes
+whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
+properties' stream deciders give its verdicts.
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
 FAST, SLOW, WHOLE = "fast", "slow", "whole"
 BEHIND = "a process behind the retired prefix delivers after the trace broke"
+#: retire positions whose sends are still to come (a file grouped by process where
+#: every process sends), checking their senders as the sends come; False: the window
+#: waits for them (as before; bench/stream_bench.py compares the two)
+AWAIT_SENDS = True
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
 TRIM_AT = 1 << 14
@@ -229,6 +236,15 @@ class TraceState:
         self.past: RetiredSequence | None = None
         #: a delivery was read at a retired position (from ``past``)
         self.lagged = False
+        #: positions retired before their sends came (a file grouped by process where
+        #: every process sends: the FIFO pointer waits at the first message whose send
+        #: is not read yet): first hash -> position, and per position from ``vpos`` on
+        #: its sender and send rank once its send is read (-1 before); ``waited``: some
+        #: were (a break after that goes whole)
+        self.waiting = IdMap()
+        self.w_sender = np.zeros(0, np.int64)
+        self.w_rank = np.zeros(0, np.int64)
+        self.waited = False
         self._row_h1: np.ndarray | None = None  # the batch's per-row hashes (_msg_codes)
         self._row_h2: np.ndarray | None = None
         #: per sender, the S prefix holding its retired sends (a lagging process may
@@ -387,7 +403,11 @@ class TraceState:
         if crash.any():
             self.crashed[proc[crash]] = True
         s = kinds == SEND
-        if s.any() and not self._sends(codes[s], proc[s]):
+        if s.any() and (codes[s] == -2).any() and \
+                np.asarray(pc.is_valid(table.column("deps")).to_numpy(
+                    zero_copy_only=False), bool)[s & (codes == -2)].any():
+            return self._whole("deps on the send of a message retired before it came")
+        if s.any() and not self._sends(codes[s], proc[s], np.flatnonzero(s)):
             return self._slow("a message id sent twice")
         if s.any():
             self._deps(table.column("deps"), s, codes, proc)
@@ -451,6 +471,10 @@ class TraceState:
             self.buffer.append((piece, None))
 
     def _slow(self, why: str) -> None:
+        if self.waited:
+            # the held records stand for a retired prefix whose sends were all checked
+            # before it retired (every sender's first ones)
+            return self._whole(f"{why}, after positions retired before their sends came")
         if self.lagged:
             # the held records stand for the retired prefix only when every process
             # delivered it alike before them
@@ -522,7 +546,8 @@ class TraceState:
             if hit.any():
                 sent = np.zeros(len(values), bool)
                 sent[idx[(kinds == SEND) & (idx >= 0)]] = True
-                if sent[at[new[hit]]].any():
+                ours = new[hit][sent[at[new[hit]]]]
+                if len(ours) and not self._awaited(h1[ours], h2[ours]):
                     return None
                 # a retired id delivered again: by a process lagging behind the retired
                 # prefix, at its position there (_deliveries judges, by both hashes)
@@ -563,18 +588,40 @@ class TraceState:
         out[some] = table[idx[some]]
         return out
 
-    def _sends(self, cs: np.ndarray, ps: np.ndarray) -> bool:
+    def _awaited(self, h1: np.ndarray, h2: np.ndarray) -> bool:
+        """Whether retired ids (their hashes) are of positions still waiting for their
+        sends (``waiting``; by both hashes)."""
+        if self.past is None or not len(self.w_sender):
+            return False
+        pos = self.waiting.get(h1)
+        if (pos < self.vpos).any():  # not waiting (validated): an id sent again
+            return False
+        return bool((self.past.at(pos)["h2"] == h2).all())
+
+    def _sends(self, cs: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> bool:
+        np_ = len(self.procs)
+        rank = self.vscount[ps] + cumcount(ps, np_)  # its rank in its view
+        wait = cs == -2  # a message retired before its send came (_trim)
+        if wait.any():
+            at = self.waiting.get(self._row_h1[rows[wait]]) - self.vpos
+            if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
+                return False
+            self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
+        # each sender's latest send (fancy assignment: the last row of each wins); a
+        # retired one holds nothing
+        latest = np.full(np_, -3, np.int64)
+        latest[ps] = np.where(wait, -1, cs)
+        per = np.bincount(ps, minlength=np_)
+        cs, ps, rank = cs[~wait], ps[~wait], rank[~wait]
         if (self.sender[cs] >= 0).any():
             return False
         seen = np.zeros(self.nmsgs, bool)
         seen[cs] = True
         if int(seen.sum()) < len(cs):  # one id twice in this batch
             return False
-        np_ = len(self.procs)
-        self.rank[cs] = self.vscount[ps] + cumcount(ps, np_)  # its rank in its view
+        self.rank[cs] = rank
         self.sender[cs] = ps
-        self.last_send[ps] = cs  # fancy assignment: the last row of each sender wins
-        per = np.bincount(ps, minlength=np_)
+        self.last_send[:np_] = np.where(latest > -3, latest, self.last_send[:np_])
         self.scount[:np_] += per
         self.vscount[:np_] += per
         if self.views is None:
@@ -646,6 +693,10 @@ class TraceState:
         they are never read again."""
         piece, codes = self.buffer[-1]
         keep = np.flatnonzero(codes != -2)
+        if not len(keep):
+            # an empty slice would still hold the batch's dictionaries (its ids)
+            self.buffer.pop()
+            return
         if len(keep) < len(codes):
             self.buffer[-1] = (Piece(piece.table.take(pa.array(keep)), piece.lines[keep],
                                      piece.source, piece.fmt), codes[keep])
@@ -702,6 +753,10 @@ class TraceState:
     def _validate(self) -> str:
         """Advance ``vpos`` over S while the sends are known: FIFO on S, and causal order
         (each dependency earlier in S, or retired); why the picture broke, else ""."""
+        if self.vpos < self.base:
+            why = self._validate_waiting()
+            if why or self.vpos < self.base:
+                return why
         seg = self.S[self.vpos - self.base:]
         snd = self.sender[seg]
         unknown = np.flatnonzero(snd < 0)
@@ -735,6 +790,31 @@ class TraceState:
         self.vpos += stop
         return ""
 
+    def _validate_waiting(self) -> str:
+        """Advance ``vpos`` over positions retired before their sends came, while their
+        senders are known (``w_sender``): FIFO on S, as ``_validate`` checks it."""
+        snd = self.w_sender
+        unknown = np.flatnonzero(snd < 0)
+        stop = int(unknown[0]) if len(unknown) else len(snd)
+        if not stop:
+            return ""
+        np_ = len(self.procs)
+        s = snd[:stop]
+        other = self.fifo_view[:np_] != NONE
+        self.fifo_next[:np_][other] = 0
+        self.fifo_view[:np_][other] = NONE
+        if (self.w_rank[:stop] != self.fifo_next[s] + cumcount(s, np_)).any():
+            return "a sender's messages out of send order"
+        per = np.bincount(s, minlength=np_)
+        self.fifo_next[:np_] += per
+        self.soff[:np_] += per
+        np.maximum.at(self.rowed, s, self.vpos + np.arange(1, stop + 1))
+        self.w_sender, self.w_rank = snd[stop:], self.w_rank[stop:]
+        self.vpos += stop
+        if not len(self.w_sender):
+            self.waiting = IdMap()  # every one came
+        return ""
+
     def _deps_before(self, m: np.ndarray, h1: np.ndarray, h2: np.ndarray) -> bool:
         """Whether each dependency (hashes) of message code ``m`` lies before it in S: in
         the window (its code's position below m's), or retired."""
@@ -759,16 +839,30 @@ class TraceState:
             # disk when it comes (``past``); with views it goes whole, so it holds it
             live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
         low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
-        w = min(low, self.vpos, self.base + len(self.S) - 1)
+        # past the FIFO pointer too, when nothing else needs the messages' codes there
+        # (their sends validated from ``w_sender`` as they come, _validate_waiting)
+        wait = AWAIT_SENDS and self.views is None and not self.has_views and \
+            not self.clocks and \
+            not self.keep_whole and not self.deps_from and not len(self.dep_m)
+        w = min(low, self.base + len(self.S) if wait else self.vpos,
+                self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
         # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
         last = self.last_send[:np_][self.scount[:np_] > 0]
-        at = self.spos[last]
+        at = self.spos[last[last >= 0]]
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))
         if w - self.base < (self.trim_at or TRIM_AT) // 2:
             return
         gone = self.S[:w - self.base]
+        # from the FIFO pointer on, their sends are still to come
+        first = min(max(self.vpos - self.base, 0), len(gone))
+        if first < len(gone):
+            late = gone[first:]
+            self.waited = True
+            self.waiting.add(self.h1[late], np.arange(self.base + first, w, dtype=np.int64))
+            self.w_sender = np.concatenate((self.w_sender, self.sender[late].astype(np.int64)))
+            self.w_rank = np.concatenate((self.w_rank, self.rank[late]))
         self.retired.add(self.h1[gone])
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
@@ -776,8 +870,10 @@ class TraceState:
                          {c: self.t_send[c][gone] for c in self.clocks})
         for c in self.clocks:
             self.slowest[c] = self._fold(c, gone, self.slowest[c])
-        self.soff[:np_] += np.bincount(self.sender[gone], minlength=np_)
-        np.maximum.at(self.rowed, self.sender[gone].astype(np.int64), self.spos[gone] + 1)
+        checked = gone[:first]
+        self.soff[:np_] += np.bincount(self.sender[checked], minlength=np_)
+        np.maximum.at(self.rowed, self.sender[checked].astype(np.int64),
+                      self.spos[checked] + 1)
         self.S = self.S[w - self.base:]
         self.base = w
         keep = np.ones(self.nmsgs, bool)
