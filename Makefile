@@ -15,8 +15,16 @@ $(STAMP): pyproject.toml
 	@$(PY) -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" || \
 	  ($(APT) update -q && $(APT) install -y -q python3-dev) || true
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[all,dev]'
+	$(BIN)/pip install -q --upgrade pip 'tomli>=1.1; python_version < "3.11"'
+	@# pyproject.toml's build requirements (mypyc for the kernel) into the venv first, so that
+	@# tomkit's editable build uses them rather than fetching them again into an isolated
+	@# one; and no byte-compiling of the 10,000 installed files (32 s of CPU): a module is
+	@# compiled when first imported (docs/testing.md)
+	$(BIN)/python -c "import sys; t = __import__('tomllib' if sys.version_info >= (3, 11) \
+	  else 'tomli'); print('\n'.join(t.load(open('pyproject.toml', 'rb'))['build-system'] \
+	  ['requires']))" > $(VENV)/build-requires.txt
+	$(BIN)/pip install -q --no-compile -r $(VENV)/build-requires.txt
+	$(BIN)/pip install -q --no-compile --no-build-isolation -e '.[all,dev]'
 	touch $(STAMP)
 
 # Spark and TLC need Java 17, counterexample pictures need Graphviz's dot, the HTML

@@ -57,19 +57,21 @@ def kernel_extensions() -> list:
     except ImportError:
         print("tomkit: mypyc not found, the simulator's kernel runs as Python", file=sys.stderr)
         return []
+    # mypy reads the kernel's imports (model/process.py, the rules) for their types, so
+    # the whole of model/ is staged; only the kernel's modules are compiled, as one group
+    # (one shared library, tomkit.model.kernel__mypyc: they call one another natively)
     stage = HERE / "build" / "mypyc-src"
-    paths = []
-    for m in kernel_modules():
-        dst = stage / "tomkit" / "model" / f"{m}.py"
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(HERE / "model" / f"{m}.py", dst)
-        for folder in [dst.parent, *dst.parent.parents]:
-            if folder == stage:
-                break
-            (folder / "__init__.py").touch()
-        paths.append(str(dst.relative_to(HERE)))
+    shutil.rmtree(stage, ignore_errors=True)
+    model = stage / "tomkit" / "model"
+    shutil.copytree(HERE / "model", model, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.so", "*.source-sha256", "*.c", "*.h"))
+    (stage / "tomkit" / "__init__.py").touch()
+    paths = [str((model / f"{m}.py").relative_to(HERE)) for m in kernel_modules()]
     try:
-        return mypycify(paths, opt_level="3", target_dir=str(Path("build") / "mypyc"))
+        return mypycify(["--follow-imports=silent", "--ignore-missing-imports", *paths],
+                        only_compile_paths=paths, opt_level="3",
+                        group_name="tomkit.model.kernel",
+                        target_dir=str(Path("build") / "mypyc"))
     except BaseException as e:  # mypy's errors exit: the Python files run instead
         print(f"tomkit: the simulator's kernel not compiled ({e!r}); it runs as Python",
               file=sys.stderr)

@@ -12,7 +12,8 @@ each. The figure is application deliveries per CPU-second of the ``simulate`` ca
 delays (shifted gamma, 1 ms), 4000 messages.
 
     python bench/sim_speed.py [--n 8] [--messages 4000] [--repeat 3] [--baseline REV]
-        [--end-to-end M] [--e2e-baseline REV] [--e2e-only] [--instructions M]
+        [--end-to-end M] [--e2e-baseline REV] [--compiled-baseline] [--e2e-only]
+        [--instructions M]
 
 ``--end-to-end M`` adds issue 30's command as a user runs it, ``tomkit simulate
 --protocol toto --n N --delta 4 --messages M --out FILE`` (M = 20000 in the issue), with
@@ -25,6 +26,11 @@ writing each format, and reading it back as ``tomkit check`` does (``TraceReader
 the writer's target is the reader's speed. Issue 30's targets: 50 k deliveries per
 second end to end at n = 8 (the command in under 3.2 s), simulation alone 100 k per
 CPU-second.
+
+``--compiled-baseline`` builds ``--e2e-baseline``'s simulator kernel as its install would
+(``setup.py build_ext --inplace``; model/kernel.py), so that the end-to-end and
+instruction figures compare compiled code with compiled code; without it a baseline runs
+as Python.
 
 ``--instructions M`` counts the machine instructions of the ToTo simulation alone (n = 8,
 delta = 4, M messages, seed 1), for ``--e2e-baseline`` and the current code, with
@@ -82,14 +88,19 @@ print(json.dumps({"deliveries": stats["deliveries"], "cpu": cpu}))
 """
 
 
-def export(rev: str, into: Path) -> Path:
+def export(rev: str, into: Path, compiled: bool = False) -> Path:
     """``rev``'s tree, importable as ``tomkit`` (the folders mapped as pyproject.toml's
-    package-dir does); returns the folder to put on PYTHONPATH."""
+    package-dir does); returns the folder to put on PYTHONPATH. ``compiled``: with its
+    simulator kernel compiled as its setup.py does at install (model/kernel.py; a tree
+    without one runs as Python)."""
     src = into / "src"
     src.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    if compiled and (src / "model" / "kernel.py").exists():
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                       cwd=src, check=True, capture_output=True)
     pkg = into / "pkg"
     shutil.copytree(src / "tomkit", pkg / "tomkit")
     for part in ("traces", "checker", "model", "fuzz"):
@@ -185,13 +196,14 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def report_end_to_end(n: int, messages: int, repeat: int, baseline: str) -> None:
+def report_end_to_end(n: int, messages: int, repeat: int, baseline: str,
+                      compiled: bool = False) -> None:
     """The end-to-end table and the steps table (module docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
-        old_path = export(baseline, Path(tmp))
+        old_path = export(baseline, Path(tmp), compiled)
         print(f"end to end: tomkit simulate --protocol toto --n {n} --delta 4 --messages "
               f"{messages} --seed 1 --out FILE; best of {repeat} (by CPU); baseline "
-              f"{baseline}")
+              f"{baseline}{' compiled' if compiled else ''}")
         best: dict[tuple[str, str], tuple[float, float, int]] = {}
         same: dict[str, bool] = {}
         for _ in range(repeat):
@@ -278,7 +290,7 @@ def instructions(n: int, messages: int, path: Path | None, pure: bool = False) -
     return int(found.group(1).replace(",", ""))
 
 
-def report_instructions(n: int, messages: int, baseline: str) -> None:
+def report_instructions(n: int, messages: int, baseline: str, compiled: bool = False) -> None:
     """Instructions per delivery of the simulation alone, before and now (module
     docstring)."""
     if shutil.which("valgrind") is None:
@@ -287,7 +299,7 @@ def report_instructions(n: int, messages: int, baseline: str) -> None:
     if messages <= base:
         raise SystemExit(f"--instructions M needs M > {base}")
     with tempfile.TemporaryDirectory() as tmp:
-        old_path = export(baseline, Path(tmp))
+        old_path = export(baseline, Path(tmp), compiled)
         got = {}
         for label, path, pure in (("before", old_path, False), ("now, Python", None, True),
                                   ("now", None, False)):
@@ -297,7 +309,8 @@ def report_instructions(n: int, messages: int, baseline: str) -> None:
               f"{messages} messages less {base}; cachegrind): " + ", ".join(
                   f"{k} {v:,.0f}" for k, v in got.items()) + "; before/now " + ", ".join(
                   f"{k} {got['before'] / v:.3f}" for k, v in got.items() if k != "before")
-              + f" (before: {baseline}; now: the kernel as built here, "
+              + f" (before: {baseline}{', compiled' if compiled else ''}; now: the kernel "
+              "as built here, "
               f"{'compiled' if kernel_built() else 'not compiled'})", flush=True)
 
 
@@ -311,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--end-to-end", type=int, default=0, metavar="M",
                     help="also time tomkit simulate ... --messages M --out FILE (0: no)")
     ap.add_argument("--e2e-baseline", default=E2E_BEFORE, metavar="REV")
+    ap.add_argument("--compiled-baseline", action="store_true",
+                    help="compile --e2e-baseline's simulator kernel as its install does "
+                         "(model/kernel.py), for the end-to-end and instruction figures")
     ap.add_argument("--e2e-only", action="store_true",
                     help="only the end-to-end tables and the instruction counts (with "
                          "--end-to-end M or --instructions M)")
@@ -319,11 +335,13 @@ def main(argv: list[str] | None = None) -> int:
                          "M messages, against --e2e-baseline (0: no)")
     args = ap.parse_args(argv)
     if args.instructions:
-        report_instructions(args.n, args.instructions, args.e2e_baseline)
+        report_instructions(args.n, args.instructions, args.e2e_baseline,
+                            args.compiled_baseline)
         if args.e2e_only and not args.end_to_end:
             return 0
     if args.end_to_end:
-        report_end_to_end(args.n, args.end_to_end, args.repeat, args.e2e_baseline)
+        report_end_to_end(args.n, args.end_to_end, args.repeat, args.e2e_baseline,
+                          args.compiled_baseline)
         if args.e2e_only:
             return 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,11 +8,12 @@ process so that its peak memory (ru_maxrss) is its own:
   order, global order) on the clean trace, on one twice as long, and on the first
   with two adjacent deliveries of p0 swapped near its end (a late breach);
 - the DuckDB SQL peer of bench/check_bench.py (the same core checks), on the clean trace;
-- a trace a tenth as long broken early (p0's deliveries 1,000 and 1,001 swapped), so that
-  the single pass holds nearly all of it for the exact checks: with the spill of held
-  records to disk (checker/stream/spill.py) and without it, each with its peak memory
-  while the trace is read and in all (the exact checks at the end read the held
-  records back);
+- the same trace broken early (p0's deliveries 1,000 and 1,001 swapped), so that the
+  single pass holds nearly all of it (spilled to disk, checker/stream/spill.py) and its
+  exact checks run on the records around the breach (checker/stream/narrow.py); and a
+  trace a tenth as long broken the same way, with that cut and without it (``--no-cut``,
+  a hidden flag of the child: the exact checks on every held record, as before), each
+  with its peak memory while the trace is read and in all;
 - a trace grouped by process (one process's records, then the next's; one sender, as a
   fixed sequencer), so that every process but the first lags behind the retired prefix:
   with the retired sequence read back from disk (checker/stream/retired.py) and as
@@ -20,7 +21,8 @@ process so that its peak memory (ru_maxrss) is its own:
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
-the late breach within 1.5x the clean trace's time and memory.
+the late breach within 1.5x the clean trace's time and memory; the early breach under
+1 GB.
 
     python bench/stream_bench.py [--messages 2000000] [--dir /work/data] [--huge]
 
@@ -94,7 +96,7 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
 
 
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
-          no_lag: bool = False) -> None:
+          no_lag: bool = False, no_cut: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -107,6 +109,7 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
     else:
         import tomkit.checker.stream.canon as canon
         import tomkit.checker.stream.driver as driver
+        import tomkit.checker.stream.reduced as reduced
         import tomkit.checker.stream.spill as spill
         from tomkit.checker.check_run import plan
         from tomkit.checker.properties import Options
@@ -116,6 +119,11 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             canon.TRIM_AT = trim
         if spill_rows:
             spill.SPILL_ROWS = spill_rows
+            # a buffer smaller than a read (the smoke's): reads of its size, so that the
+            # records after a break spill, and are cut
+            driver.READ_ROWS = min(driver.READ_ROWS, spill_rows)
+        if no_cut:  # as before narrow.py: the exact checks on every held record
+            reduced.narrowed = lambda *a: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
         exact = driver.check_held
@@ -154,10 +162,12 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
-            label: str = "", no_lag: bool = False) -> dict:
+            label: str = "", no_lag: bool = False, no_cut: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if no_lag:
         cmd += ["--no-lag"]
+    if no_cut:
+        cmd += ["--no-cut"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -299,12 +309,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--spill-rows", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--targets-only", action="store_true",
+                    help="only the issue's targets: clean, double, late and early breach, "
+                    "the peer (and --huge); not the grouped, small early and delay runs")
     ap.add_argument("--grouped-only", action="store_true",
                     help="only the trace grouped by process (a tenth as long)")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag)
+        child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
+              args.no_cut)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
@@ -336,21 +351,29 @@ def main(argv: list[str] | None = None) -> int:
     make(double, 2 * n, np_, args.seed)
     make(late, n, np_, args.seed, swap_at=swap_at)
     early_at = min(1000, n // 40)
-    early = d / f"long-{np_}x{n // 10}-{args.seed}-swap{early_at}.parquet"
-    make(early, n // 10, np_, args.seed, swap_at=early_at)
-    figs = {"grouped": measure("stream", grouped, args.trim, label=", lag read from disk"),
-            "grouped-whole": measure("stream", grouped, args.trim, label=", whole",
-                                     no_lag=True),
-            "clean": measure("stream", clean, args.trim),
-            "double": measure("stream", double, args.trim),
-            "late": measure("stream", late, args.trim)}
+    early = d / f"long-{np_}x{n}-{args.seed}-swap{early_at}.parquet"
+    make(early, n, np_, args.seed, swap_at=early_at)
+    small = d / f"long-{np_}x{n // 10}-{args.seed}-swap{early_at}.parquet"
+    # the spill's buffer: the default, or a few thousand records on the smoke's trace
+    buffer = 200 if args.smoke else None
+    figs = {}
+    if not args.targets_only:
+        make(small, n // 10, np_, args.seed, swap_at=early_at)
+        figs["grouped"] = measure("stream", grouped, args.trim, label=", lag read from disk")
+        figs["grouped-whole"] = measure("stream", grouped, args.trim, label=", whole",
+                                        no_lag=True)
+        figs["small"] = measure("stream", small, args.trim, buffer, ", cut")
+        figs["small-all"] = measure("stream", small, args.trim, buffer, ", not cut",
+                                    no_cut=True)
+        assert figs["small"]["violated"] == figs["small-all"]["violated"] != [], figs
+        assert figs["small"]["modes"] == {"slow": 1, "narrowed": 1}, figs["small"]
+    figs |= {"clean": measure("stream", clean, args.trim),
+             "double": measure("stream", double, args.trim),
+             "late": measure("stream", late, args.trim),
+             "early": measure("stream", early, args.trim, buffer, ", spilled and cut")}
     assert figs["clean"]["exit"] == 0 and figs["double"]["exit"] == 0, figs
     assert figs["late"]["exit"] == 1 and figs["late"]["violated"], figs["late"]
-    # the spill's buffer: the default, or a few thousand records on the smoke's trace
-    buffer = 2000 if args.smoke else None
-    figs["early"] = measure("stream", early, args.trim, buffer, ", spilled")
-    figs["early-kept"] = measure("stream", early, args.trim, 1 << 62, ", held in memory")
-    assert figs["early"]["violated"] == figs["early-kept"]["violated"] != [], figs
+    assert figs["early"]["violated"] == figs["late"]["violated"], figs
     if not args.no_peer:
         figs["peer"] = measure("peer", clean, None)
         assert figs["peer"]["violations"] == [0, 0, 0, 0], figs["peer"]
@@ -359,10 +382,12 @@ def main(argv: list[str] | None = None) -> int:
         huge = d / f"long-{np_}x{m}-{args.seed}.parquet"
         make(huge, m, np_, args.seed)
         figs["huge"] = measure("stream", huge, args.trim)
-    lag = delay(d, args.rate, args.seconds, np_, args.seed)
-    print(f"  watch, {lag['events']:,} events written at {lag['rate']:,.0f}/s: first "
-          f"verdict {lag['first'][:60]}", flush=True)
-    assert lag["exit"] == 1 and lag["delay"] is not None, lag
+    lag = None
+    if not args.targets_only:
+        lag = delay(d, args.rate, args.seconds, np_, args.seed)
+        print(f"  watch, {lag['events']:,} events written at {lag['rate']:,.0f}/s: first "
+              f"verdict {lag['first'][:60]}", flush=True)
+        assert lag["exit"] == 1 and lag["delay"] is not None, lag
     c = figs["clean"]
     print(f"\nsummary (ratios from this run; {events:,} events)")
     if "peer" in figs:
@@ -380,15 +405,23 @@ def main(argv: list[str] | None = None) -> int:
           "  (target <= 1.5)")
     print(f"  late breach: {', '.join(figs['late']['violated'])}; decided "
           f"{figs['late']['modes']}")
-    sp, kept = figs["early"], figs["early-kept"]
-    print(f"  early breach ({sp['events']:,} events, held {sp['held']:,}): peak memory "
-          f"reading {sp['read_mb']:.0f} MB spilled / {kept['read_mb']:.0f} MB in memory "
-          f"({sp['read_mb'] / kept['read_mb']:.2f}x; the held records' buffer "
-          f"{sp['buffer_mb']:.1f} / {kept['buffer_mb']:.1f} MB); in all {sp['rss_mb']:.0f} / "
-          f"{kept['rss_mb']:.0f} MB; time {sp['seconds'] / kept['seconds']:.2f}x (CPU "
-          f"{sp['cpu'] / kept['cpu']:.2f}x)")
-    print_delay(lag)
-    print_grouped(figs["grouped"], figs["grouped-whole"])
+    e = figs["early"]
+    print(f"  early breach ({e['events']:,} events, held {e['held']:,}; decided "
+          f"{e['modes']}): {e['seconds']:.1f} s, {e['cpu']:.1f} s CPU, peak memory "
+          f"{e['rss_mb']:.0f} MB (target < 1024; reading {e['read_mb']:.0f} MB); against "
+          f"the clean trace: time {e['seconds'] / c['seconds']:.2f}x, CPU "
+          f"{e['cpu'] / c['cpu']:.2f}x, memory {e['rss_mb'] / c['rss_mb']:.2f}x")
+    if "small" in figs:
+        cut, every = figs["small"], figs["small-all"]
+        print(f"  early breach, a tenth as long ({cut['events']:,} events): cut "
+              f"{cut['rss_mb']:.0f} MB, {cut['cpu']:.1f} s CPU / not cut "
+              f"{every['rss_mb']:.0f} MB, {every['cpu']:.1f} s CPU (memory "
+              f"{cut['rss_mb'] / every['rss_mb']:.2f}x, CPU {cut['cpu'] / every['cpu']:.2f}x; "
+              f"peak while reading {cut['read_mb']:.0f} / {every['read_mb']:.0f} MB)")
+    if lag is not None:
+        print_delay(lag)
+    if "grouped" in figs:
+        print_grouped(figs["grouped"], figs["grouped-whole"])
     if "huge" in figs:
         h = figs["huge"]
         print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")

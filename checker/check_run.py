@@ -197,6 +197,10 @@ def run(paths: Sequence[str | os.PathLike], p: Plan, *, keep_going: bool = False
     return judge(report, p.chosen, p.profiles.values())
 
 
+#: the suffixes --plot-latency draws (matplotlib's Agg formats most people open)
+PLOT_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg")
+
+
 def prepare_outputs(*, draw: str | os.PathLike | None = None,
                     html: str | os.PathLike | None = None,
                     plot_latency: str | os.PathLike | None = None,
@@ -215,6 +219,18 @@ def prepare_outputs(*, draw: str | os.PathLike | None = None,
         except OSError as e:
             raise UsageError(f"{name} {os.fspath(given)}: cannot make the folder {folder}: "
                              f"{e.strerror}") from None
+    for key, path in (("html", html), ("plot_latency", plot_latency)):
+        if path and os.path.isdir(path):
+            raise UsageError(f"{_name(key, cli)} {os.fspath(path)}: a folder; give a file "
+                             "name")
+    if plot_latency:
+        # matplotlib picks the format by the suffix (PNG without one), and refuses an
+        # unknown one only when it draws, after the check
+        suffix = os.path.splitext(os.fspath(plot_latency))[1].lstrip(".").lower()
+        if suffix and suffix not in PLOT_FORMATS:
+            raise UsageError(f"{_name('plot_latency', cli)} {os.fspath(plot_latency)}: "
+                             f"cannot draw .{suffix}; use "
+                             f"{', '.join('.' + f for f in PLOT_FORMATS)}")
 
 
 def write_outputs(report: CheckReport, pictures: list[tuple[str, str, str]], *,

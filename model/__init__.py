@@ -11,8 +11,9 @@ The kernel, at this folder's top:
 * ``sim``: the one discrete-event simulator; ``recorder``: outputs as v1 trace records;
 * ``conform``: the one replayer of recorded traces;
 * ``dataset``: data sets of many simulated traces, some faulty, for ``tomkit scan``.
-* ``kernel``: which modules may run compiled (mypyc; the DAG view) and when they do:
-  only while compiled from the Python file beside them (``TOMKIT_PURE_PYTHON=1``: never).
+* ``kernel``: which modules may run compiled (mypyc; the DAG view, the ToTo process, the
+  recorder) and when they do: only while all are compiled from the Python files beside
+  them (``TOMKIT_PURE_PYTHON=1``: never).
 
 The rooms, one folder each:
 

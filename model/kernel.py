@@ -1,24 +1,28 @@
 """The simulator's compiled kernel: which modules may run compiled, and when they do.
 
 Issue 30 part 6 asks for the simulator at 100 k ToTo deliveries per CPU-second; the pure
-Python modules give about 60 k with a flat profile (docs/sim-speed.md), the causal DAG view
-(``toto/dag.py``) taking about half of it. The modules of :data:`MODULES` are therefore
-also compiled, from the very same source, by mypyc (mypy's compiler of typed Python to C
-extension modules, installed from wheels with mypy) when tomkit is installed on a machine
-with a C compiler (``setup.py``). mypyc reads the module's type hints: attributes of a
-class become fields of a C struct, ints and lists typed as such are accessed without
-Python's generic protocol; the module must type-check (mypy) and keeps Python's
-semantics (arbitrary-precision ints, the same exceptions). Cython, which compiles the
-same untyped modules but still goes through Python's protocol for every untyped value,
-saved almost nothing; numba compiles array code, and the view keeps dicts and lists of
-message ids (docs/sim-speed.md has the measurements).
+Python modules give about 60 k with a flat profile (docs/sim-speed.md), the causal DAG
+view (``toto/dag.py``) taking about half of it, the ToTo process and the recorder most of
+the rest. The modules of :data:`MODULES` are therefore also compiled, from the very same
+source, by mypyc (mypy's compiler of typed Python to C extension modules, installed from
+wheels with mypy) when tomkit is installed on a machine with a C compiler (``setup.py``).
+mypyc reads the module's type hints: attributes of a class become fields of a C struct,
+ints and lists typed as such are accessed without Python's generic protocol; the module
+must type-check (mypy) and keeps Python's semantics (arbitrary-precision ints, the same
+exceptions). Cython, which compiles the same untyped modules but still goes through
+Python's protocol for every untyped value, saved almost nothing; numba compiles array
+code, and the view keeps dicts and lists of message ids (docs/sim-speed.md has the
+measurements). Where the Python code lets a value be an int or a float as the caller gave
+it (a time written to a record), the hint says so (``float | int``): mypyc turns an int
+given for a ``float`` into a float.
 
 A compiled module is only used while it is the compiled form of the Python file beside
 it: the build writes, beside each extension module, the SHA-256 of the source it
 compiled, and :class:`KernelFinder` (installed by ``model/__init__.py``, before any of
 these modules is imported) loads the Python file instead when the file has changed
 since (an edit, a merge, a checkout), when no extension was built (no compiler), or when
-the environment sets ``TOMKIT_PURE_PYTHON=1``. The traces are the same either way
+the environment sets ``TOMKIT_PURE_PYTHON=1``; and all of them do, as soon as one does
+(:class:`KernelFinder`). The traces are the same either way
 (tests/model/test_sim_kernel.py runs both and compares them). After an edit of one of
 these files, ``make kernel`` compiles it again.
 """
@@ -30,13 +34,21 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["ENV", "MODULES", "KernelFinder", "compiled_modules", "install", "origin"]
+try:  # read by mypyc as it compiles the kernel's modules (a class's compiled form)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # Python alone needs nothing of it
+    def mypyc_attr(*_: object, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
 
-#: the modules compiled, as paths under model/ without ``.py`` (setup.py reads this list)
-MODULES = ("toto/dag",)
+__all__ = ["ENV", "MODULES", "KernelFinder", "compiled_modules", "install", "mypyc_attr",
+           "origin"]
+
+#: the modules compiled, as paths under model/ without ``.py`` (setup.py reads this list);
+#: compiled as one group, they call one another's functions natively
+MODULES = ("toto/dag", "toto/process", "recorder")
 #: set to 1 (or any non-empty value but 0) to run the Python files
 ENV = "TOMKIT_PURE_PYTHON"
 #: the extension beside a compiled module's file holding the SHA-256 of its source
@@ -75,18 +87,29 @@ def origin(source: Path) -> Path:
 
 
 class KernelFinder:
-    """Finds the kernel modules (:data:`MODULES`) and nothing else, each at
-    :func:`origin`; every other import goes on to the next finder."""
+    """Finds the kernel modules (``sources``: by module name, the Python file; default
+    :data:`MODULES`) and nothing else, each at :func:`origin` while all of them are
+    compiled from their current sources, else every one as its Python file; every other
+    import goes on to the next finder.
 
-    def __init__(self) -> None:
-        self.sources = _names()
+    All or none: the modules are compiled as one group, in which a compiled module makes
+    the other modules' classes natively (a compiled ``TotoProcess`` builds the compiled
+    ``DagView``, whatever ``toto/dag`` is), so an edited module running as Python beside
+    the others compiled would mix the edited code with the stale."""
+
+    def __init__(self, sources: dict[str, Path] | None = None) -> None:
+        self.sources = _names() if sources is None else sources
+
+    def compiled(self) -> bool:
+        """Whether every module's extension was built from its current source."""
+        return all(origin(s) != s for s in self.sources.values())
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: object = None) -> importlib.machinery.ModuleSpec | None:
         source = self.sources.get(fullname)
         if source is None:
             return None
-        where = origin(source)
+        where = origin(source) if self.compiled() else source
         if where == source:
             loader: importlib.abc.Loader = importlib.machinery.SourceFileLoader(
                 fullname, str(source))

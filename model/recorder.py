@@ -10,12 +10,20 @@ order of the calls: each process's records are in its local order, as the format
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from .kernel import mypyc_attr
 from .process import Installed, Output
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "Time"]
+
+#: a time as the caller gave it. The module may run compiled by mypyc (model/kernel.py),
+#: which would turn an int given for a ``float`` into a float, and the record's bytes
+#: with it; a union keeps the value as given
+Time = float | int
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (RealTimeRecorder; model/kernel.py)
 class Recorder:
     """The records of one trace ``trace_id`` over processes named ``names``."""
 
@@ -26,14 +34,15 @@ class Recorder:
         self.names = tuple(names)
         self.records: list[dict] = []
 
-    def sent(self, i: int, mid: str, out: Output, t: float) -> None:
+    def sent(self, i: int, mid: str, out: Output, t: Time) -> None:
         """Process i's application send of ``mid`` (``out`` is what ``on_send`` returned);
         the views it installed first (its first view, at its first input) before it."""
         if out.installed:
             for v in out.installed:
                 self.view(i, v, t)
             out.installed = ()  # written: not again by :meth:`logged`
-        rec = {"trace": self.trace_id, "process": self.names[i], "kind": "send", "msg": mid}
+        rec: dict[str, Any] = {"trace": self.trace_id, "process": self.names[i], "kind": "send",
+                               "msg": mid}
         if out.deps is not None:
             rec["deps"] = out.deps
         rec["time"] = t
@@ -41,7 +50,7 @@ class Recorder:
             rec.update(out.fields)
         self.records.append(rec)
 
-    def logged(self, i: int, out: Output, t: float) -> int:
+    def logged(self, i: int, out: Output, t: Time) -> int:
         """Process i's ``negotiate`` record if it asked for a reservation
         (``out.negotiated``), its ``join`` record if it became a member (``out.joined``), its
         receptions, then its deliveries, of one input, with the views it installed among
@@ -77,7 +86,7 @@ class Recorder:
                         "time": t, **fields})
         return len(delivered)
 
-    def _interleaved(self, i: int, out: Output, t: float) -> None:
+    def _interleaved(self, i: int, out: Output, t: Time) -> None:
         views = sorted(out.installed, key=lambda v: v.at)  # stable: installation order
         k = 0
         for n, (m, fields) in enumerate(out.delivered):
@@ -89,7 +98,7 @@ class Recorder:
         for v in views[k:]:
             self.view(i, v, t)
 
-    def view(self, i: int, v: Installed, t: float) -> None:
+    def view(self, i: int, v: Installed, t: Time) -> None:
         """A ``view`` record of process i (members by name)."""
         rec = {"trace": self.trace_id, "process": self.names[i], "kind": "view",
                "view": v.view.id,
@@ -100,11 +109,11 @@ class Recorder:
             rec.update(v.fields)
         self.records.append(rec)
 
-    def crash(self, i: int, t: float) -> None:
+    def crash(self, i: int, t: Time) -> None:
         self.records.append({"trace": self.trace_id, "process": self.names[i],
                              "kind": "crash", "time": t})
 
-    def event(self, i: int, kind: str, t: float, fields: Mapping | None = None) -> None:
+    def event(self, i: int, kind: str, t: Time, fields: Mapping | None = None) -> None:
         """A ``join``, ``leave`` or ``packet`` record of process i, with its extension
         fields."""
         rec = {"trace": self.trace_id, "process": self.names[i], "kind": kind, "time": t}

@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # `make test` runs the suite on every core (pytest-xdist, --dist loadgroup): a group
     # (a module, or the cluster's users) stays on one worker, its module fixtures built
     # once; the groups go longest first (tests/xdist_schedule.py)
-    groups = [schedule.group_of(it.nodeid, getattr(it, "fixturenames", ())) for it in items]
+    groups = _groups(items)
     for item, group in zip(items, groups):
         item.add_marker(pytest.mark.xdist_group(group))
     counts: dict[str, int] = {}
@@ -54,6 +54,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
              if any(it.get_closest_marker(m) for m in ("spark", "tlc", "record"))}
     order = schedule.longest_first(groups, schedule.costs(counts, schedule.load(), heavy))
     items[:] = [items[i] for i in order]
+
+
+def _groups(items: list[pytest.Item]) -> list[str]:
+    return schedule.groups_of((it.nodeid, getattr(it, "fixturenames", ())) for it in items)
 
 
 class _DurationRecorder:
@@ -68,9 +72,7 @@ class _DurationRecorder:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.groups = {it.nodeid: schedule.group_of(it.nodeid, getattr(it, "fixturenames",
-                                                                        ()))
-                       for it in items}
+        self.groups = dict(zip((it.nodeid for it in items), _groups(items)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
@@ -152,12 +154,30 @@ def s3(s3_endpoint):
 
 
 @pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session (one JVM) for every Spark module of the session: `make
+    test` runs their tests in one xdist group (tests/xdist_schedule.py, SESSION_GROUP), so
+    the JVM starts once per worker rather than once per module. A scan run in the
+    process (``tomkit scan --master local[2]``) takes this session as the active one. The
+    data sets are small: the JVM options of the scan's quick start (session.QUICK_JVM)."""
+    pytest.importorskip("pyspark")
+    from tomkit.checker.spark.session import get_session
+
+    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g",
+                       quick_start=True)
+
+
+@pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory):
     """A Spark standalone cluster on 127.0.0.1 for the session: a master and two workers of
     one core each (``checker/spark/cluster.py``), their environment holding
-    S3_CREDENTIALS (executors read the local S3 server with them)."""
+    S3_CREDENTIALS (executors read the local S3 server with them). The master's and
+    workers' JVMs, idle but for a few small jobs, run with the scan's quick-start options
+    (session.QUICK_JVM)."""
     from tomkit.checker.spark.cluster import LocalCluster
+    from tomkit.checker.spark.session import QUICK_JVM
 
     with LocalCluster(tmp_path_factory.mktemp("cluster"), workers=2, cores=1, memory="1g",
-                      env=S3_CREDENTIALS) as c:
+                      env={**S3_CREDENTIALS,
+                           "SPARK_DAEMON_JAVA_OPTS": " ".join(QUICK_JVM)}) as c:
         yield c

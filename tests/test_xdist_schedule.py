@@ -57,12 +57,24 @@ def test_the_cluster_users_share_a_group_the_rest_go_by_module():
         schedule.CLUSTER_GROUP
 
 
+def test_the_modules_of_the_local_spark_session_share_a_group():
+    """A module with a user of the session's ``spark`` fixture goes whole (its other tests
+    too) into one group; the cluster's users keep theirs."""
+    rows = [("tests/s/test_a.py::test_pure", ["tmp_path"]),
+            ("tests/s/test_a.py::test_scan", ["spark", "tmp_path"]),
+            ("tests/s/test_b.py::test_scan[1]", ["spark"]),
+            ("tests/s/test_b.py::test_submit", ["spark_cluster"]),
+            ("tests/s/test_c.py::test_other", ["tmp_path"])]
+    assert schedule.groups_of(rows) == [schedule.SESSION_GROUP] * 3 + [
+        schedule.CLUSTER_GROUP, "tests/s/test_c.py"]
+
+
 def test_the_committed_file_names_groups_that_exist():
     measured = schedule.load()
     assert measured, "tests/durations.json is missing"
     for group, (seconds, tests) in measured.items():
         assert seconds >= 0 and tests >= 0, group
-        assert group == schedule.CLUSTER_GROUP or (ROOT / group).is_file(), \
+        assert group in schedule.GROUPS or (ROOT / group).is_file(), \
             f"{group}: no such test module (make test-durations rewrites the file)"
 
 

@@ -71,19 +71,30 @@ def chunk_of(records: list[dict], source: str = "test.jsonl") -> Chunk:
 def check(records: list[dict], name: str, options: Options = Options()) -> Result:
     """The reference verdict of one property on a one-trace record list, after asserting that
     the vectorized engine agrees with it."""
-    prop = resolve(name)
+    return check_all(records, [name], options)[name]
+
+
+def check_all(records: list[dict], names: list[str],
+              options: Options = Options()) -> dict[str, Result]:
+    """:func:`check` of each property in ``names``, the trace and its chunk built once and
+    shared by the properties, as the engine shares them."""
     trace = Trace.from_records(records, source="test.jsonl")
-    res = prop.check(trace, options)
     c = chunk_of(records)
     assert c.ntr == 1
-    code = int(prop.detect(c, options)[0])
-    if code != EXACT:
-        assert CODE[code] == res.verdict, (name, CODE[code], res)
-    # the chunk's own exact view gives the same verdict and witness
-    again = prop.check(c.trace(0), options)
-    assert again.verdict == res.verdict
-    assert [w.describe() for w in again.witness] == [w.describe() for w in res.witness]
-    return res
+    view = c.trace(0)  # the chunk's own exact view
+    out = {}
+    for name in names:
+        prop = resolve(name)
+        res = prop.check(trace, options)
+        code = int(prop.detect(c, options)[0])
+        if code != EXACT:
+            assert CODE[code] == res.verdict, (name, CODE[code], res)
+        # the chunk's exact view gives the same verdict and witness
+        again = prop.check(view, options)
+        assert again.verdict == res.verdict
+        assert [w.describe() for w in again.witness] == [w.describe() for w in res.witness]
+        out[name] = res
+    return out
 
 
 def detect_all(records: list[dict], options: Options = Options()) -> dict[str, dict[str, int]]:

@@ -1,16 +1,17 @@
 """The order in which `make test`'s two xdist workers take the suite's groups.
 
-`--dist loadgroup` keeps a group (a test module, or the users of the session's Spark
-cluster) on one worker, so that its module fixtures (a Spark session and its data set, a
-booted RabbitMQ cluster) are built once; a worker that finishes a group takes the next
-one in collection order. With groups of very unequal length (a few minutes for the
-RabbitMQ or Spark modules, milliseconds for most), the suite ends when its last long
-group ends: taken last, a long group leaves the other worker idle. So the groups are put
-longest first (Graham's LPT rule, "Bounds on multiprocessing timing anomalies", SIAM J.
-Appl. Math. 17(2), 1969, section 4: within 4/3 of the best schedule), their lengths read
-from tests/durations.json, the seconds each group took in a full run, rewritten by
-`pytest -n 2 --dist loadgroup --record-durations` (or `make test-durations`). A group the
-file does not know yet (a new module) is estimated from its number of tests at the
+`--dist loadgroup` keeps a group (a test module, the users of the session's Spark
+cluster, or the modules that share the session's local Spark session) on one worker, so
+that its fixtures (a Spark session, a data set, a booted RabbitMQ cluster) are built
+once; a worker that finishes a group takes the next one in collection order. With groups
+of very unequal length (a few minutes for the RabbitMQ or Spark modules, milliseconds
+for most), the suite ends when its last long group ends: taken last, a long group leaves
+the other worker idle. So the groups are put longest first (Graham's LPT rule, "Bounds
+on multiprocessing timing anomalies", SIAM J. Appl. Math. 17(2), 1969, section 4: within
+4/3 of the best schedule), their lengths read from tests/durations.json, the seconds
+each group took in a full run, rewritten by
+`pytest -n 2 --dist loadgroup --record-durations` (or `make test-durations`). A group
+the file does not know yet (a new module) is estimated from its number of tests at the
 file's mean seconds per test of its kind: heavy (a JVM or a live system) or not.
 """
 
@@ -27,13 +28,32 @@ DURATIONS = TESTS / "durations.json"
 #: tests that start the session's Spark standalone cluster: one xdist group, so that one
 #: worker starts it once
 CLUSTER_GROUP = "spark-cluster"
+#: the modules whose tests run in the session's local Spark session (the ``spark`` fixture
+#: of conftest.py): one xdist group, so that one worker starts its JVM once
+SESSION_GROUP = "spark-session"
+GROUPS = (CLUSTER_GROUP, SESSION_GROUP)
 
 
-def group_of(nodeid: str, fixturenames: Iterable[str] = ()) -> str:
-    """The xdist group of a test: the cluster's users share one, else its module."""
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::")[0]
+
+
+def group_of(nodeid: str, fixturenames: Iterable[str] = (),
+             session_modules: frozenset[str] | set[str] = frozenset()) -> str:
+    """The xdist group of a test: the cluster's users share one; every test of a module
+    with a user of the local Spark session (``session_modules``) shares another; else
+    its module."""
     if "spark_cluster" in fixturenames:
         return CLUSTER_GROUP
-    return nodeid.split("::")[0]
+    module = module_of(nodeid)
+    return SESSION_GROUP if module in session_modules else module
+
+
+def groups_of(items: Iterable[tuple[str, Iterable[str]]]) -> list[str]:
+    """The groups of tests given as (node id, fixture names), in order."""
+    rows = [(nodeid, tuple(names)) for nodeid, names in items]
+    session = {module_of(nodeid) for nodeid, names in rows if "spark" in names}
+    return [group_of(nodeid, names, session) for nodeid, names in rows]
 
 
 def load(path: Path = DURATIONS) -> dict[str, tuple[float, int]]:
@@ -78,7 +98,7 @@ def write(path: Path, seconds: dict[str, float], tests: dict[str, int]) -> None:
     held (a run of part of the suite updates its groups only); a group whose module is
     gone is dropped."""
     groups = {g: (s, n) for g, (s, n) in load(path).items()
-              if g == CLUSTER_GROUP or (TESTS.parent / g).is_file()}
+              if g in GROUPS or (TESTS.parent / g).is_file()}
     groups.update({g: (round(seconds[g], 2), tests[g]) for g in seconds})
     rows = sorted(groups, key=lambda g: (-groups[g][0], g))
     lines = [f" {json.dumps(g)}: [{groups[g][0]}, {groups[g][1]}]" for g in rows]

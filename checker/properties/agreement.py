@@ -38,6 +38,7 @@ from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
+from tomkit.checker.stream.views import NONE
 from tomkit.checker.trace import Trace
 
 __all__ = ["AGREEMENT", "NO_SENDS", "VALIDITY", "owes"]
@@ -171,29 +172,74 @@ def _no_sends(c: Chunk, ti: int, o: Options) -> str:
 
 
 def stream_agreement(clean: Clean, options: Options) -> Result | None:
-    """A clean single pass (checker/stream/): every process delivered a prefix of one
-    sequence, so agreement holds when every correct process delivered as much as the
-    furthest deliverer; else None (its witness needs the whole trace)."""
-    if clean.viewers or clean.membership:  # who owes what: the membership rules
+    """A clean single pass (checker/stream/): each process delivered, view by view, a
+    prefix of each view's range of one sequence, so p's deliveries in view v reach a
+    correct q that owes v exactly when q delivered as many in v; the first violation in
+    check_agreement's order (p, then p's deliveries, then q) is p's delivery at q's count
+    in the first such view. None: its witness is no longer held (the whole trace)."""
+    led = clean.ledger
+    if led is None:
         return None
-    correct = clean.correct()
-    deliverers = correct if options.scope == CORRECT else clean.processes
-    need = max((clean.delivered.get(p, 0) for p in deliverers), default=0)
-    if all(clean.delivered.get(q, 0) >= need for q in correct):
-        return Result(AGREEMENT_NAME, clean.trace, Verdict.HOLDS)
-    return None
+    correct = sorted(clean.correct())
+    deliverers = correct if options.scope == CORRECT else sorted(clean.processes)
+    for p in deliverers:
+        for stay in led.stays[p]:
+            short = [(led.count(q, stay.view), q) for q in correct
+                     if q != p and led.owes(q, stay.view)]
+            short = [(n, q) for n, q in short if n < stay.count]
+            if not short:
+                continue
+            j = min(short)[0]
+            q = next(q for n, q in short if n == j)
+            d = led.delivery(p, stay.view, j)
+            if d is None:
+                return None
+            name = led.view_names[stay.view]
+            where = f" in view {name}, which {q} installed" if led.view_records else ""
+            who = "crashed process" if p in clean.crashed else "process"
+            text = f"{who} {p} delivers {d.msg}{where}; correct process {q} never delivers it."
+            return Result(AGREEMENT_NAME, clean.trace, Verdict.VIOLATED,
+                          [d, led.last_event(q)], text,
+                          "uniform" if p in clean.crashed else "agreement")
+    return Result(AGREEMENT_NAME, clean.trace, Verdict.HOLDS)
 
 
 def stream_validity(clean: Clean, options: Options) -> Result | None:
-    """A clean single pass: each correct sender delivered the prefix that holds all it
-    sent (``Clean.owed``); else None (its witness needs the whole trace)."""
+    """A clean single pass: a correct sender's sends it did not deliver are held (in S at
+    or past its position, or delivered by none; the retired ones it passed), so the first
+    in its send order is found among them. None: the whole trace decides (a sender that
+    lags behind the retired prefix, or a witness no longer held)."""
     if not clean.senders:
         return Result(VALIDITY_NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
-    if clean.viewers or clean.membership:  # who owes what: the membership rules
+    led = clean.ledger
+    if led is None:
         return None
-    for p in clean.senders - clean.crashed:
-        if clean.owed.get(p, 0) > clean.delivered.get(p, 0):
+    w = led.window
+    for p in sorted(clean.senders - clean.crashed):
+        leave = led.left_from(p)
+        if leave is not None and not led.view_records:
+            continue  # it left, and no view tells when: judged up to its leave
+        if led.behind(p) and (led.view_records or
+                              clean.owed.get(p, 0) > clean.delivered.get(p, 0)):
+            return None  # a retired send it may not have delivered
+        mine = np.flatnonzero(w.sender == led.names.index(p))
+        ends = led.ends(p)
+        v = w.view[mine]
+        pos = w.pos[mine]
+        missed = (pos < 0) | (pos >= ends[v])
+        if leave is not None and leave != NONE:
+            missed &= v != leave  # it left from the sending view
+        if not missed.any():
+            continue
+        code = mine[missed]
+        sends = np.array([led.stay(p, int(x)).sends for x in v[missed]]) + w.rank[code]
+        first = int(code[np.argmin(sends)])
+        s = led.send(first)
+        if s is None:
             return None
+        text = f"correct process {p} sends {s.msg} and never delivers it."
+        return Result(VALIDITY_NAME, clean.trace, Verdict.VIOLATED,
+                      [s, led.last_event(p)], text, "validity")
     return Result(VALIDITY_NAME, clean.trace, Verdict.HOLDS)
 
 

@@ -131,4 +131,4 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 PROPERTY = Property(NAME, "delivered only after the messages it acknowledges (deps)", False,
                     check, detect, __doc__,
                     lambda c, ti, o: NO_SENDS if not c.trace_has["send"][ti] else NO_DEPS,
-                    stream=stream, held=False)
+                    stream=stream)

@@ -117,18 +117,66 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 
 
 def stream(clean: Clean, options: Options) -> Result | None:
-    """A clean single pass (checker/stream/): the correct processes deliver prefixes of
-    one sequence, so liveness holds when each delivered as much as the furthest of them
-    and as the prefix holding every correct sender's sends; else None (its witness
-    needs the whole trace)."""
-    if clean.viewers or clean.membership:  # the final view and the membership rules
+    """A clean single pass (checker/stream/): the correct processes are read from each
+    one's last view, and a message a correct process owes but did not deliver is held
+    (at or past its position in S, or delivered by none), so check's first violation,
+    by message id, is found among the held messages. None: the whole trace decides (a
+    correct process that lags behind the retired prefix, or a witness no longer held)."""
+    led = clean.ledger
+    if led is None:
         return None
-    correct = clean.correct()
+    live = sorted(clean.correct())
+    fv = final_view({p: (v, tuple(sorted(m or ()))) for p in live
+                     for v, m in [led.final_members(p)] if v is not None})
+    correct = [p for p in live if fv is None or p in fv[1]]
+    done = {"correct": correct}
+    w = led.window
+    if any(led.behind(p) for p in correct):
+        # messages it owes may be retired: decided by counts when it holds, else whole
+        if led.view_records or not _counts_hold(clean, correct):
+            return None
+        return Result(NAME, clean.trace, Verdict.HOLDS, details=done)
+    n = len(w.sender)
+    sent_by = np.zeros(n, bool)
+    has = w.sender >= 0
+    ok = np.array([led.names[i] in correct for i in range(len(led.names))] + [False])
+    sent_by[has] = ok[w.sender[has]]
+    got = np.zeros((len(correct), n), bool)
+    owing = np.zeros((len(correct), n), bool)
+    for i, p in enumerate(correct):
+        got[i] = (w.pos >= 0) & (w.pos < led.ends(p)[w.view])
+        owes = np.array([led.owes(p, v) for v in range(len(led.view_names))])
+        owing[i] = owes[w.view]
+    cause = sent_by | got.any(axis=0)
+    bad = np.flatnonzero(cause & (owing & ~got).any(axis=0))
+    if not len(bad):
+        return Result(NAME, clean.trace, Verdict.HOLDS, details=done)
+    ids = led.ids(bad)
+    if len(ids) < len(bad):
+        return None
+    m, code = min((x, c) for c, x in ids.items())
+    if sent_by[code]:
+        wit = led.send(code)
+    else:
+        d = next(correct[i] for i in range(len(correct)) if got[i, code])
+        wit = led.delivery_of(d, code)
+    if wit is None:
+        return None
+    p = next(correct[i] for i in range(len(correct)) if owing[i, code] and not got[i, code])
+    why = (f"correct process {wit.process} sent it" if wit.kind == "send"
+           else f"correct process {wit.process} delivered it")
+    text = f"{m} is never delivered by correct process {p}, although {why}."
+    return Result(NAME, clean.trace, Verdict.VIOLATED, [wit, led.last_event(p)], text,
+                  "validity" if wit.kind == "send" else "agreement", done)
+
+
+def _counts_hold(clean: Clean, correct: list[str]) -> bool:
+    """Without views: whether every correct process that did not leave delivered as much
+    as the furthest of them and as the prefix holding every correct sender's sends."""
+    judged = [p for p in correct if p not in clean.ledger.left]
     need = max([clean.delivered.get(p, 0) for p in correct] +
                [clean.owed[p] for p in correct if p in clean.owed], default=0)
-    if all(clean.delivered.get(q, 0) >= need for q in correct):
-        return Result(NAME, clean.trace, Verdict.HOLDS)
-    return None
+    return all(clean.delivered.get(q, 0) >= need for q in judged)
 
 
 # not in tomkit scan: a data set's traces are judged for agreement and validity there

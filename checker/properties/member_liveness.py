@@ -61,6 +61,8 @@ view), and q's last event.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from tomkit.checker import witness as W
@@ -68,6 +70,8 @@ from tomkit.checker.chunk import CRASH, JOIN, LEAVE, Chunk
 from tomkit.checker.properties.base import Option, Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
+from tomkit.checker.stream.ledger import Join, Ledger, Stay
+from tomkit.checker.stream.views import NONE
 from tomkit.checker.trace import Ev, Trace
 
 NAME = "member-liveness"
@@ -210,19 +214,140 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
     return verdicts(c, violated & ~member & ~unknown, unknown, member & ~unknown)
 
 
+class _Clocks(NamedTuple):
+    """A record's clocks, as joined_before reads them from an event."""
+
+    time: float | None
+    real_time: float | None
+    slot: int | None
+
+
 def stream(clean: Clean, options: Options) -> Result | None:
-    """A clean single pass (checker/stream/): without join, leave and crash records every
-    process is correct and owes every sent message, and each delivered distinct sent
-    messages, so it holds when each delivered as many as were sent; else None (a
-    violation's witness, or membership: the whole-trace engine)."""
+    """A clean single pass (checker/stream/ledger.py): a message a correct process did
+    not deliver is held (at or past its position in S, or delivered by none), so check's
+    pairs (sender, its send, q) are judged in its order on the held messages, with the
+    joins' and sends' clocks. None: the whole trace decides (a correct process left
+    behind the retired prefix where a rule may owe it a message, or a witness no longer
+    held)."""
     if not clean.senders:
         return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
-    if clean.membership or clean.crashed:
+    led = clean.ledger
+    if led is None:
         return None
-    if any(clean.delivered.get(p, 0) < clean.sent for p in clean.processes):
+    correct = [p for p in sorted(clean.processes) if led.last_kind.get(p) in (None, "join")]
+    done = {"correct": correct}
+    if not _retired_judged(led, correct):
         return None
-    return Result(NAME, clean.trace, Verdict.HOLDS,
-                  details={"correct": sorted(clean.processes)})
+    w = led.window
+    reading = options.liveness_reading
+    undecided = None
+    ends = {q: led.ends(q) for q in correct}
+    for p in correct:
+        mine = np.flatnonzero(w.sender == led.names.index(p))
+        if not len(mine):
+            continue
+        firsts = np.array([-1 if led.stay(p, v) is None else led.stay(p, v).sends
+                           for v in range(len(led.view_names))])
+        order = firsts[w.view[mine]] + w.rank[mine]
+        join_p = led.joins.get(p)
+        keep = order >= (join_p.sends if join_p else 0)  # sent after its latest join
+        mine, order = mine[keep], order[keep]
+        mine = mine[np.argsort(order)]
+        got = np.array([(w.pos[mine] >= 0) & (w.pos[mine] < ends[q][w.view[mine]])
+                        for q in correct])
+        for k in np.flatnonzero(~got.all(axis=0)).tolist():
+            code = int(mine[k])
+            v = int(w.view[code])
+            sent_in = led.sent_in(p, v)
+            for qi, q in enumerate(correct):
+                if got[qi, k]:
+                    continue
+                join = led.joins.get(q)
+                by_view = led.since_join(q) if q != p and sent_in is not None else {}
+                if join is None or q == p:
+                    owed = True
+                elif by_view:
+                    owed = v in by_view
+                else:
+                    sent = led.send_clocks(code)
+                    if sent is None:
+                        return None
+                    owed = joined_before(_Clocks(*join.clocks), _Clocks(*sent), reading)
+                if owed is None:
+                    undecided = undecided or (q, code)
+                    continue
+                if not owed:
+                    continue
+                return _violation(clean, led, p, q, code, join, by_view.get(v), sent_in,
+                                  reading, done)
+    if undecided is not None:
+        q, code = undecided
+        m = led.ids(np.array([code])).get(code)
+        if m is None:
+            return None
+        used = "neither real_time nor time" if reading == "real-time" \
+            else "neither x_slot, time nor real_time"
+        return Result(NAME, clean.trace, Verdict.UNKNOWN,
+                      explanation=f"cannot tell whether {q} joined before {m} was sent: "
+                      f"{used} is on both records", details=done)
+    return Result(NAME, clean.trace, Verdict.HOLDS, details=done)
+
+
+def _retired_judged(led: Ledger, correct: list[str]) -> bool:
+    """Whether the retired prefix holds no pair check would judge: every correct process
+    delivered its retired positions, or those it did not lie in views no rule owes it
+    (views it did not install since its latest join, when it installed some since, and
+    every correct sender's messages there were sent in a view it installed since its own
+    join: check's ``by_view``)."""
+    loose = False  # a correct sender with sends between its latest join and a view
+    for p in correct:
+        j = led.joins.get(p)
+        if j is not None:
+            nxt = led.stays[p][j.stays].sends if len(led.stays[p]) > j.stays else None
+            loose |= (nxt if nxt is not None else _sends(led, p)) > j.sends
+    for q in correct:
+        gaps = led.gaps_below_base(q)
+        if not gaps:
+            continue
+        since = led.since_join(q)
+        if not led.view_records or not since or loose or NONE in gaps or \
+                any(v in since for v in gaps):
+            return False
+    return True
+
+
+def _sends(led: Ledger, p: str) -> int:
+    """p's sends in all (the held ones counted from its last stay, the rest before)."""
+    last = led.stays[p][-1]
+    i = led.names.index(p)
+    mine = np.flatnonzero((led.window.sender == i) & (led.window.view == last.view))
+    top = int(led.window.rank[mine].max()) + 1 if len(mine) else 0
+    return last.sends + top
+
+
+def _violation(clean: Clean, led: Ledger, p: str, q: str, code: int, join: Join | None,
+               by_view: Stay | None, sent_in: str | None, reading: str,
+               done: dict) -> Result | None:
+    send = led.send(code)
+    if send is None:
+        return None
+    m = send.msg
+    wit = [send]
+    if join is not None and q != p:
+        wit.append(join.record)
+    if by_view is not None:
+        wit.append(by_view.record)
+    wit.append(led.last_event(q))
+    if by_view is not None:
+        since = f"joined and installed view {sent_in}, the view of the send, and "
+    elif join is not None and q != p:
+        a, b = _when(_Clocks(*join.clocks), _Clocks(*led.send_clocks(code)), reading)
+        since = f"joined at {a}, before the send at {b}, and "
+    else:
+        since = ""
+    text = (f"{p} sends {m} and stays correct; {q} {since}stays correct, "
+            f"but never delivers {m}.")
+    return Result(NAME, clean.trace, Verdict.VIOLATED, wit, text, "never-delivered", done)
 
 
 def _a_reading(value: str) -> str | None:

@@ -36,24 +36,28 @@ its verdicts.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...traces.errors import Location
-from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, SLOT_COLUMN, VIEW, Piece, kind_codes
+from ..result import WitnessEvent
 from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .ledger import Join, Ledger, Stay, Window
 from .retired import RetiredSequence
 from .views import NONE, Views
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
 FAST, SLOW, WHOLE = "fast", "slow", "whole"
+BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
 TRIM_AT = 1 << 14
@@ -106,6 +110,22 @@ def _location(piece: Piece, i: int) -> Location:
         Location(piece.source, line=n)
 
 
+def _clocks(table: pa.Table, row: int = 0) -> tuple:
+    """A record's time, real_time and slot (``x_slot``, floored), as the whole-trace
+    checker reads them (checker/trace.py; None where absent)."""
+    out = []
+    for name in ("time", "real_time", SLOT_COLUMN):
+        x = table.column(name)[row].as_py() if name in table.column_names else None
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            x = None
+        elif name == SLOT_COLUMN:
+            x = math.floor(x)
+        else:
+            x = float(x)
+        out.append(x)
+    return tuple(out)
+
+
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     """Indices (null -> -1) and dictionary values of a string column."""
     idx, values = _dictionary_array(col)
@@ -143,6 +163,12 @@ class TraceState:
         self.trim_at = trim_at
         self.mode = FAST
         self.why = ""  # why the trace left FAST, for docs and tests
+        self.broke_at = 0  # S's end when it went SLOW (_slow)
+        #: processes behind the retired prefix when it went SLOW (_slow)
+        self.behind = np.zeros(0, np.int64)
+        #: a SLOW trace's exact checks ran on the records of its first ``cut`` held
+        #: positions only, the rest found clean (reduced.py; 0: on every held record)
+        self.cut = 0
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
@@ -200,6 +226,8 @@ class TraceState:
         #: they hold the low watermark at 0 until they come, so a log that lags is not
         #: retired past; without, a log that lags reads the retired prefix from disk
         self.seen = np.zeros(0, bool)
+        #: per process (code), its latest record: an end-of-trace witness names it
+        self.last: dict[int, WitnessEvent] = {}
         if expect:
             self._proc_codes(pa.chunked_array([pa.array(list(expect), pa.string())]))
 
@@ -234,8 +262,11 @@ class TraceState:
                 # delivered it before them
                 return self._whole("a process that first appears after the trace broke, "
                                    "behind the retired prefix", piece)
+            if self._behind_delivers(kinds, proc):
+                return self._whole(BEHIND, piece)
             self.buffer.append((piece, None))
             return self._spill()
+        self._note_last(piece, proc)
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
         if self.views is None:
@@ -251,13 +282,23 @@ class TraceState:
                     return self._rest(_rows(piece, r, len(kinds)))
             row = _rows(piece, r, r + 1)
             self.buffer.append((row, np.full(1, -1, np.int64)))
-            why = self._member_row(row.table, int(kinds[r]), int(proc[r]))
+            why = self._member_row(row, int(kinds[r]), int(proc[r]))
             if why:
                 self._slow(why)
                 return self._rest(_rows(piece, r + 1, len(kinds)))
             start = r + 1
         if start < len(kinds):
             self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _note_last(self, piece: Piece, proc: np.ndarray) -> None:
+        """Each process's latest record in the piece, as a witness names it."""
+        back, last = np.unique(proc[::-1], return_index=True)
+        rows = len(proc) - 1 - last
+        table, names = piece.table, list(self.procs)
+        cols = [table.column(c) for c in ("kind", "msg", "view")]
+        for p, r in zip(back.tolist(), rows.tolist()):
+            kind, msg, view = (c[r].as_py() for c in cols)
+            self.last[p] = WitnessEvent(names[p], kind, msg, None, _location(piece, r), view)
 
     def _rest(self, piece: Piece) -> None:
         """Rows left of a piece when the trace left FAST part way through it."""
@@ -276,15 +317,20 @@ class TraceState:
         self.spill.write([p for p, _ in self.buffer])
         self.buffer = []
 
-    def _member_row(self, table: pa.Table, kind: int, p: int) -> str:
+    def _member_row(self, row: Piece, kind: int, p: int) -> str:
         """One view, join, leave or crash record of a trace with views (views.py); why the
         picture breaks, else ""."""
         vs = self.views
         assert vs is not None
+        table = row.table
         if self.left[p]:
             return "a record after its process's leave"
+        record = WitnessEvent(list(self.procs)[p], table.column("kind")[0].as_py(), None,
+                              None, _location(row, 0), table.column("view")[0].as_py())
         if kind != VIEW:
-            vs.end_stretch(p)
+            vs.end_stretch(p, record.kind)
+            if kind == JOIN:
+                vs.join(p, record, _clocks(table), int(self.scount[p]))
             if kind == CRASH:
                 self.crashed[p] = True
             elif kind == LEAVE:
@@ -296,7 +342,8 @@ class TraceState:
         members = table.column("members")[0].as_py()
         why, at = vs.install(p, table.column("view")[0].as_py(),
                              None if members is None else frozenset(members),
-                             list(self.procs)[p], self._position(p), self.base + len(self.S))
+                             list(self.procs)[p], self._position(p), self.base + len(self.S),
+                             int(self.dcount[p]), int(self.scount[p]), record)
         if why:
             return why
         self.cursor[p] = at
@@ -397,7 +444,28 @@ class TraceState:
             # the membership rules read retired installations and deliveries
             return self._whole(f"{why}, with views, after part of the trace retired")
         self.mode, self.why = SLOW, why
+        # where S ended when the picture broke: what was read up to there is around the
+        # breach (narrow.py's cut lies at or after it)
+        self.broke_at = self.base + len(self.S)
         self.buffer = [(p, None) for p, _ in self.buffer]
+        np_ = len(self.procs)
+        if self.base:
+            # a process seen (by its sends) but behind the retired prefix: a delivery of it
+            # from now on lies there, where the held records cannot stand for it (the
+            # breaking batch's rows may not have been read as deliveries yet)
+            self.behind = np.flatnonzero(self.seen[:np_] & ~self.crashed[:np_] &
+                                         (self.cursor[:np_] < self.base))
+            if len(self.behind) and self.buffer:
+                piece = self.buffer[-1][0]
+                if self._behind_delivers(kind_codes(piece.table.column("kind")),
+                                         self._proc_codes(piece.table.column("process"))):
+                    self._whole(BEHIND)
+
+    def _behind_delivers(self, kinds: np.ndarray, proc: np.ndarray) -> bool:
+        """Whether a process behind the retired prefix when the trace broke delivers
+        among these rows (then the trace goes whole)."""
+        return bool(len(self.behind)) and \
+            bool(((kinds == DELIVER) & np.isin(proc, self.behind)).any())
 
     def _proc_codes(self, col: pa.ChunkedArray) -> np.ndarray:
         idx, names = _dictionary(col)
@@ -801,7 +869,82 @@ class TraceState:
                      membership=self.membership or bool(self.left[:np_].any()),
                      gaps=bool(vs is not None and vs.gaps()),
                      sent=int(self.scount[:np_].sum()),
-                     latency={c: self.latency(c)[0] for c in self.clocks})
+                     latency={c: self.latency(c)[0] for c in self.clocks},
+                     ledger=self.ledger())
+
+    def ledger(self) -> Ledger | None:
+        """Who delivered and sent what, per process and view (ledger.py); None when a
+        process read the retired prefix from disk in a trace with views or joins and
+        leaves (its stays there are not counted)."""
+        names = list(self.procs)
+        vs = self.views
+        if self.lagged and vs is not None:
+            return None
+        stays, cursor, joins, last = {}, {}, {}, {}
+        for i in np.flatnonzero(self.seen[:len(names)]).tolist():
+            mine = vs.stays[i] if vs is not None else [(NONE, 0, 0, None)]
+            ends = [x[1] for x in mine[1:]] + [int(self.dcount[i])]
+            stays[names[i]] = [Stay(v, d, s, e - d, r) for (v, d, s, r), e in zip(mine, ends)]
+            cursor[names[i]] = int(self.cursor[i]) if vs is not None else int(self.dcount[i])
+            if vs is not None and vs.joins[i] is not None:
+                joins[names[i]] = Join(*vs.joins[i])
+            # a crash read before the first join, leave or view has no Views to note it
+            last[names[i]] = vs.last_kind[i] if vs is not None and vs.last_kind[i] else \
+                ("crash" if self.crashed[i] else None)
+        n = self.nmsgs
+        return Ledger(names, stays, list(vs.names) if vs else [None],
+                      list(vs.offset) if vs else [0], list(vs.members) if vs else [None],
+                      self.view_records, list(vs.length) if vs else [-1],
+                      frozenset(names[i] for i in np.flatnonzero(self.left[:len(names)])),
+                      cursor, self.base, self.S,
+                      Window(self.sender[:n], self.rank[:n], self.spos[:n], self.sview[:n]),
+                      {names[p]: e for p, e in self.last.items()}, self.find, self.message_ids,
+                      joins, last, self.send_clocks)
+
+    def find(self, code: int, kind: str, process: str) -> tuple[str, Location, tuple] | None:
+        """The id, location and clocks (time, real_time, slot) of ``process``'s held
+        ``kind`` record of message ``code``."""
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            hit = np.flatnonzero(codes == code)
+            if not len(hit):
+                continue
+            t = piece.table
+            for i in hit.tolist():
+                if t.column("kind")[i].as_py() == kind and \
+                        t.column("process")[i].as_py() == process:
+                    return t.column("msg")[i].as_py(), _location(piece, i), _clocks(t, i)
+        return None
+
+    def send_clocks(self) -> dict[int, tuple]:
+        """Per held message (code), its held send record's time, real_time and slot."""
+        out: dict[int, tuple] = {}
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            t = piece.table
+            kinds = kind_codes(t.column("kind"))
+            for i in np.flatnonzero((kinds == SEND) & (codes >= 0)).tolist():
+                out.setdefault(int(codes[i]), _clocks(t, i))
+        return out
+
+    def message_ids(self, codes: np.ndarray) -> dict[int, str]:
+        """The ids of messages ``codes``, from held records that name them."""
+        want = np.zeros(self.nmsgs, bool)
+        want[codes] = True
+        out: dict[int, str] = {}
+        for piece, cs in self.buffer:
+            if cs is None:
+                continue
+            hit = np.flatnonzero((cs >= 0) & want[np.maximum(cs, 0)])
+            if not len(hit):
+                continue
+            ids = piece.table.column("msg").take(pa.array(hit)).to_pylist()
+            for c, m in zip(cs[hit].tolist(), ids):
+                out.setdefault(c, m)
+            want[cs[hit]] = False
+        return out
 
     def pending(self) -> np.ndarray:
         """A FAST trace's messages that some correct process (one that has a record and
@@ -848,7 +991,15 @@ class TraceState:
 
     def held_pieces(self) -> list[Piece]:
         """The held records in the order they came: those spilled, then the buffer's."""
-        return (self.spill.read() if self.spill else []) + [p for p, _ in self.buffer]
+        return list(self.held_iter())
+
+    def held_iter(self) -> Iterator[Piece]:
+        """The held records in the order they came, one spilled segment in memory at a
+        time."""
+        if self.spill is not None:
+            yield from self.spill.pieces()
+        for p, _ in self.buffer:
+            yield p
 
     def close(self) -> None:
         """Remove the spill file (the trace is decided)."""

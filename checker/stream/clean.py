@@ -11,6 +11,10 @@ who crashed and who installed views, which this summary holds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
 
 __all__ = ["Clean", "NEVER"]
 
@@ -48,6 +52,9 @@ class Clean:
     #: per clock measured ("time", "real_time"), the largest send-to-delivery latency
     #: (None: no delivery with a timed send and delivery)
     latency: dict[str, float | None] = field(default_factory=dict)
+    #: who delivered and sent what, per process and view, and the witness events of the
+    #: end-of-trace properties (ledger.py; None: the whole-trace engine reads them)
+    ledger: Ledger | None = None
 
     def correct(self) -> frozenset[str]:
         """The processes that log no crash record."""

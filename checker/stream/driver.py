@@ -41,7 +41,7 @@ from ..properties import Options, Property
 from ..result import Result, Verdict
 from ..trace import Trace
 from .canon import SLOW, WHOLE, TraceState, _dictionary
-from .reduced import check_held
+from .reduced import check_held, deps_held
 
 __all__ = ["check_stream", "not_streamed"]
 
@@ -114,11 +114,12 @@ class _Run:
         if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
             self.whole[tid] = None
             return
-        if st.mode == SLOW and st.base and any(p.final() or not p.held
-                                               for p in self.props):
-            # the end-of-trace properties read what each process did last, causal order
-            # the dependencies, either of which may lie in the retired prefix: the held
-            # records cannot stand for them
+        if st.mode == SLOW and st.base and (any(p.final() or not p.held
+                                                for p in self.props) or
+                                            not deps_held(st)):
+            # the end-of-trace properties read what each process did last, which may lie
+            # in the retired prefix, and causal order needs deps logged on held sends:
+            # the held records cannot stand for them
             self.whole[tid] = None
             return
         if st.mode in (SLOW, WHOLE):  # a WHOLE trace here is held whole (tomkit watch)
@@ -133,6 +134,8 @@ class _Run:
                         f.rejected += moved.rejected
             if outcome is not None:
                 self.report.outcomes.append(outcome)
+            if st.cut:
+                self.modes["narrowed"] += 1  # its exact checks ran around the breach
             return
         clean = st.clean()
         decided = [prop.stream(clean, self.options) for prop in self.props]

@@ -11,6 +11,16 @@ their fixed order of processes and positions, lies after it. So the exact checks
 on the held records, and the witnesses' positions are shifted back: ``base`` more
 deliveries at every process, ``soff[p]`` more sends at sender p (the sentences name
 delivery positions as ``#k`` and prefix-order's common length as "the same k").
+
+Causal order reads each held send's ``deps``, some of which may name retired messages:
+they are left out of the lists (``without_retired``), since every process delivered
+them before any held delivery; its witness and sentence name only a dependency that
+fails, which never is one of them. When the retired sends carried deps and no held
+send does, the relation would read as not logged: such a trace goes whole
+(``deps_held``).
+
+A run broken early holds most of itself: narrow.py keeps only the records around the
+breach when the rest keeps the picture.
 """
 
 from __future__ import annotations
@@ -19,12 +29,19 @@ import re
 from collections import Counter
 from dataclasses import replace
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..chunk import Piece
 from ..engine import CheckReport, FileStats, TraceOutcome, _record, decide_chunk
 from ..properties import Options, Property
 from ..result import Result, WitnessEvent
 from .canon import TraceState
+from .hashes import RetiredIds, hash_ids
+from .narrow import narrowed
 
-__all__ = ["check_held", "shift"]
+__all__ = ["check_held", "deps_held", "shift", "without_retired"]
 
 
 def shift(res: Result, base: int, soff: dict[str, int]) -> Result:
@@ -53,6 +70,49 @@ def shift(res: Result, base: int, soff: dict[str, int]) -> Result:
                    details=details)
 
 
+def without_retired(piece: Piece, retired: RetiredIds) -> Piece:
+    """``piece`` with the retired messages left out of its sends' ``deps``: every process
+    delivered them, in the retired prefix, before any held delivery, so causal order's
+    exact check, which would find them delivered nowhere, owes them nothing (a list left
+    empty stays a list: the send still carries deps)."""
+    if "deps" not in piece.table.column_names:
+        return piece
+    col = piece.table.column("deps").combine_chunks()
+    if col.null_count == len(col):
+        return piece
+    flat = pc.list_flatten(col)
+    if not len(flat):
+        return piece
+    keep = ~retired.contains(hash_ids(flat)[0])
+    if keep.all():
+        return piece
+    lens = np.asarray(pc.list_value_length(col).fill_null(0).to_numpy(zero_copy_only=False),
+                      np.int64)
+    owner = np.repeat(np.arange(len(col)), lens)
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(owner[keep],
+                                                         minlength=len(col)))))
+    deps = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()),
+                                    flat.filter(pa.array(keep)), type=col.type,
+                                    mask=col.is_null())
+    i = piece.table.column_names.index("deps")
+    return Piece(piece.table.set_column(i, "deps", deps), piece.lines, piece.source,
+                 piece.fmt)
+
+
+def deps_held(state: TraceState) -> bool:
+    """Whether the held records still carry deps when the trace's retired sends did
+    (else causal order's exact check would find the relation not logged)."""
+    if not state.deps_from:
+        return True
+    for piece in state.held_iter():
+        t = piece.table
+        if "deps" in t.column_names and \
+                pc.any(pc.and_(pc.equal(t.column("kind").cast(pa.string()), "send"),
+                               pc.is_valid(t.column("deps")))).as_py():
+            return True
+    return False
+
+
 def check_held(state: TraceState, props: list[Property], options: Options,
                keep_going: bool) -> tuple[TraceOutcome | None, CheckReport]:
     """The outcome of a trace from its held records (module docstring; None when they
@@ -60,7 +120,12 @@ def check_held(state: TraceState, props: list[Property], options: Options,
     file moves are the caller's to merge)."""
     scratch = CheckReport([p.name for p in props], options)
     scratch.counts = {p.name: Counter() for p in props}
-    pieces = state.held_pieces()
+    # a run broken early holds most of itself: the records around the breach stand for
+    # them all when the rest keeps the picture (narrow.py)
+    pieces = (narrowed(state, props) if state.spill is not None else None) or \
+        state.held_pieces()
+    if len(state.retired):
+        pieces = [without_retired(p, state.retired) for p in pieces]
     # a trace the exact checks reject (bad seq, with keep_going) moves its records from
     # accepted to rejected in these; the caller carries the moves over
     scratch.files = [FileStats(src, fmt) for src, fmt in

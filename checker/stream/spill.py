@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -101,7 +102,11 @@ class Spill(CheckpointedFile):
 
     def read(self) -> list[Piece]:
         """Every spilled record, as pieces in the order they were written."""
-        out: list[Piece] = []
+        return list(self.pieces())
+
+    def pieces(self) -> Iterator[Piece]:
+        """The spilled records as pieces in the order they were written, one segment
+        in memory at a time (a second pass over a long broken run, reduced.py)."""
         with open(self.path, "rb") as f:
             for off in self.offsets:
                 f.seek(off)
@@ -112,8 +117,7 @@ class Spill(CheckpointedFile):
                 cuts = np.flatnonzero(src[1:] != src[:-1]) + 1
                 for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(src)]):
                     source, fmt = self.sources[int(src[a])]
-                    out.append(Piece(table.slice(a, b - a), lines[a:b], source, fmt))
-        return out
+                    yield Piece(table.slice(a, b - a), lines[a:b], source, fmt)
 
     def kept(self) -> int:
         return self.size

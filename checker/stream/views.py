@@ -75,6 +75,13 @@ class Views:
         self.cur: list[int] = []
         self.prev: list[int] = []
         self.left: list[bool] = []
+        #: per process, its stays: (view, its deliveries and sends before it installed
+        #: it, the install's record as a witness names it), from "no view yet" on; its
+        #: latest join: (the record, its clocks, its sends and stays before it); its
+        #: latest join, leave or crash. ledger.py reads them at the end of a clean trace
+        self.stays: list[list[tuple[int, int, int, object]]] = []
+        self.joins: list[tuple[object, tuple, int, int] | None] = []
+        self.last_kind: list[str | None] = []
         #: processes that installed a view (a scope may drop them all: unknown)
         self.viewers: set[int] = set()
         self.numeric = True  # every view id so far is a number
@@ -84,16 +91,27 @@ class Views:
             self.cur.append(NONE)
             self.prev.append(-1)
             self.left.append(False)
+            self.stays.append([(NONE, 0, 0, None)])
+            self.joins.append(None)
+            self.last_kind.append(None)
 
-    def end_stretch(self, p: int) -> None:
+    def end_stretch(self, p: int, kind: str) -> None:
         """A crash, join or leave record of process ``p``."""
         self.prev[p] = -1
+        self.last_kind[p] = kind
+
+    def join(self, p: int, record: object, clocks: tuple, sent: int) -> None:
+        """Process ``p`` joins (after ``sent`` sends; ``clocks``: the record's time,
+        real_time and slot, member liveness's readings)."""
+        self.joins[p] = (record, clocks, sent, len(self.stays[p]))
 
     def install(self, p: int, view: str, members: frozenset[str] | None, name: str,
-                cursor: int, end: int) -> tuple[str, int]:
+                cursor: int, end: int, delivered: int = 0, sent: int = 0,
+                record: object = None) -> tuple[str, int]:
         """Process ``p`` (named ``name``; its next delivery would be at S position
-        ``cursor``, S ending at ``end``) installs ``view``: why the picture breaks ("" if
-        it holds), and p's cursor in the new view (-1: its range has not started)."""
+        ``cursor``, S ending at ``end``; ``delivered`` and ``sent`` so far) installs
+        ``view``: why the picture breaks ("" if it holds), and p's cursor in the new view
+        (-1: its range has not started)."""
         v = self.index.get(view)
         if v is None:
             v = self.index[view] = len(self.names)
@@ -123,6 +141,7 @@ class Views:
         self.prev[p] = v
         self.cur[p] = v
         self.viewers.add(p)
+        self.stays[p].append((v, delivered, sent, record))
         return "", self.offset[v]
 
     def _move_on(self, old: int, cursor: int, end: int) -> str:

@@ -410,13 +410,23 @@ def module_path(libs: Iterable[str | os.PathLike] = ()) -> list[Path]:
     return path
 
 
+#: JVM options for a model of up to some 10^5 states, checked in seconds: the C1 compiler
+#: only (C2's optimizing compilations of TLC's interpreter cost more CPU than a short run
+#: gets back) and the serial collector. CPU seconds on this project's 2-core machine, one
+#: worker: Sequencer.cfg (39,227 states) 7.7 -> 5.6, ABCAST.cfg 6.5 -> 4.0, a model of a
+#: few states 1.1 -> 0.9 (docs/testing.md); a run of millions of states wants C2.
+QUICK_JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+
 def tlc_command(java: str, jar: Path, spec: Path, cfg: Path, metadir: Path, tmpdir: Path,
                 workers: int = 1, simulate: bool = False, seed: int | None = None,
                 depth: int = 100, library: list[Path] | None = None,
-                options: Iterable[str] = ()) -> list[str]:
-    """The java command line; run it in the spec's folder (TLC looks there first)."""
+                options: Iterable[str] = (), quick_start: bool = False) -> list[str]:
+    """The java command line; run it in the spec's folder (TLC looks there first).
+    ``quick_start``: the JVM options of QUICK_JVM, for a small model."""
     lib = os.pathsep.join(str(d) for d in (module_path() if library is None else library))
-    cmd = [java, "-XX:+UseParallelGC", f"-Djava.io.tmpdir={tmpdir}", f"-DTLA-Library={lib}",
+    jvm = QUICK_JVM if quick_start else ["-XX:+UseParallelGC"]
+    cmd = [java, *jvm, f"-Djava.io.tmpdir={tmpdir}", f"-DTLA-Library={lib}",
            "-cp", str(jar), "tlc2.TLC", "-tool", "-metadir", str(metadir),
            "-workers", str(workers), "-config", str(cfg.resolve()), *options]
     if simulate:
@@ -429,7 +439,8 @@ def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
             workers: int = 1, simulate: bool = False, seed: int | None = None,
             depth: int = 100, timeout: float | None = None,
             lib: Iterable[str | os.PathLike] = (),
-            progress: Callable[[TlcResult], None] | None = None) -> TlcResult:
+            progress: Callable[[TlcResult], None] | None = None,
+            quick_start: bool = False) -> TlcResult:
     """Run TLC on ``spec`` (a .tla file) with ``config`` (default: the .cfg of the same name).
 
     Returns the result whatever TLC found; raises :class:`TlcSetupError` when Java, the jar
@@ -438,7 +449,8 @@ def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
     do. ``simulate`` runs random behaviours of at most ``depth`` steps from ``seed``
     instead of the exhaustive search. ``lib`` adds folders to the module path
     (:func:`module_path`). ``progress`` is called with the partial result at each of
-    TLC's progress reports."""
+    TLC's progress reports. ``quick_start``: JVM options for a model checked in seconds
+    (QUICK_JVM)."""
     spec = Path(spec)
     if spec.suffix != ".tla":
         spec = spec.with_suffix(".tla")
@@ -466,7 +478,7 @@ def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
             cfg_used = tmpdir / cfg.name
             cfg_used.write_text(fitted.text)
         cmd = tlc_command(java, jar, spec, cfg_used, tmpdir / "states", tmpdir, workers,
-                          simulate, seed, depth, library, fitted.tlc_options)
+                          simulate, seed, depth, library, fitted.tlc_options, quick_start)
         t0 = time.monotonic()
         lines = _run(cmd, spec.resolve().parent, timeout, progress, props)
         wall = time.monotonic() - t0

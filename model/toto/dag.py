@@ -66,11 +66,7 @@ from dataclasses import dataclass
 from operator import gt
 from typing import Any, NamedTuple, NoReturn
 
-try:  # read by mypyc as it compiles this module (model/kernel.py), which installs it
-    from mypy_extensions import mypyc_attr
-except ImportError:  # Python alone needs nothing of it
-    def mypyc_attr(*_: object, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
-        return lambda cls: cls
+from ..kernel import mypyc_attr
 
 #: VV(m)[q] when q has not voted yet (002 section 3 writes "*").
 UNSEEN = None

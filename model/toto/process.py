@@ -76,7 +76,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from tomkit.model.process import (
+from ..kernel import mypyc_attr
+from ..process import (
     Crash,
     Logged,
     Option,
@@ -89,12 +90,12 @@ from tomkit.model.process import (
     View,
     ViewChange,
 )
-from tomkit.model.toto.dag import DagFacts, DagView, Message
-from tomkit.model.toto.mutants import resolve_rule
-from tomkit.model.toto.rules import RULES, Decider, Params, Rule, apply
+from .dag import DagFacts, DagView, Message
+from .mutants import resolve_rule
+from .rules import RULES, Decider, Params, Rule, apply
 
 __all__ = ["OPTIONS", "PROFILE", "AckOnly", "Delivered", "Step", "TotoProcess", "dag_sends",
-           "protocols", "replay"]
+           "make", "protocols", "replay"]
 
 _ID = attrgetter("id")
 _new = tuple.__new__  # a NamedTuple without its Python-level __new__ (the hot loop)
@@ -144,6 +145,7 @@ def _is_ack_only(m: Message) -> bool:
     return type(m) is AckOnly
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (tomkit/runs/toto.py; model/kernel.py)
 class TotoProcess:
     """One process of the ToTo family (see the module docstring). ``params`` defaults to
     ``Params(delta=ceil(n / 2))``; ``facts`` is a :class:`~tomkit.model.toto.dag.DagFacts`
@@ -231,8 +233,9 @@ class TotoProcess:
         if self._pending_crashes:
             self._apply_crashes(out.crashes_applied)
         if self.dag.vocab_version != self._quiet_at:  # (half the messages change nothing)
-            self._drain(out.delivered)
-            out.delivered = [_new(Delivered, d) for d in out.delivered]
+            raw: list[tuple[str, int, int, str]] = []
+            self._drain(raw)
+            out.delivered = [_new(Delivered, d) for d in raw]
         return out
 
     def _insert(self, msg: Message) -> list[Message]:
@@ -259,8 +262,9 @@ class TotoProcess:
             return out
         self._pending_crashes.append(q)
         self._apply_crashes(out.crashes_applied)
-        self._drain(out.delivered)
-        out.delivered = [_new(Delivered, d) for d in out.delivered]
+        raw: list[tuple[str, int, int, str]] = []
+        self._drain(raw)
+        out.delivered = [_new(Delivered, d) for d in raw]
         return out
 
     # --------------------------------------------------------- the process interface
@@ -347,11 +351,13 @@ class TotoProcess:
                 self._buffered_from[m.sender] -= 1
             if type(m) is AckOnly:
                 self._ack_only.add(m.id)
-                received.append((m.id, {"x_ack_only": True, "x_sender": m.sender,
-                                        "x_dag_deps": list(m.deps)}))
+                # plain tuples shaped as Logged: its NamedTuple constructor would be a
+                # Python call per record
+                received.append((m.id, {  # type: ignore[arg-type]
+                    "x_ack_only": True, "x_sender": m.sender, "x_dag_deps": list(m.deps)}))
             else:
                 app += 1
-                received.append((m.id, None))
+                received.append((m.id, None))  # type: ignore[arg-type]
         self.app_visible += app
         if self._pending_crashes:
             self._apply_crashes([])
@@ -375,7 +381,7 @@ class TotoProcess:
             self.app_delivered += 1
             self.sum_index_of_latency += iol
             self.sum_width += width
-            into.append((m, {"x_index_of_latency": iol}))
+            into.append((m, {"x_index_of_latency": iol}))  # type: ignore[arg-type]
 
     def _arm(self, out: Output, now: float) -> None:
         """Ask for the idle-ACK timer if it is now needed and not yet asked for."""
@@ -484,8 +490,11 @@ OPTIONS = (
 PROFILE = "model-toto-family"
 
 
-def make(name: str) -> Callable[[Sequence[str], Mapping[str, Any], float], list[TotoProcess]]:
-    """The process factory of the protocol ``name`` (a rule of ``model.rules.RULES``)."""
+def make(name: str, cls: Callable[..., TotoProcess] = TotoProcess,
+         ) -> Callable[[Sequence[str], Mapping[str, Any], float], list[TotoProcess]]:
+    """The process factory of the protocol ``name`` (a rule of ``model.rules.RULES``);
+    ``cls`` makes each process, given TotoProcess's arguments (a subclass that measures,
+    as tomkit/runs/toto.py's: a compiled TotoProcess's class cannot be switched after)."""
 
     def make_processes(names: Sequence[str], options: Mapping[str, Any],
                        rate: float) -> list[TotoProcess]:
@@ -501,9 +510,9 @@ def make(name: str) -> Callable[[Sequence[str], Mapping[str, Any], float], list[
         # one DagFacts: every process receives the same Message objects, whose vcs are
         # then computed once (model/toto/dag.py)
         facts = DagFacts(names)
-        return [TotoProcess(p, names, rule, params, facts=facts,
-                            ack_timeout=ack if ack is not None else 5.0 / rate,
-                            ack_candidates=bool(options.get("ack_candidates")))
+        return [cls(p, names, rule, params, facts=facts,
+                    ack_timeout=ack if ack is not None else 5.0 / rate,
+                    ack_candidates=bool(options.get("ack_candidates")))
                 for p in names]
 
     return make_processes
@@ -614,7 +623,10 @@ def protocols() -> list[Protocol]:
         "g-toto": "G-ToTo (Johnson, Maugis; 002 section 4)",
         "gl-toto": "GL-ToTo (Johnson, Maugis; 002 section 5)",
     }
-    return [Protocol(name=r, title=titles[r], make=make(r), options=OPTIONS, fifo=False,
-                     lossy=True, crashes=True, profile=PROFILE, replay=replay,
-                     summary=summary, describe=describe)
+    # (make and summary take and give TotoProcess, which implements Process: list and
+    # Callable are invariant, hence the ignores)
+    return [Protocol(name=r, title=titles[r], make=make(r),  # type: ignore[arg-type]
+                     options=OPTIONS, fifo=False, lossy=True, crashes=True, profile=PROFILE,
+                     replay=replay, summary=summary,  # type: ignore[arg-type]
+                     describe=describe)
             for r in RULES]

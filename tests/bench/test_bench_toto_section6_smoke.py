@@ -14,9 +14,8 @@ from locations import ROOT
 from tomkit.model import protocols
 from tomkit.model.sim import SimConfig, simulate
 from tomkit.model.toto.dag import Message
-from tomkit.model.toto.process import TotoProcess
 from tomkit.runs.toto import (
-    _instrument,
+    MeasuredToto,
     bin_receptions,
     joint_distribution,
     model_latency,
@@ -55,7 +54,7 @@ def test_omega_counts_machines_with_a_concurrent_message() -> None:
     """000 section 6: omega = machines with a message concurrent to the newly received
     one, its own machine included."""
     names = ["a", "b", "c", "d"]
-    c = _instrument(TotoProcess("c", names, "toto"), timing=False)
+    c = MeasuredToto("c", names, "toto")
     a1, b1 = Message("a.1", "a"), Message("b.1", "b")  # concurrent: neither ACKs the other
     c.on_receive(a1, 0.0)
     assert c.omega["a.1"] == 1  # nothing else in c's view

@@ -1,6 +1,6 @@
-"""The simulator's compiled kernel (model/kernel.py): the compiled DAG view gives the very
-traces the Python file gives, and a compiled module runs only while its source is the one
-it was compiled from."""
+"""The simulator's compiled kernel (model/kernel.py): the compiled modules (the DAG view, the
+ToTo process, the recorder) give the very traces the Python files give, and the compiled
+modules run only while every one's source is the one it was compiled from."""
 
 from __future__ import annotations
 
@@ -43,8 +43,7 @@ def run(pure: bool) -> dict:
 
 
 def built() -> bool:
-    source = Path(kernel.__file__).with_name("toto") / "dag.py"
-    return kernel.origin(source) != source
+    return kernel.KernelFinder().compiled()
 
 
 def test_compiled_and_python_kernels_write_the_same_traces() -> None:
@@ -53,7 +52,8 @@ def test_compiled_and_python_kernels_write_the_same_traces() -> None:
     if not built():
         pytest.skip("no compiled kernel built here (no C compiler or mypyc): nothing to compare")
     fast = run(pure=False)
-    assert fast["compiled"] == {"tomkit.model.toto.dag": True}
+    assert fast["compiled"] == {f"tomkit.model.{m.replace('/', '.')}": True
+                                for m in kernel.MODULES}
     assert fast["digests"] == pure["digests"]
     assert all(n > 1000 for _, n in pure["digests"])
 
@@ -95,3 +95,22 @@ def test_the_environment_asks_for_the_python_file(tmp_path: Path, monkeypatch) -
     assert kernel.origin(source) == source
     monkeypatch.setenv(kernel.ENV, "0")
     assert kernel.origin(source) != source
+
+
+def test_one_stale_module_makes_every_module_run_as_python(tmp_path: Path,
+                                                          monkeypatch) -> None:
+    """The group is compiled as one (a compiled module builds the others' classes
+    natively), so one edited source sends every module of the group to its Python file."""
+    monkeypatch.delenv(kernel.ENV, raising=False)
+    sources = {}
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        sources[f"pkg.{name}"] = fake_module(tmp_path / name, b"X = 1\n")
+    finder = kernel.KernelFinder(sources)
+    assert finder.compiled()
+    assert finder.find_spec("pkg.a").origin.endswith(".so")
+    assert finder.find_spec("elsewhere") is None
+    sources["pkg.b"].write_text("X = 2\n")
+    assert not finder.compiled()
+    assert finder.find_spec("pkg.a").origin == str(sources["pkg.a"])
+    assert finder.find_spec("pkg.b").origin == str(sources["pkg.b"])

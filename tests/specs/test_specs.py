@@ -23,8 +23,12 @@ CI_MODELS = [(spec["folder"], model) for spec in MANIFEST["specifications"]
 
 @functools.cache
 def run_model(folder: str, module: str, config: str):
-    """TLC on one model, once per session (the QoS tests read the counterexamples again)."""
-    return run_tlc(SPECS / folder / module, SPECS / folder / config, workers=2)
+    """TLC on one model, once per session (the QoS tests read the counterexamples again).
+    One worker and the quick JVM (QUICK_JVM): the CI models have at most some 10^5
+    states, where both cost less CPU (docs/testing.md), and one worker finds the same
+    shortest counterexample every run."""
+    return run_tlc(SPECS / folder / module, SPECS / folder / config, workers=1,
+                   quick_start=True)
 
 
 def test_manifest_lists_existing_files_and_readmes():

@@ -16,6 +16,7 @@ import tomkit
 from tomkit.checker.pandas_guard import refuse as refuse_pandas
 
 from .check_process import prepare as prepare_check_process
+from .parser import Parser, unknown_options
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -37,12 +38,12 @@ def _module(name: str) -> str:
     return "import_" if name == "import" else name  # "import" is a Python keyword
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> Parser:
     """The whole command line; with ``only`` (a subcommand), that subcommand's parser in
     full and the others as bare names. Building a subcommand's parser imports its module,
     and some import the protocol models, Z3 or Spark's helpers: ``tomkit check`` should
     not wait for them (a second or more of a short run)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tomkit",
         description="Formal models and conformance checking for totally ordered multicast.")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
@@ -65,10 +66,23 @@ def main(argv: list[str] | None = None) -> int:
         # scan lifts the refusal before it starts Spark (checker/spark/job.py)
         refuse_pandas()
     parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
-    args = parser.parse_args(argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        # files may follow options (tomkit check a.jsonl --liveness b.jsonl), as in most
+        # commands; what the subcommand does not take is said by it, not by tomkit
+        sub = parser.subcommand(argv[0])
+        args, extras = sub.parse_known_intermixed_args(argv[1:])
+        args.command = argv[0]
+        if extras:
+            unknown_options(sub, extras)
+    else:
+        args = parser.parse_args(argv)
     if own_process and argv[:1] == ["simulate"]:
         importlib.import_module("tomkit.cli.simulate").prepare_process(args)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:  # Ctrl-C on a long run: said in one line, not a traceback
+        print(f"tomkit {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.traces.reader import read_records, trace_files
 
     try:
-        options = protocol_options(args, protocol(args.protocol))
+        p = protocol(args.protocol)
+        options = protocol_options(args, p)
+        p.resolve(options)  # a value the protocol refuses, said before reading a trace
     except ValueError as e:
         print(f"tomkit conform: {e}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ Exit codes: 0 written,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tomkit.model.dataset import CONFIGS, generate, write_bulk
@@ -41,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     if args.traces < 1:
         print("tomkit generate: --traces must be >= 1", file=sys.stderr)
         return 2
+    bad = _bad_out(args.out) or _bad_numbers(args)
+    if bad:
+        print(f"tomkit generate: {bad}", file=sys.stderr)
+        return 2
     try:
         if names == ["synthetic"]:
             s = write_bulk(args.out, args.traces, faulty=args.faulty, seed=args.seed,
@@ -54,3 +59,32 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {s['traces']:,} traces ({s['records']:,} records, {s['faulty_traces']:,} "
           f"faulty) to {args.out}; seed {args.seed}")
     return 0
+
+
+#: the file a data set of tomkit generate holds (model/dataset.py), which marks a folder
+#: it may replace
+MARK = "_generate.json"
+
+
+def _bad_out(out: str) -> str | None:
+    """--out is replaced whole: refuse a file, a name that reads as a trace file, and a
+    folder this command did not write (the user's own files would be deleted)."""
+    if os.path.isfile(out):
+        return f"--out {out}: a file; --out takes a folder, which is replaced whole"
+    if not os.path.exists(out) and \
+            out.lower().endswith((".jsonl", ".jsonl.gz", ".json", ".parquet")):
+        return (f"--out {out}: a trace file's name; generate writes a folder of traces "
+                "(tomkit sample or simulate write one file)")
+    if os.path.isdir(out) and os.listdir(out) and \
+            not os.path.exists(os.path.join(out, MARK)):
+        return (f"--out {out}: a folder that tomkit generate did not write (no {MARK}); "
+                "it would be replaced whole: give a new folder")
+    return None
+
+
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    if not 0.0 <= args.faulty <= 1.0:
+        return f"--faulty is a fraction of the traces, from 0 to 1, got {args.faulty}"
+    if args.workers is not None and args.workers < 1:
+        return f"--workers must be at least 1, got {args.workers}"
+    return None

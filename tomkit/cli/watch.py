@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.checker.stream.watch import Watch
     from tomkit.traces.errors import TraceFormatError
 
+    bad = _bad_arguments(args)
+    if bad:
+        print(f"tomkit watch: {bad}", file=sys.stderr)
+        return 2
     try:
         options = property_options(cli=True)
         todo = plan(options, properties=args.property, liveness=args.liveness,
@@ -132,4 +136,34 @@ def run(args: argparse.Namespace) -> int:
     finally:
         w.close()
     sys.stdout.write(to_json(report) if args.format == "json" else to_text(report))
+    never = [f for f in args.files if not os.path.exists(f)]
+    if never:  # judged on nothing: not a verdict of holds
+        print(f"tomkit watch: {', '.join(never)}: never appeared (no such file)",
+              file=sys.stderr)
+        return 2
     return report.exit_code()
+
+
+def _bad_arguments(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments, in one line, before anything is followed; or
+    None. A log that does not exist yet is not wrong: it may appear later."""
+    for flag, value, least in (("--idle-exit", args.idle_exit, 0.0),
+                               ("--summary-every", args.summary_every, 0.0)):
+        if value is not None and not (value >= least and value < float("inf")):
+            return f"{flag} must be a number of seconds >= 0, got {value}"
+    for flag, value in (("--poll", args.poll), ("--timeout", args.timeout)):
+        if value is not None and not (0 < value < float("inf")):
+            return f"{flag} must be a positive number of seconds, got {value}"
+    for f in args.files:
+        if os.path.isdir(f):
+            return (f"{f}: a folder; name the log files in it (tomkit watch {f}/*.jsonl), "
+                    "or check a finished data set with tomkit check")
+        if f.lower().endswith((".parquet", ".pq")):
+            return (f"{f}: a Parquet file is written whole, not followed; tomkit check "
+                    f"{f} reads it")
+    if args.state is not None and os.path.exists(args.state) and \
+            not os.path.isdir(args.state):
+        return f"--state {args.state}: a file; --state takes a folder"
+    if args.out is not None and os.path.isdir(args.out):
+        return f"--out {args.out}: a folder; give a file name"
+    return None

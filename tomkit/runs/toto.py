@@ -24,8 +24,9 @@ candidates n_c the reception met: 000 section 4.3's complexity claim is about th
 How (decision): the simulator builds a protocol's processes through the protocol's own
 factory (``model/protocols.py``). To measure without touching ``model/sim.py`` or
 ``model/toto/process.py``, a temporary protocol (the same one, under another name, whose factory
-calls the real factory and then switches each TotoProcess to the subclass
-:class:`MeasuredToto`) is registered for the one run and removed after it. The subclass
+is the real factory making each process as the subclass :class:`MeasuredToto`: the
+TotoProcess class may be compiled, model/kernel.py, and a compiled object's class cannot be
+switched) is registered for the one run and removed after it. The subclass
 only reads the view and overrides two methods around the real ones, so the run, its
 deliveries and its trace are those of the plain protocol (tested).
 
@@ -49,12 +50,15 @@ import dataclasses
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import partial
 from time import thread_time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tomkit.model import protocols as _protocols
 from tomkit.model.sim import SimConfig, SimResult, simulate
 from tomkit.model.toto.process import TotoProcess
+from tomkit.model.toto.process import make as make_toto
+from tomkit.model.toto.rules import RULES
 
 __all__ = ["DeliveryRow", "Measured", "MeasuredToto", "Reception", "bin_receptions",
            "distribution", "joint_distribution", "mean", "model_latency",
@@ -88,8 +92,8 @@ class Reception(NamedTuple):
 
 class MeasuredToto(TotoProcess):
     """A TotoProcess that also records omega, the delivering clause and, optionally, the
-    cost of each reception. Made from a TotoProcess by :func:`_instrument` (the real
-    factory builds it); its decisions are the TotoProcess's own."""
+    cost of each reception (``timing``). The real factory makes it (model/toto/process.py's
+    ``make``); its decisions are the TotoProcess's own."""
 
     omega: dict[str, int]
     clause: dict[str, str]
@@ -97,6 +101,12 @@ class MeasuredToto(TotoProcess):
     timing: bool
     timer_overhead: float
     dag_delivered: int
+
+    def __init__(self, *args: Any, timing: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.omega, self.clause, self.receptions = {}, {}, []
+        self.timing, self.dag_delivered = timing, 0
+        self.timer_overhead = _timer_overhead() if timing else 0.0
 
     def on_receive(self, msg, now):  # type: ignore[override]
         if self.timing:
@@ -151,17 +161,6 @@ class MeasuredToto(TotoProcess):
         return count
 
 
-def _instrument(p: TotoProcess, timing: bool) -> MeasuredToto:
-    if not isinstance(p, TotoProcess):
-        raise TypeError(f"only ToTo-family processes can be measured, not {type(p).__name__}")
-    p.__class__ = MeasuredToto
-    m: MeasuredToto = p  # type: ignore[assignment]
-    m.omega, m.clause, m.receptions = {}, {}, []
-    m.timing, m.dag_delivered = timing, 0
-    m.timer_overhead = _timer_overhead() if timing else 0.0
-    return m
-
-
 _OVERHEAD: list[float] = []
 
 
@@ -197,11 +196,14 @@ def simulate_measured(config: SimConfig, timing: bool = False) -> Measured:
     """Run ``config`` (a ToTo-family protocol) with measuring processes (module
     docstring). The simulation itself is ``model.sim.simulate``'s, unchanged."""
     base = _protocols.protocol(config.protocol)
+    if base.name not in RULES:
+        raise TypeError(f"only ToTo-family processes can be measured, not {base.name}'s")
     made: list[MeasuredToto] = []
+    real = make_toto(base.name, partial(MeasuredToto, timing=timing))
 
     def make(names, options, rate):
-        procs = base.make(names, options, rate)
-        made.extend(_instrument(p, timing) for p in procs)
+        procs = real(names, options, rate)
+        made.extend(procs)  # type: ignore[arg-type]
         return procs
 
     name = f"{config.protocol}~measured"

@@ -39,13 +39,6 @@ def _reference(path: str) -> dict[str, dict[str, tuple[str, str]]]:
                       for n, v in o.verdicts.items()} for o in rep.outcomes}
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from tomkit.checker.spark.session import get_session
-
-    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
-
-
 def test_reference_verdicts_cover_every_kind(dataset):
     ref = _reference(dataset["parquet"][1])
     v = {t: {n: ref[t][n][0] for n in QOS} for t in ref}

@@ -34,6 +34,8 @@ from tomkit.traces.writer import write_records
 
 pytest.importorskip("pyspark")
 
+from tomkit.checker.spark.session import QUICK_JVM  # noqa: E402
+
 pytestmark = pytest.mark.spark
 
 MARK = "<!-- tests/checker/spark/test_spark_cluster.py runs the next block"
@@ -132,8 +134,12 @@ def submit(cluster, wheel_dir: Path, tmp: Path, data: str, out: str,
         cmd = cmd.replace(old, new)
     conf_dir = tmp / "conf"
     conf_dir.mkdir(exist_ok=True)
+    # the data set is small: the driver and executors with the scan's quick-start JVM
+    # options (session.QUICK_JVM), as `tomkit scan` gives a local JVM on small data
+    quick = " ".join(QUICK_JVM)
     settings = {"spark.ui.enabled": "false", "spark.executor.memory": "512m",
-                "spark.driver.memory": "512m", **(conf or {})}
+                "spark.driver.memory": "512m", "spark.driver.extraJavaOptions": quick,
+                "spark.executor.extraJavaOptions": quick, **(conf or {})}
     (conf_dir / "spark-defaults.conf").write_text(
         "".join(f"{k} {v}\n" for k, v in settings.items()))
     env = {**os.environ, **S3_CREDENTIALS, "SPARK_CONF_DIR": str(conf_dir),

@@ -95,13 +95,6 @@ from tomkit.checker.spark.properties import NAMES  # noqa: E402
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from tomkit.checker.spark.session import get_session
-
-    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
-
-
 def _traces() -> list[list[dict]]:
     out = []
     for k, fault in enumerate(FAULTS):

@@ -39,13 +39,6 @@ sys.exit(main(sys.argv[2:]))
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from tomkit.checker.spark.session import get_session
-
-    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
-
-
-@pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """A data set of two files of about a million events, a tiny clean one (the old
     result) and a tiny faulty one."""

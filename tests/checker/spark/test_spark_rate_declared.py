@@ -67,13 +67,6 @@ def dataset(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from tomkit.checker.spark.session import get_session
-
-    return get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
-
-
 def reference(path):
     rep = check_paths([path], select(NAMES, Options()), Options())
     return {o.trace: str(o.verdicts["rate"]) for o in rep.outcomes}

@@ -1,13 +1,13 @@
 """The Spark scan against the single-machine checker, trace by trace.
 
-One local[2] session for the module. The data set: every planted fault of
-traces.generate.FAULTS (with and without views), clean traces (with views, crashes,
-without deps, without sends) and the QoS traces of tests/qos_traces.py (judged with
-their options), written as a partitioned Parquet data set and as JSON Lines; each
-engine, on the formats of PAIRS, must give check's verdict (and the same unknown reason)
-for every trace and property it decides. Also: bad records are reported with file and
-line, a schema mismatch fails with a clear message, and a failed run leaves the previous
-output untouched.
+The session's local[2] Spark session (the ``spark`` fixture of conftest.py). The data
+set: every planted fault of traces.generate.FAULTS (with and without views), clean
+traces (with views, crashes, without deps, without sends) and the QoS traces of
+tests/qos_traces.py (judged with their options), written as a partitioned Parquet data
+set and as JSON Lines; each engine, on the formats of PAIRS, must give check's verdict
+(and the same unknown reason) for every trace and property it decides. Also: bad records
+are reported with file and line, a schema mismatch fails with a clear message, and a
+failed run leaves the previous output untouched.
 """
 
 from __future__ import annotations
@@ -32,14 +32,6 @@ from tomkit.checker.spark.properties import NAMES  # noqa: E402
 from tomkit.checker.spark.read import SchemaMismatch  # noqa: E402
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from tomkit.checker.spark.session import get_session
-
-    s = get_session("local[2]", shuffle_partitions=2, driver_memory="1g")
-    yield s
 
 
 def _records() -> dict[tuple[str, str], list[dict]]:

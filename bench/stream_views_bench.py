@@ -1,0 +1,194 @@
+"""Benchmark of the single pass on one long trace with views (issue 27): the end-of-trace
+properties (``--liveness``) and the view properties decided in the pass, against the
+whole-trace engine, on a run shaped as a view-synchronous recorder logs one.
+
+The trace (``view_run_tables``): ``--processes`` processes, ``--messages`` messages, a
+view change every ``--view-every`` messages (each member installs the next view after
+delivering all of the last one, as JGroups with FLUSH and Corosync do); every tenth view
+change one member crashes and is left out, and at the next one it joins again (a
+``join`` record, then the view). Within a view each message is sent by one member and
+delivered by every member a few rounds later (each process its own lag). The broken
+form: one process stops delivering part way through the last view (agreement, validity,
+liveness and member liveness violated, each witness in that view).
+
+Each check runs in its own process (its peak memory, ru_maxrss, is its own): ``tomkit
+check --stream --liveness -p member-liveness`` (with the default properties) and the
+whole-trace engine (the same without ``--stream``), on the clean and the broken trace.
+Machines here are noisy: the figures to read are the CPU seconds and the same-run ratios.
+
+    python bench/stream_views_bench.py [--messages 500000] [--dir out/bench-stream-views]
+
+``--smoke`` is the tiny form tests/bench/ runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+LAG = 4  # the most rounds a member's delivery of a message trails its send
+
+
+def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_000,
+                    seed: int = 1, stall: int | None = None,
+                    trace_id: str = "views") -> Iterator[pa.Table]:
+    """One table (ARROW_SCHEMA) per view of the run in the module docstring; ``stall``:
+    the last process stops delivering after that many deliveries of the last view."""
+    from tomkit.traces.schema import ARROW_SCHEMA
+
+    rng = np.random.default_rng(seed)
+    names = [f"p{i}" for i in range(n_processes)]
+    out_now: int | None = None  # the crashed member left out of this view
+    k, v, t = 0, 0, 0.0
+    while k < n_messages:
+        v += 1
+        rejoin = out_now
+        out_now = int(rng.integers(n_processes)) if v % 10 == 0 else None
+        members = [p for i, p in enumerate(names) if i != out_now]
+        rows: list[tuple] = []  # (time, process, kind, msg, view, members)
+        if out_now is not None:
+            rows.append((t, names[out_now], "crash", None, None, None))
+        if rejoin is not None:
+            rows.append((t, names[rejoin], "join", None, None, None))
+        rows += [(t + 1e-6, p, "view", None, str(v), members) for p in members]
+        n = min(view_every, n_messages - k)
+        who = np.flatnonzero([i != out_now for i in range(n_processes)])
+        senders = who[rng.integers(len(who), size=n)]
+        lag = {p: int(rng.integers(0, LAG + 1)) for p in who.tolist()}
+        base = t + 1.0
+        rows += [(base + j, names[s], "send", f"m{k + j}", None, None)
+                 for j, s in enumerate(senders.tolist())]
+        last = n if stall is None or k + n < n_messages else stall
+        for p in who.tolist():
+            upto = last if p == n_processes - 1 else n
+            rows += [(base + j + lag[p] + 0.5 + 0.01 * p, names[p], "deliver", f"m{k + j}",
+                      None, None) for j in range(upto)]
+        rows.sort(key=lambda r: r[0])
+        t = base + n + LAG + 1
+        k += n
+        cols = list(zip(*rows))
+        size = len(rows)
+        yield pa.Table.from_arrays([
+            pa.array(np.full(size, trace_id), pa.string()),
+            pa.array(cols[1], pa.string()), pa.array(cols[2], pa.string()),
+            pa.array(cols[3], pa.string()), pa.nulls(size, pa.list_(pa.string())),
+            pa.array(cols[4], pa.string()), pa.array(cols[5], pa.list_(pa.string())),
+            pa.array(cols[0], pa.float64()), pa.nulls(size, pa.int64()),
+            pa.nulls(size, pa.float64()),
+        ], schema=ARROW_SCHEMA)
+
+
+def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
+         stall: int | None = None) -> None:
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+    with TraceWriter(tmp) as w:
+        for table in view_run_tables(messages, processes, view_every, seed, stall):
+            w.write_table(table)
+    tmp.rename(path)
+
+
+def child(kind: str, path: str, trim: int | None) -> None:
+    """One measured run, in this process: its figures as one JSON line."""
+    import tomkit.checker.stream.canon as canon
+    from tomkit.checker.check_run import plan
+    from tomkit.checker.engine import check_paths
+    from tomkit.checker.properties import Options, properties
+    from tomkit.checker.stream.driver import _Run, check_stream
+
+    t0 = time.perf_counter()
+    if trim:
+        canon.TRIM_AT = trim
+    props = plan(Options(), liveness=True).properties + [properties()["member-liveness"]]
+    out: dict = {}
+    if kind == "stream":
+        run = _Run(props, Options(), False)
+        report = check_stream([path], props, Options(), run=run)
+        out = {"modes": dict(run.modes), "whole": len(run.whole), "held": run.peak_held,
+               "window": run.peak_window}
+    else:
+        report = check_paths([path], props, Options())
+    out |= {"exit": report.exit_code(), "events": sum(o.events for o in report.outcomes),
+            "verdicts": {o.trace: {k: str(v) for k, v in o.verdicts.items()}
+                         for o in report.outcomes},
+            "results": {o.trace: {k: r.to_dict() for k, r in o.results.items()}
+                        for o in report.outcomes}}
+    out["seconds"] = time.perf_counter() - t0
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    out["rss_mb"] = use.ru_maxrss / 1024
+    out["cpu"] = use.ru_utime + use.ru_stime
+    print(json.dumps(out), flush=True)
+
+
+def measure(kind: str, path: Path, trim: int | None) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if trim:
+        cmd += ["--trim", str(trim)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    fig = json.loads(res.stdout.strip().splitlines()[-1])
+    print(f"  {kind + ' ' + path.name:<48} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
+          f"{fig['rss_mb']:7.0f} MB", flush=True)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="the single pass on one long trace with views")
+    ap.add_argument("--messages", type=int, default=500_000)
+    ap.add_argument("--processes", type=int, default=8)
+    ap.add_argument("--view-every", type=int, default=20_000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dir", default="out/bench-stream-views")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run (tests/bench/)")
+    ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child[0], args.child[1], args.trim)
+        return 0
+    if args.smoke:
+        args.messages, args.view_every, args.trim = 3000, 200, 64
+    n, np_, every = args.messages, args.processes, args.view_every
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    clean = d / f"views-{np_}x{n}-v{every}-{args.seed}.parquet"
+    stall = every // 2
+    broken = d / f"views-{np_}x{n}-v{every}-{args.seed}-stall{stall}.parquet"
+    print(f"stream_views_bench (seed {args.seed}): one trace of {np_} processes x {n:,} "
+          f"messages, a view every {every:,} (crashes and joins), Parquet; the broken "
+          f"one: p{np_ - 1} stalls in the last view", flush=True)
+    make(clean, n, np_, every, args.seed)
+    make(broken, n, np_, every, args.seed, stall)
+    figs = {(k, p.name): measure(k, p, args.trim)
+            for p in (clean, broken) for k in ("stream", "whole")}
+    print("\nsummary (ratios from this run; the default properties, --liveness and member "
+          "liveness)")
+    for path, want in ((clean, 0), (broken, 1)):
+        s, w = figs[("stream", path.name)], figs[("whole", path.name)]
+        assert s["exit"] == w["exit"] == want, (s["exit"], w["exit"])
+        assert s["verdicts"] == w["verdicts"] and s["results"] == w["results"]
+        assert s["modes"] == {"fast": 1} and s["whole"] == 0, s["modes"]
+        bad = sorted(k for v in s["verdicts"].values() for k, x in v.items()
+                     if x == "violated")
+        print(f"  {path.name}: {s['events']:,} events, decided in the pass "
+              f"(held at most {s['held']:,} records); violated: {', '.join(bad) or 'none'}")
+        print(f"    stream / whole: peak memory {s['rss_mb']:.0f} / {w['rss_mb']:.0f} MB "
+              f"({w['rss_mb'] / s['rss_mb']:.1f}x less), CPU {s['cpu']:.1f} / "
+              f"{w['cpu']:.1f} s ({w['cpu'] / s['cpu']:.2f}x), wall {s['seconds']:.1f} / "
+              f"{w['seconds']:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""The cut after a breach (checker/stream/narrow.py): a broken trace whose held records
+spilled is checked on the records around its breach only, with the whole-trace
+checker's verdicts, witnesses and sentences: planted faults of every kind at the start,
+middle and end of a run, in both layouts, the generators' faults, Hypothesis-made runs;
+the cut is taken where the rest keeps the picture (and not where it does not), and the
+exact checks then read a small part of the trace."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from stream_oracle import STREAMED, agree, by_process, merge
+
+import tomkit.checker.stream.canon as canon
+import tomkit.checker.stream.driver as driver
+import tomkit.checker.stream.reduced as reduced
+import tomkit.checker.stream.spill as spill
+from tomkit.checker.properties import Options, with_scope
+from tomkit.checker.stream.driver import _Run
+from tomkit.checker.stream.narrow import narrows
+from tomkit.traces.generate import FAULTS, faulty_trace
+from tomkit.traces.long_trace import long_trace_tables
+from tomkit.traces.writer import TraceWriter, write_records
+
+#: the properties the cut keeps, and their correct-process forms
+NARROW = [p for p in STREAMED if narrows([p])]
+NARROW_CORRECT = [with_scope(p, "correct") for p in NARROW if p.scoped]
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """A window of 4 positions, 8 records read at a time, a buffer of 6 held records:
+    every broken trace spills, and so is cut if it can be."""
+    monkeypatch.setattr(canon, "TRIM_AT", 4)
+    monkeypatch.setattr(driver, "READ_ROWS", 8)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 6)
+
+
+def run_records(n: int, fault: str | None, at: int, seed: int = 0) -> list[dict]:
+    """A run of n messages (p0 and p1 send in turn, p0 to p3 deliver all in order) with
+    one planted fault at message ``at``, its processes' records merged at random."""
+    procs = ["p0", "p1", "p2", "p3"]
+    senders = ["p0", "p1"]
+    local: dict[str, list[dict]] = {p: [] for p in procs}
+    for i in range(n):
+        s = senders[i % 2]
+        if not (fault == "unsent" and i == at):
+            local[s].append({"process": s, "kind": "send", "msg": f"m{i}"})
+        if fault == "double-send" and i == at:
+            local["p2"].append({"process": "p2", "kind": "send", "msg": f"m{i}"})
+        for p in procs:
+            if fault == "gap" and p == "p3" and i == at:
+                continue
+            if fault == "crash" and p == "p3" and i >= at:
+                continue
+            local[p].append({"process": p, "kind": "deliver", "msg": f"m{i}"})
+            if fault == "repeat" and p == "p2" and i == at + 1:
+                local[p].append({"process": p, "kind": "deliver", "msg": f"m{at}"})
+    if fault == "crash":
+        local["p3"].append({"process": "p3", "kind": "crash"})
+    if fault == "swap":  # p1's deliveries of m_at and m_at+1
+        d = [r for r in local["p1"] if r["kind"] == "deliver"]
+        d[at]["msg"], d[at + 1]["msg"] = d[at + 1]["msg"], d[at]["msg"]
+    if fault == "fifo":  # p0 sends m_at+2 before m_at: everyone delivers out of send order
+        s = [r for r in local["p0"] if r["kind"] == "send"]
+        s[at // 2]["msg"], s[at // 2 + 1]["msg"] = s[at // 2 + 1]["msg"], s[at // 2]["msg"]
+    rng = random.Random(seed)
+    heads = {p: 0 for p in procs}
+    out = []
+    while any(heads[p] < len(local[p]) for p in procs):
+        p = rng.choice([p for p in procs if heads[p] < len(local[p])])
+        out.append(dict(local[p][heads[p]], trace="t"))
+        heads[p] += 1
+    return out
+
+
+#: faults the rest of the run recovers from (every process delivers the same messages
+#: again some time after): the cut is taken when they come early
+LOCAL = ["swap", "fifo", "double-send"]
+#: faults that shift a process for the rest of the run, or a crash: all held records
+SHIFTING = ["repeat", "gap", "unsent", "crash"]
+
+
+@pytest.mark.parametrize("fault", LOCAL + SHIFTING)
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_planted_fault_at_start_middle_and_end(fault, where, tiny, tmp_path):
+    n = 120
+    at = {"start": 2, "middle": 60, "end": n - 4}[where]
+    for seed in range(2):
+        recs = run_records(n, fault, at, seed)
+        for layout, rs in (("interleaved", recs), ("grouped", by_process(recs))):
+            path = tmp_path / f"{fault}-{where}-{seed}-{layout}.jsonl"
+            write_records(path, rs)
+            run = _Run(NARROW, Options(), False)
+            agree([path], NARROW, run=run)
+            agree([path], NARROW_CORRECT, Options(scope="correct"))
+            agree([path])  # every property: the cut does not apply, all held records
+            if layout == "interleaved" and fault in LOCAL and where != "end":
+                assert run.modes == {"slow": 1, "narrowed": 1}, (seed, run.modes)
+            if fault in SHIFTING and fault != "unsent":
+                assert "narrowed" not in run.modes
+
+
+def test_a_cut_is_not_taken_when_a_later_breach_follows(tiny, tmp_path):
+    recs = run_records(120, "swap", 5)
+    # a second breach late in the run: p2 delivers m100 twice
+    i = next(k for k, r in enumerate(recs) if r["process"] == "p2" and r["msg"] == "m100"
+             and r["kind"] == "deliver")
+    recs.insert(i + 1, dict(recs[i]))
+    path = tmp_path / "two.jsonl"
+    write_records(path, recs)
+    run = _Run(NARROW, Options(), False)
+    agree([path], NARROW, run=run)
+    assert "narrowed" not in run.modes
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_every_generator_fault_both_layouts(fault, tiny, tmp_path):
+    for seed in range(2):
+        recs, _ = faulty_trace(f"t-{fault}-{seed}", fault, seed=seed, n_messages=40)
+        for layout, rs in (("interleaved", recs), ("grouped", by_process(recs))):
+            path = tmp_path / f"{seed}-{layout}.jsonl"
+            write_records(path, rs)
+            agree([path], NARROW)
+            agree([path], NARROW_CORRECT, Options(scope="correct"))
+
+
+@st.composite
+def mostly_ordered(draw):
+    """A run of one sequence, delivered whole by every process, with a few faults at
+    random places: swaps, FIFO inversions, repeats, gaps, unsent and twice-sent ids."""
+    procs = [f"p{i}" for i in range(draw(st.integers(2, 4)))]
+    n = draw(st.integers(4, 40))
+    order = [f"m{i}" for i in range(n)]
+    senders = [draw(st.sampled_from(procs)) for _ in order]
+    sends = {p: [m for m, s in zip(order, senders) if s == p] for p in procs}
+    seqs = {p: list(order) for p in procs}
+    for _ in range(draw(st.integers(0, 2))):
+        f = draw(st.sampled_from(["swap", "fifo", "repeat", "gap", "unsent", "twice"]))
+        p = draw(st.sampled_from(procs))
+        i = draw(st.integers(0, n - 2))
+        if f == "swap":
+            seqs[p][i], seqs[p][i + 1] = seqs[p][i + 1], seqs[p][i]
+        elif f == "fifo" and len(sends[p]) >= 2:
+            j = draw(st.integers(0, len(sends[p]) - 2))
+            sends[p][j], sends[p][j + 1] = sends[p][j + 1], sends[p][j]
+        elif f == "repeat":
+            seqs[p].insert(i + 1, seqs[p][i])
+        elif f == "gap":
+            del seqs[p][i]
+        elif f == "unsent":
+            for s in procs:
+                sends[s] = [m for m in sends[s] if m != order[i]]
+        elif f == "twice":
+            sends[p].append(order[i])
+    local: dict[str, list[dict]] = {}
+    for p in procs:
+        # a process sends each of its messages before it delivers it (or at once)
+        mine, recs = list(sends[p]), []
+        for m in seqs[p]:
+            while mine and mine[0] != m and draw(st.booleans()):
+                recs.append({"process": p, "kind": "send", "msg": mine.pop(0)})
+            if m in mine[:1]:
+                recs.append({"process": p, "kind": "send", "msg": mine.pop(0)})
+            recs.append({"process": p, "kind": "deliver", "msg": m})
+        recs += [{"process": p, "kind": "send", "msg": m} for m in mine]
+        local[p] = recs
+    return merge(draw, local)
+
+
+@given(mostly_ordered(), st.sampled_from([2, 4]), st.booleans(), st.sampled_from([3, 8]))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+def test_hypothesis_runs_agree_when_cut(tmp_path_factory, records, trim, grouped, rows):
+    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
+    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = trim, rows, 4
+    try:
+        path = tmp_path_factory.mktemp("n") / "t.jsonl"
+        write_records(path, by_process(records) if grouped else records)
+        agree([path], NARROW)
+        agree([path], NARROW_CORRECT, Options(scope="correct"))
+    finally:
+        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
+
+
+def test_an_early_breach_is_checked_on_the_records_around_it(monkeypatch, tmp_path):
+    """A long run broken at its start: the exact checks read a few windows' records,
+    not the run's (the rest is checked by the canonical pass from the spill)."""
+    monkeypatch.setattr(canon, "TRIM_AT", 256)
+    monkeypatch.setattr(driver, "READ_ROWS", 2000)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 5000)
+    path = tmp_path / "early.parquet"
+    with TraceWriter(path) as w:
+        for t in long_trace_tables(20_000, n_processes=4, seed=3, block=500, swap_at=100):
+            w.write_table(t)
+    read = []
+    decide = reduced.decide_chunk
+
+    def counted(pieces, *a, **k):
+        read.append(sum(p.table.num_rows for p in pieces))
+        return decide(pieces, *a, **k)
+
+    monkeypatch.setattr(reduced, "decide_chunk", counted)
+    run = _Run(NARROW, Options(), False)
+    agree([path], NARROW, run=run)
+    assert run.modes == {"slow": 1, "narrowed": 1}
+    assert run.peak_held > 90_000  # the whole run was held (spilled) ...
+    assert read and max(read) < 5_000  # ... and its exact checks read a few windows
+
+
+def test_a_process_behind_the_retired_prefix_that_delivers_after_the_break(monkeypatch,
+                                                                          tmp_path):
+    """p1 is seen by its sends only while p0's deliveries retire the prefix; the trace
+    then breaks, and p1 delivers the retired positions: the held records cannot stand
+    for them, so the trace goes whole (it was once judged on them: p1's deliveries of
+    retired messages read as unsent)."""
+    monkeypatch.setattr(canon, "TRIM_AT", 2)
+    monkeypatch.setattr(driver, "READ_ROWS", 4)
+    recs = [{"process": "p0", "kind": "send", "msg": f"m{i}", "deps": ["m0"] if i else []}
+            for i in range(11)]
+    recs.append({"process": "p0", "kind": "send", "msg": "m12", "deps": []})
+    recs += [{"process": "p0", "kind": "deliver", "msg": f"m{i}"} for i in range(14)]
+    recs += [{"process": "p1", "kind": "send", "msg": "m11", "deps": ["m11"]},
+             {"process": "p1", "kind": "send", "msg": "m13", "deps": []}]
+    recs += [{"process": "p1", "kind": "deliver", "msg": f"m{i}"} for i in range(14)]
+    path = tmp_path / "t.jsonl"
+    write_records(path, [dict(r, trace="t") for r in recs])
+    run = _Run(STREAMED, Options(), False)
+    agree([path], run=run)
+    assert run.modes == {"whole": 1}

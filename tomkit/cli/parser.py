@@ -1,0 +1,78 @@
+"""The command line's parser: argparse, with its usage errors said in one line.
+
+argparse answers a mistake with the whole usage block (28 lines for ``simulate``) and
+one line of error below it, and reports an option a subcommand does not have as an
+error of ``tomkit`` itself. A new user reads the first lines and misses the last one, so
+every usage error here is one line, of the subcommand that was called: what was given,
+what is wanted (the closest spelling, when one is close), and where the usage is. The
+exit code stays argparse's: 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from collections.abc import Iterable
+from typing import NoReturn
+
+__all__ = ["Parser", "closest", "unknown_options"]
+
+
+def closest(given: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``known`` to ``given``, or ``""``
+    when none is close (difflib's ratio 0.6, its default)."""
+    # flags are compared without their dashes, which every one shares
+    bare = {k.lstrip("-"): k for k in known}
+    match = difflib.get_close_matches(given.lstrip("-"), list(bare), n=1)
+    return f"; did you mean {bare[match[0]]!r}?" if match else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose usage errors are one line on stderr,
+    ``PROG: MESSAGE (PROG --help gives the usage)``, exit code 2. Subparsers made from
+    it are of this class too (argparse makes them of the parent's class)."""
+
+    #: the subcommands' action, once added
+    subparsers: argparse._SubParsersAction | None = None
+
+    def add_subparsers(self, **kwargs: object) -> argparse._SubParsersAction:
+        self.subparsers = super().add_subparsers(**kwargs)
+        return self.subparsers
+
+    def subcommand(self, name: str) -> Parser:
+        """The parser of the subcommand ``name``."""
+        assert self.subparsers is not None
+        return self.subparsers.choices[name]
+
+    def flags(self) -> list[str]:
+        """Every option string this parser takes."""
+        return [s for a in self._actions for s in a.option_strings]
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} ({self.prog} --help gives the usage)\n")
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        # argparse's own message lists the choices; the closest one is added to it
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as e:
+            if action.choices is None or not isinstance(value, str):
+                raise
+            raise argparse.ArgumentError(
+                action, f"{e.message}{closest(value, map(str, action.choices))}") from None
+
+
+def unknown_options(parser: Parser, extras: list[str]) -> NoReturn:
+    """Refuse what ``parser`` (a subcommand's) did not take, in one line naming it, with
+    the closest option the subcommand has."""
+    flags = parser.flags()
+    first = extras[0].partition("=")[0]
+    if first.startswith("-"):
+        what = f"no option {first}{closest(first, flags)}"
+    else:
+        what = f"one argument too many: {first!r}"
+    more = f" (then {' '.join(extras[1:])})" if len(extras) > 1 else ""
+    print(f"{parser.prog}: {what}{more} ({parser.prog} --help gives the usage)",
+          file=sys.stderr)
+    raise SystemExit(2)
