@@ -2,19 +2,22 @@
 
 The same properties, names and codes as ``checker/properties`` (HOLDS, UNKNOWN,
 VIOLATED, EXACT; see each module's docstring for the definition and its source). The
-events are hash-partitioned by trace once (``KEY``); every window and aggregate below is
-keyed by the trace plus something, so Spark sorts within partitions but does not shuffle
-again. Each test below marks the traces it finds (a flag); the flags are unioned and
-aggregated by trace once (``_Flags``), and each property's code is a boolean formula over
-them (``SQL_FORMS``). Per property, how it is decided here:
+whole decision is one query (``decide``): the events are hash-partitioned by trace once
+(``KEY``); every feature is a window keyed by the trace plus something (a process, a
+message, a view transition), so Spark sorts within partitions but never shuffles again
+and needs no join; each test below marks the events it finds with a bit (``decide``'s ``row``);
+one aggregation by trace ORs the bits and counts the facts, and each property's code is a
+boolean formula over the trace's flags (``SQL_FORMS``). Where a test below speaks of a
+group (per trace and message, per view), it is a window over that group. Per property,
+how it is decided here:
 
-* integrity: aggregates. A delivery whose (trace, process, msg) already has an earlier
-  one (row_number > 1); a first delivery whose message has no send, in a trace that logs
+* integrity: a delivery whose (trace, process, msg) already has an earlier one (a
+  running count); a first delivery whose message has no send, in a trace that logs
   sends; a (trace, msg) with two sends. Unknown: deliveries but no sends.
 * total-order-strong: the property's own linear test (total_order.py): per process, the
   predecessor of each first delivery among the first deliveries in the same installed view
-  (``lag`` over the process's order); violated when one (trace, view, msg) has two
-  different predecessors.
+  (the last first delivery of a frame that ends before it); violated when one (trace,
+  view, msg) has two different predecessors.
 * total-order-weak and global-order: the order-consistency filter of order_filter.py, one
   round: rank(m) = the largest position of m's first delivery at any process; a trace
   whose processes all deliver in increasing rank has a global sequence (the ranks), so
@@ -22,9 +25,10 @@ them (``SQL_FORMS``). Per property, how it is decided here:
   (``exact.py``) decides it. Cycle detection is not natural in SQL; the filter settles
   every trace without a violation in the data sets we generate (all processes deliver
   one sequence, or a prefix of it).
-* causal-order: each first delivery of m joined to the deps of m's first send (exploded),
-  then to the same process's first delivery of each dep: violated if missing or not
-  earlier. Unknown: no sends, or no send carries deps.
+* causal-order: the deps of m's first send, at each first delivery of m, become rows of
+  their own keyed by the dep (an explode), beside the process's first deliveries keyed by
+  their message; a window per (trace, process, message) finds each dep's first delivery:
+  violated if missing or not earlier. Unknown: no sends, or no send carries deps.
 * fifo-order: per (trace, process, sender), the i-th first delivery must be the sender's
   i-th send (window row_number against the send rank). Unknown: no sends.
 * prefix-order: per (trace, position among a process's first deliveries), more than one
@@ -45,6 +49,8 @@ them (``SQL_FORMS``). Per property, how it is decided here:
   processes their sender never delivers. A trace with views or a leave is EXACT: who
   owes a message then depends on membership (``agreement.py``).
 
+* view-sequence: a trace with views is EXACT, as in its ``detect`` (view events are
+  few). Unknown: no view events.
 * member-liveness: for a trace without join, leave or crash, every process delivers every
   sent message (the count of first deliveries per message against the trace's processes);
   any other trace with sends is EXACT (``member_liveness.py``: who owes a message depends
@@ -123,14 +129,6 @@ def _differ(c: Column, w: Window) -> Column:
     """Does ``c`` take more than one value (nulls aside) over ``w``: a countDistinct(c) > 1
     that a window can compute."""
     return F.min(c).over(w) != F.max(c).over(w)
-
-
-#: the flags ``decide`` marks on single events (module docstring), in the order of their
-#: bit in the events' ``_flags`` (a trace's flags are the OR of its events')
-ROW_FLAGS = ["dup_delivery", "unsent", "dup_send", "strong_bad", "inconsistent", "fifo_bad",
-             "vs_reinstalled", "vs_mismatch", "vs_same_set", "vs_sending_view", "two_views",
-             "diverge", "valid_bad", "rt_measured", "rt_over", "has_packet", "has_negotiate",
-             "rate_unplaced", "rate_bad"]
 
 
 def decide(events: DataFrame, options: Options = Options()) -> Decided:
@@ -266,9 +264,10 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
         "rate_unplaced": pk & F.col("_slot").isNull(),
         "rate_bad": placed & rate_over,
     }
-    assert list(row) == ROW_FLAGS
+    # the events' flags as the bits of one int: a trace's flags are the OR of its events'
+    flags = list(row)
     bits = reduce(Column.__add__, (F.when(F.coalesce(row[n], F.lit(False)), F.lit(1 << i))
-                                   .otherwise(F.lit(0)) for i, n in enumerate(ROW_FLAGS)))
+                                   .otherwise(F.lit(0)) for i, n in enumerate(flags)))
     x = e.select(*events.columns, "_o_seq", "first", "f_pos", "send_time",
                  "send_deps", "_bad", "_seq_problem", "_proc_first", "_crashed", "_got",
                  "_got_all", bits.alias("_flags")).cache()
@@ -312,7 +311,7 @@ def decide(events: DataFrame, options: Options = Options()) -> Decided:
         .alias("_bad_seq"),
     )
     t = t.select("*", *((F.col("_flags").bitwiseAND(F.lit(1 << i)) != 0).alias(n)
-                        for i, n in enumerate(ROW_FLAGS)),
+                        for i, n in enumerate(flags)),
                  F.coalesce(F.col("_least_got") < F.col("_n_correct"), F.lit(False))
                  .alias("agree_bad"),
                  F.coalesce(F.col("_least_sent_got") < F.col("n_proc"), F.lit(False))

@@ -1,12 +1,14 @@
 """bench/scan_small.py runs end to end on a tiny data set: the default scan and the SQL
 engine's, each a ``tomkit scan`` process, with wall and CPU seconds (the JVM's counted)
-and the ratio. Run as a process of its own: the bench makes itself the subreaper of what
-it starts, and waits for any child."""
+and the ratio; with ``--before`` (here this environment's own ``tomkit``) the SQL engine
+also runs as "the code before", with the ratio now / before. Run as a process of its
+own: the bench makes itself the subreaper of what it starts, and waits for any child."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from locations import ROOT
@@ -27,12 +29,14 @@ def test_scan_small_smoke(tmp_path):
                          recv=False)[0]
     write_records(d / "part-0.parquet", recs, grouped=True)
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "scan_small.py"), "--rounds",
-                        "1", "--data", str(tmp_path / "data"), "--engines", "files,sql"],
+                        "1", "--data", str(tmp_path / "data"), "--engines", "files,sql",
+                        "--before", str(Path(sys.executable).parent / "tomkit")],
                        capture_output=True, text=True, timeout=1800)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {ln.split()[1]: ln.split() for ln in p.stdout.splitlines()
             if ln.split()[:1] == ["0"]}
-    assert set(rows) == {"files", "sql"}, p.stdout
+    assert set(rows) == {"files", "sql", "sql@before"}, p.stdout
     # the JVM's CPU is counted: the SQL engine's process tree takes more than the default's
     assert float(rows["sql"][3]) > float(rows["files"][3]) > 0, p.stdout
-    assert "sql / files:" in p.stdout, p.stdout
+    assert "sql / files:" in p.stdout and "sql / sql@before:" in p.stdout, p.stdout
+    assert float(rows["sql@before"][3]) > float(rows["files"][3]), p.stdout
