@@ -211,18 +211,21 @@ class Harness:
     async def _start(self, node: str) -> None:
         """Start the current incarnation of ``node`` and wait for its init_ok."""
         inc = self.incarnation[node]
+        # the wait exists before the process does: a node that exits at once is seen by
+        # _on_exit while start_node still awaits, and must fail this wait, not time it out
+        fut = self.loop.create_future()
+        msg_id = 1
+        self._init_waits[node] = (msg_id, fut)
         try:
             proc = await start_node(self.cfg.bin, node, inc,
                                     self.cfg.out / "nodes" / f"{node}.log",
                                     self._on_message, self._on_error, self._on_exit,
                                     log_stderr=self.cfg.log_stderr)
         except OSError as e:
+            self._init_waits.pop(node, None)
             raise HarnessError(f"cannot run the node program {self.cfg.bin[0]!r}: "
                                f"{e.strerror or e}") from None
         self.procs[node] = proc
-        fut = self.loop.create_future()
-        msg_id = 1
-        self._init_waits[node] = (msg_id, fut)
         init_client = f"c{self.cfg.clients + self.nodes.index(node)}"
         proc.send(Message(init_client, node, {"type": "init", "msg_id": msg_id,
                                               "node_id": node, "node_ids": self.nodes}))
