@@ -70,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         # files may follow options (tomkit check a.jsonl --liveness b.jsonl), as in most
         # commands; what the subcommand does not take is said by it, not by tomkit
         sub = parser.subcommand(argv[0])
-        args, extras = sub.parse_known_intermixed_args(argv[1:])
+        # after "--" everything is positional (tomkit run's node arguments), which the
+        # intermixed parse does not keep: such a line is parsed in order, as before
+        parse = (sub.parse_known_args if "--" in argv[1:]
+                 else sub.parse_known_intermixed_args)
+        args, extras = parse(argv[1:])
         args.command = argv[0]
         if extras:
             unknown_options(sub, extras)
