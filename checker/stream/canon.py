@@ -294,6 +294,11 @@ class TraceState:
                                    "behind the retired prefix", piece)
             if self._behind_delivers(kinds, proc):
                 return self._whole(BEHIND, piece)
+            if self._names_retired(table):
+                # as in FAST (_msg_codes): the held records would miss the retired send
+                # or delivery it repeats (integrity's count, its witness)
+                return self._whole("an id seen again after it retired (or two ids "
+                                   "sharing a hash)", piece)
             self.buffer.append((piece, None))
             return self._spill()
         self._note_last(piece, proc)
@@ -319,6 +324,19 @@ class TraceState:
             start = r + 1
         if start < len(kinds):
             self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _names_retired(self, table: pa.Table) -> bool:
+        """Whether a record of ``table`` names an id of the retired prefix."""
+        if not len(self.retired):
+            return False
+        col = table.column("msg").combine_chunks()
+        if not pa.types.is_dictionary(col.type):
+            col = pc.dictionary_encode(col)
+        used = np.unique(col.indices.drop_null().to_numpy(zero_copy_only=False))
+        if not len(used):
+            return False
+        h1, _ = hash_ids(col.dictionary.take(pa.array(used)))
+        return bool(self.retired.contains(h1).any())
 
     def _note_last(self, piece: Piece, proc: np.ndarray) -> None:
         """Each process's latest record in the piece, as a witness names it."""

@@ -13,8 +13,10 @@ process delivers as its first K held deliveries. K is a cut when
 
 1. every process with a held delivery has at least K of them, its first K are M_K, each
    once, and its K-th is the same message as everyone's;
-2. no record after that names a message of M_K (no repeat, no second send), and each
-   sender sends its messages of M_K before any other (held) send;
+2. no record after that names a message of M_K (no repeat, no second send), each
+   message of M_K is sent at most once (FIFO's exact check ranks a second sender's
+   later messages against the first send's sender), and each sender sends its messages
+   of M_K before any other (held) send;
 3. the records naming the other messages, fed in their order to a fresh canonical pass
    whose retired prefix is M_K and the retired ids, keep its picture to the end: every
    process delivers a prefix of one sequence S' of distinct messages, each sent once,
@@ -221,6 +223,10 @@ def _second_pass(state: TraceState, k: int, m1: np.ndarray, m2: np.ndarray,
     dn = np.zeros(len(procs), np.int64)
     got = np.zeros((len(procs), k), bool)
     later_send = np.zeros(len(procs), bool)  # sent a message outside M_K
+    # a message of M_K sent twice: FIFO's exact check takes the first send for the
+    # sender and ranks the later messages of the second sender against it, so its
+    # witness can lie outside M_K (a cut is not taken then: every held record is read)
+    sent = np.zeros(k, np.int64)
     sends_kept = sends_later = 0
     try:
         for piece in state.held_iter():
@@ -262,6 +268,9 @@ def _second_pass(state: TraceState, k: int, m1: np.ndarray, m2: np.ndarray,
                 if mine[first_other:].any() or (later_send[q] and mine.any()):
                     return None
                 later_send[q] |= not mine.all()
+            np.add.at(sent, mi[s & (mi >= 0)], 1)
+            if (sent > 1).any():
+                return None
             rows = np.flatnonzero(mi >= 0)
             sends_kept += int((s & (mi >= 0)).sum())
             sends_later += int((s & (mi < 0)).sum())
