@@ -42,11 +42,18 @@ def test_leader_node_is_valid_under_faults(tmp_path, nemesis):
 
 
 def test_gossip_node_breaks_prefix_order_but_is_a_valid_broadcast(tmp_path):
-    res = run(config(tmp_path, shipped("tob_gossip"), latency=5.0,
-                     latency_dist="exponential", concurrency=6))
+    # the breach needs two broadcasts at different nodes to cross in flight, which real
+    # timing decides: a quiet machine once ran a whole seed without one (ci, 13:05), so
+    # the latency is wider and up to three seeds are run; each is judged, and one must
+    # break prefix order
+    for seed in (1, 2, 3):
+        res = run(config(tmp_path / str(seed), shipped("tob_gossip"), latency=10.0,
+                         latency_dist="exponential", concurrency=6, seed=seed))
+        assert res.verdicts["integrity"] == "holds"
+        if not res.valid:
+            break
     assert not res.valid
     assert res.verdicts["prefix-order"] == "violated"
-    assert res.verdicts["integrity"] == "holds"
     sets = run(config(tmp_path, shipped("tob_gossip"), workload="broadcast", latency=5.0,
                       nemesis=frozenset({"partition"}), nemesis_interval=0.7))
     assert sets.valid, sets.to_dict()
