@@ -235,45 +235,44 @@ def test_a_process_behind_the_retired_prefix_that_delivers_after_the_break(monke
     assert run.modes == {"whole": 1}
 
 
-def test_an_id_sent_twice_by_two_processes_is_not_cut(tmp_path):
+def _tiny(monkeypatch, trim: int, rows: int) -> None:
+    monkeypatch.setattr(canon, "TRIM_AT", trim)
+    monkeypatch.setattr(driver, "READ_ROWS", rows)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 4)
+
+
+def _write(path, recs) -> None:
+    write_records(path, [{"trace": "t", "process": p, "kind": k, "msg": m}
+                         for p, k, m in recs])
+
+
+def test_an_id_sent_twice_by_two_processes_is_not_cut(monkeypatch, tmp_path):
     """Found by the Hypothesis test above: p0 and p1 both send m0, which the first
     process delivers before p1's sends are read; with a cut, FIFO held on m0's records
     while the whole trace's exact check reads the later messages against p0's send."""
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = 2, 3, 4
-    try:
-        recs = [("p0", "send", "m0")] + [("p0", "deliver", f"m{i}") for i in range(4)]
-        for i in range(4):
-            recs += [("p1", "send", f"m{i}"), ("p1", "deliver", f"m{i}")]
-        path = tmp_path / "t.jsonl"
-        write_records(path, [{"trace": "t", "process": p, "kind": k, "msg": m}
-                             for p, k, m in recs])
-        run = _Run(NARROW, Options(), False)
-        agree([path], NARROW, run=run)
-        assert "narrowed" not in run.modes
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
+    _tiny(monkeypatch, 2, 3)
+    recs = [("p0", "send", "m0")] + [("p0", "deliver", f"m{i}") for i in range(4)]
+    for i in range(4):
+        recs += [("p1", "send", f"m{i}"), ("p1", "deliver", f"m{i}")]
+    _write(tmp_path / "t.jsonl", recs)
+    run = _Run(NARROW, Options(), False)
+    agree([tmp_path / "t.jsonl"], NARROW, run=run)
+    assert "narrowed" not in run.modes
 
 
-def test_a_retired_id_named_after_the_break_sends_the_trace_whole(tmp_path):
+def test_a_retired_id_named_after_the_break_sends_the_trace_whole(monkeypatch, tmp_path):
     """Found by the Hypothesis test above: m0 retired, the picture broken by a repeat,
     then p1 sends m0 again. The held records lack m0's first send (integrity's count of
     violations would be one short), so the trace goes whole, as in FAST."""
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = 2, 8, 4
-    try:
-        recs = [("p0", "send", f"m{i}") for i in range(8)]
-        for i in range(4):
-            recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
-        recs += [("p0", "deliver", "m3")]  # the break: a repeat
-        for i in range(4, 8):
-            recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
-        recs += [("p1", "send", "m0")]  # a retired id again, after the break
-        path = tmp_path / "t.jsonl"
-        write_records(path, [{"trace": "t", "process": p, "kind": k, "msg": m}
-                             for p, k, m in recs])
-        run = _Run(NARROW, Options(), False)
-        agree([path], NARROW, run=run)
-        assert run.modes == {"whole": 1}, run.modes
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
+    _tiny(monkeypatch, 2, 8)
+    recs = [("p0", "send", f"m{i}") for i in range(8)]
+    for i in range(4):
+        recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
+    recs += [("p0", "deliver", "m3")]  # the break: a repeat
+    for i in range(4, 8):
+        recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
+    recs += [("p1", "send", "m0")]  # a retired id again, after the break
+    _write(tmp_path / "t.jsonl", recs)
+    run = _Run(NARROW, Options(), False)
+    agree([tmp_path / "t.jsonl"], NARROW, run=run)
+    assert run.modes == {"whole": 1}, run.modes
