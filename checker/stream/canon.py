@@ -948,24 +948,24 @@ class TraceState:
         """The process and location of a held ``kind`` record of message ``code`` (with
         ``late`` a clock, the one latest on that clock)."""
         best = None
+        for piece, i in self._held(code, kind):
+            t = piece.table.column(late)[i].as_py() if late else None
+            where = (piece.table.column("process")[i].as_py(), _location(piece, i), t)
+            if not late:
+                return where[:2]
+            if t is not None and (best is None or t > best[2]):
+                best = where
+        return None if best is None else best[:2]
+
+    def _held(self, code: int, kind: str) -> Iterator[tuple[Piece, int]]:
+        """The held ``kind`` records of message ``code``, as (piece, row), in order."""
         for piece, codes in self.buffer:
             if codes is None:
                 continue
-            hit = np.flatnonzero(codes == code)
-            if not len(hit):
-                continue
             kinds = piece.table.column("kind")
-            for i in hit.tolist():
-                if kinds[i].as_py() != kind:
-                    continue
-                t = piece.table.column(late)[i].as_py() if late else None
-                where = (piece.table.column("process")[i].as_py(),
-                         _location(piece, i), t)
-                if not late:
-                    return where[:2]
-                if t is not None and (best is None or t > best[2]):
-                    best = where
-        return None if best is None else best[:2]
+            for i in np.flatnonzero(codes == code).tolist():
+                if kinds[i].as_py() == kind:
+                    yield piece, i
 
     # ---- the end ------------------------------------------------------------------------
 
@@ -1032,17 +1032,10 @@ class TraceState:
     def find(self, code: int, kind: str, process: str) -> tuple[str, Location, tuple] | None:
         """The id, location and clocks (time, real_time, slot) of ``process``'s held
         ``kind`` record of message ``code``."""
-        for piece, codes in self.buffer:
-            if codes is None:
-                continue
-            hit = np.flatnonzero(codes == code)
-            if not len(hit):
-                continue
+        for piece, i in self._held(code, kind):
             t = piece.table
-            for i in hit.tolist():
-                if t.column("kind")[i].as_py() == kind and \
-                        t.column("process")[i].as_py() == process:
-                    return t.column("msg")[i].as_py(), _location(piece, i), _clocks(t, i)
+            if t.column("process")[i].as_py() == process:
+                return t.column("msg")[i].as_py(), _location(piece, i), _clocks(t, i)
         return None
 
     def send_clocks(self) -> dict[int, tuple]:
