@@ -55,6 +55,7 @@ from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 from .ledger import Join, Ledger, Stay, Window
 from .retired import RetiredSequence
+from .tally import Tally, reach
 from .views import NONE, Views
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
@@ -187,9 +188,11 @@ class TraceState:
         self.broke_at = 0  # S's end when it went SLOW (_slow)
         #: processes behind the retired prefix when it went SLOW (_slow)
         self.behind = np.zeros(0, np.int64)
-        #: a SLOW trace's exact checks ran on the records of its first ``cut`` held
-        #: positions only, the rest found clean (reduced.py; 0: on every held record)
+        #: a SLOW trace's exact checks ran on the records of ``cut`` messages only, those
+        #: before the cut, the rest found clean (narrow.py; 0: on every held record)
         self.cut = 0
+        #: a SLOW trace's spilled records, tallied for the cut as they spilled (tally.py)
+        self.tally: Tally | None = None
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
@@ -363,7 +366,14 @@ class TraceState:
             return
         if self.spill is None:
             self.spill = spill_.Spill(self.spill_dir)
-        self.spill.write([p for p, _ in self.buffer])
+            if self.mode == SLOW:
+                self.tally = Tally(reach(self.broke_at - self.base))
+        pieces = [p for p, _ in self.buffer]
+        if self.tally is not None and self.mode == SLOW:
+            # the cut's first pass, as the records go to disk (narrow.py reads them once)
+            for p in pieces:
+                self.tally.feed(p)
+        self.spill.write(pieces)
         self.buffer = []
 
     def _member_row(self, row: Piece, kind: int, p: int) -> str:
