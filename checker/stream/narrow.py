@@ -99,7 +99,7 @@ A trace where no cut holds is checked on all its held records, as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -109,7 +109,7 @@ from ..properties import Property
 from .canon import FAST, TraceState
 from .tally import Procs, Tally, grow, id_hashes, reach
 
-__all__ = ["NARROWED", "Deliveries", "narrows", "narrowed", "shifts_agree"]
+__all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
 
 #: the most cells (processes x messages of M) the second pass keeps for one cut
 MAX_CELLS = 1 << 27
@@ -128,22 +128,50 @@ def narrows(props: Sequence[Property]) -> bool:
     return all(p.name.split("@")[0] in NARROWED for p in props)
 
 
+def follow(state: TraceState) -> Cut | None:
+    """A cut tried while the trace is read: the first candidate (``_candidates``) that
+    the records held so far do not refute, fed the rest as they come
+    (``TraceState.follower``), so that a cut that holds needs no pass over the spill;
+    None when each is refuted already."""
+    for cut in _cuts(state):
+        if all(cut.feed(piece) for piece in state.held_iter()):
+            return cut
+        cut.close()
+    return None
+
+
 def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None:
     """The held records that stand for all of them (module docstring), or None when no
     cut holds; sets ``state.cut`` (the messages before the cut)."""
     if not narrows(props):
         return None
+    if state.follower is not None:  # followed while read: no pass over the spill
+        kept = state.follower.result()
+        if kept is not None:
+            state.cut = state.follower.k
+            return kept
+    for cut in _cuts(state):
+        try:
+            if all(cut.feed(piece) for piece in state.held_iter()):
+                kept = cut.result()
+                if kept is not None:
+                    state.cut = cut.k
+                    return kept
+        finally:
+            cut.close()
+    return None
+
+
+def _cuts(state: TraceState) -> Iterator[Cut]:
+    """The cuts to try, tightest first, from a first pass over the held records
+    (tally.py): per candidate count n, the messages some process delivered as one of
+    its first n held deliveries."""
     least = state.broke_at - state.base
-    if state.tally is None:  # nothing spilled: tally every held record here
-        tally = Tally(reach(least))
-        rest = state.held_iter()
-    else:  # the spilled records were tallied as they spilled: the buffer's are left
-        tally = state.tally.copy()
-        rest = (p for p, _ in state.buffer)
-    for piece in rest:
+    tally = Tally(reach(least))
+    for piece in state.held_iter():
         tally.feed(piece)
     if not tally.plain:
-        return None
+        return
     for n in _candidates(tally, least):
         got = tally.below(n) if n <= tally.reach else tally.first(n)
         if got is None:
@@ -158,22 +186,22 @@ def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None
         keep[same + 1] = False  # a repeat of the first process's
         m1, m2 = m1[keep], m2[keep]
         if len(m1) * max(len(tally.procs), 1) > MAX_CELLS:
-            return None
-        kept = _second_pass(state, m1, m2)
-        if kept is not None:
-            state.cut = len(m1)
-            return kept
-    return None
+            return
+        yield Cut(state, m1, m2)
 
 
 def _candidates(tally: Tally, least: int) -> list[int]:
-    """The counts n to cut at, in increasing order (the messages some process delivered
-    as one of its first n held deliveries): after the last count where processes differ
-    (a local breach), S's end when the picture broke, and ``reach`` (a shift: a repeat
-    or a gap); each below the most any process delivered (else nothing is cut)."""
-    k = tally.settled()
+    """The counts n to cut at, in increasing order: after the last count where
+    processes differ (a local breach), after the first one and with a margin past it (a
+    shift: a repeat or a gap), S's end when the picture broke (a breach found by the
+    sends, as FIFO's, differs in no count), and the tally's reach; each below the most
+    any process delivered (else nothing is cut)."""
+    k, first = tally.settled(), tally.parted()
     most = tally.most()
-    return [n for n in sorted({k, max(k, least), least, tally.reach}) if 0 < n < most]
+    wanted = {k, max(k, least), least, tally.reach}
+    if first:
+        wanted |= {first, 2 * first + 64}
+    return [n for n in sorted(wanted) if 0 < n < most]
 
 
 class Deliveries:
@@ -187,6 +215,7 @@ class Deliveries:
         self.got = np.zeros((0, k), bool)
         self.seqs: list[list[np.ndarray]] = []
         self.lastf = np.zeros(0, np.int64)
+        self.joint: int | None = None  # the last of A_p of the first continuing process
 
     def grow(self, n: int) -> None:
         if n <= len(self.closed):
@@ -215,76 +244,106 @@ class Deliveries:
                 self.got[q, new] = True
                 self.seqs[q].append(new)
                 self.lastf[q] = new[-1]
-        self.closed[q] |= f < len(mine)
+        if f < len(mine):
+            self.closed[q] = True
+            # strong order (condition 5), checked as processes continue: a cut refuted
+            # here costs no more of the pass
+            if self.joint is None:
+                self.joint = int(self.lastf[q])
+            elif self.joint != self.lastf[q]:
+                return False
         return True
 
     def sequence(self, q: int) -> np.ndarray:
         return np.concatenate(self.seqs[q]) if self.seqs[q] else np.zeros(0, np.int64)
 
 
-def _second_pass(state: TraceState, m1: np.ndarray, m2: np.ndarray) -> list[Piece] | None:
-    """Conditions 1 to 3 and 5 of the module docstring, exactly, for the messages M of
-    first hashes ``m1`` (sorted) and second hashes ``m2``: the records naming M, or
-    None."""
-    k = len(m1)
-    procs = Procs()
-    tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
-    for run in state.retired.runs:
-        tail.retired.add(run)
-    tail.retired.add(m1)
-    kept: list[Piece] = []
-    dels = Deliveries(k)
-    later_send = np.zeros(0, bool)  # per process: sent a message outside M
-    send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
-    send_m: list[np.ndarray] = []
-    sends_later = 0
-    try:
-        for piece in state.held_iter():
-            t = piece.table
-            kinds = kind_codes(t.column("kind"))
-            proc = procs.of(t.column("process"))
-            dels.grow(len(procs))
-            later_send = grow(later_send, len(procs))
-            h1, h2 = id_hashes(t.column("msg"))
-            i = np.minimum(np.searchsorted(m1, h1), k - 1)
-            hit = m1[i] == h1
-            mi = np.where(hit, i, -1)
-            if (m2[mi[hit]] != h2[hit]).any():  # two ids sharing a first hash
-                return None
-            d = kinds == DELIVER
-            for q in np.unique(proc[d]).tolist():
-                if not dels.feed(q, mi[d & (proc == q)]):
-                    return None
-            s = kinds == SEND
-            for q in np.unique(proc[s]).tolist():
-                mine = mi[s & (proc == q)] >= 0
-                first_other = int(np.argmin(mine)) if not mine.all() else len(mine)
-                if mine[first_other:].any() or (later_send[q] and mine.any()):
-                    return None
-                later_send[q] |= not mine.all()
-            ms = s & (mi >= 0)
-            send_p.append(proc[ms])
-            send_m.append(mi[ms])
-            sends_later += int((s & (mi < 0)).sum())
-            rows = np.flatnonzero(mi >= 0)
-            if len(rows):
-                kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
-                                  piece.fmt))
-            rest = np.flatnonzero(mi < 0)
-            if len(rest):
-                tail.feed(Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source,
-                                piece.fmt))
-                if tail.mode != FAST:
-                    return None
-        tail.finish()
-        sp, sm = np.concatenate(send_p), np.concatenate(send_m)
-        if tail.mode != FAST or (sends_later and not len(sp)):
+class Cut:
+    """The second pass for the messages M of first hashes ``m1`` (sorted) and second
+    hashes ``m2``, fed the held records in order (module docstring): conditions 1 to 3
+    as they come, 5 at the end; ``result`` gives the records naming M, or None."""
+
+    def __init__(self, state: TraceState, m1: np.ndarray, m2: np.ndarray) -> None:
+        self.k = len(m1)
+        self.m1, self.m2 = m1, m2
+        self.procs = Procs()
+        self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
+        for run in state.retired.runs:
+            self.tail.retired.add(run)
+        self.tail.retired.add(m1)
+        self.kept: list[Piece] = []
+        self.dels = Deliveries(self.k)
+        self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
+        self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
+        self.send_m: list[np.ndarray] = []
+        self.sends_later = 0
+        self.failed = not self.k
+
+    def feed(self, piece: Piece) -> bool:
+        """The next held piece; False once the cut is refuted."""
+        if self.failed:
+            return False
+        self.failed = not self._feed(piece)
+        if self.failed:
+            self.close()
+            self.kept = []
+        return not self.failed
+
+    def _feed(self, piece: Piece) -> bool:
+        t = piece.table
+        kinds = kind_codes(t.column("kind"))
+        if not np.isin(kinds, (SEND, DELIVER)).all():
+            return False
+        proc = self.procs.of(t.column("process"))
+        self.dels.grow(len(self.procs))
+        self.later_send = grow(self.later_send, len(self.procs))
+        h1, h2 = id_hashes(t.column("msg"))
+        i = np.minimum(np.searchsorted(self.m1, h1), self.k - 1)
+        hit = self.m1[i] == h1
+        mi = np.where(hit, i, -1)
+        if (self.m2[mi[hit]] != h2[hit]).any():  # two ids sharing a first hash
+            return False
+        d = kinds == DELIVER
+        for q in np.unique(proc[d]).tolist():
+            if not self.dels.feed(q, mi[d & (proc == q)]):
+                return False
+        s = kinds == SEND
+        for q in np.unique(proc[s]).tolist():
+            mine = mi[s & (proc == q)] >= 0
+            first_other = int(np.argmin(mine)) if not mine.all() else len(mine)
+            if mine[first_other:].any() or (self.later_send[q] and mine.any()):
+                return False
+            self.later_send[q] |= not mine.all()
+        ms = s & (mi >= 0)
+        self.send_p.append(proc[ms])
+        self.send_m.append(mi[ms])
+        self.sends_later += int((s & (mi < 0)).sum())
+        rows = np.flatnonzero(mi >= 0)
+        if len(rows):
+            self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
+                                   piece.fmt))
+        rest = np.flatnonzero(mi < 0)
+        if len(rest):
+            self.tail.feed(Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source,
+                                 piece.fmt))
+        return self.tail.mode == FAST
+
+    def result(self) -> list[Piece] | None:
+        """The records naming M when the cut holds over every piece fed (the tail is
+        left as it is: a trace still read may be fed more)."""
+        if self.failed or not self.tail.settled():
             return None
-        if not shifts_agree(dels, len(procs), list(procs.codes), later_send, sp, sm):
+        sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
+        sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
+        if self.sends_later and not len(sp):
             return None
-        return kept
-    finally:
-        tail.close()
+        if not shifts_agree(self.dels, len(self.procs), list(self.procs.codes),
+                            self.later_send, sp, sm):
+            return None
+        return list(self.kept)
+
+    def close(self) -> None:
+        self.tail.close()
 
 
 def shifts_agree(dels: Deliveries, n: int, names: list[str], later_send: np.ndarray,

@@ -201,6 +201,12 @@ class Tally:
         bad = np.flatnonzero(self.bad[:low])
         return min(int(bad[-1]) + 2 if len(bad) else 1, low)
 
+    def parted(self) -> int:
+        """The first count after the first count where processes differ (0: none), among
+        those every delivering process reached: where a shift (a repeat, a gap) begins."""
+        bad = np.flatnonzero(self.bad[:self.delivering()])
+        return int(bad[0]) + 2 if len(bad) else 0
+
     def below(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Both hashes of the messages some process delivered as one of its first ``n``
         held deliveries (n <= ``reach``); None when two of them share a first hash."""
