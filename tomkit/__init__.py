@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from tomkit.model.conform import ConformReport
     from tomkit.model.sim import SimResult
 
-__all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
+__all__ = ["UnknownName", "UsageError", "__version__", "check", "conform", "prove",
+           "simulate", "write"]
 
 
 def __getattr__(name: str) -> Any:
@@ -63,6 +64,9 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import version
         return version("tomkit")
+    if name in ("UsageError", "UnknownName"):  # check()'s errors for bad settings
+        from tomkit.checker import usage
+        return getattr(usage, name)
     raise AttributeError(f"module 'tomkit' has no attribute {name!r}")
 
 
@@ -105,11 +109,13 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     ``tomkit scan``), given one by one or as one list.
 
     Raises :class:`~tomkit.traces.errors.TraceFormatError` on bad input (unless
-    ``keep_going``), KeyError for an unknown property or profile, ValueError for
-    settings that do not fit (no path, ``rate_avg`` without ``rate_window``, a slot,
+    ``keep_going``); ``tomkit.UsageError`` (a ValueError) for settings that do not fit,
+    among them ``tomkit.UnknownName`` for an unknown property, scope or guarantee profile
+    (naming the known ones and the closest spelling, as the command does; also a
+    KeyError, as before), no path, ``rate_avg`` without ``rate_window``, a slot,
     window or bound that is not positive, a negative rate, ``properties`` with a
     ``guarantee``, a bad profile file, an output folder that cannot be made, a
-    ``realtime_bound`` on traces that log no ``real_time``): the command's exit code 2;
+    ``realtime_bound`` on traces that log no ``real_time``: the command's exit code 2;
     TypeError for a setting of the wrong type.
 
     >>> import os, tempfile, tomkit
@@ -128,7 +134,7 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     >>> tomkit.check(path, rate_avg=4)
     Traceback (most recent call last):
     ...
-    tomkit.checker.check_run.UsageError: rate_avg needs rate_window K (slots)
+    tomkit.checker.usage.UsageError: rate_avg needs rate_window K (slots)
     """
     from tomkit.checker.check_run import (
         UsageError,
