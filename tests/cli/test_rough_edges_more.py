@@ -109,3 +109,71 @@ def test_an_unknown_name_is_a_usage_error_with_the_closest_spelling(trace, kw, w
     assert words in str(ei.value) and not str(ei.value).startswith(("'", '"'))
     if "properties" in kw and "@" not in kw["properties"][0]:
         assert str(ei.value).endswith("did you mean 'integrity'?")
+
+
+# ---- tried as a new user would (docs/cli.md) ---------------------------------------------
+
+def test_ctrl_c_while_the_subcommand_loads_is_one_line(capsys, monkeypatch):
+    import tomkit.cli as cli
+
+    def interrupted(only=None):
+        raise KeyboardInterrupt  # as Ctrl-C lands while a subcommand's modules import
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    code, out, err = run(capsys, "generate", "--traces", "3", "--out", "g")
+    assert code == 130 and one_line(err, "tomkit generate: interrupted")
+
+
+def test_check_of_standard_input_says_it_is_not_read(capsys):
+    code, _, err = run(capsys, "check", "-")
+    assert code == 2 and "standard input is not read" in one_line(err, "tomkit check: '-'")
+
+
+def test_a_parquet_file_with_a_json_lines_name_is_named_so(capsys, trace, tmp_path):
+    pq = tmp_path / "t.parquet"
+    write_records(pq, clean_trace("a", seed=1))
+    wrong = tmp_path / "t2.jsonl"
+    wrong.write_bytes(pq.read_bytes())
+    code, _, err = run(capsys, "check", wrong)
+    assert code == 2 and one_line(err, "tomkit check: bad input: ").endswith(
+        "a Parquet file (PAR1 at both ends) with a JSON Lines name: name it .parquet")
+    # a JSON Lines file whose first line happens to read PAR1 is still read line by line
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text("PAR1\n" + trace.read_text())
+    code, out, _ = run(capsys, "check", odd, "--keep-going")
+    assert code == 2 and "180 records accepted" in out
+
+
+def test_simulate_refuses_a_folder_as_out_before_simulating(capsys, tmp_path):
+    (tmp_path / "run.jsonl").mkdir()
+    code, out, err = run(capsys, "simulate", "--messages", "3", "--out", tmp_path / "run.jsonl")
+    assert code == 2 and out == ""  # no seed line: nothing was simulated
+    assert one_line(err, "tomkit simulate: --out ").endswith("a folder; give a file name")
+
+
+@pytest.mark.parametrize("old, new, near", [
+    ('process = "host"', 'proces = "host"', "did you mean 'process'?"),
+    ('format = "regex"', 'format = "regx"', "did you mean 'regex'?"),
+    ("[kinds]", "[kind]", "did you mean 'kinds'?"),
+    ('DELIVER = "deliver"', 'DELIVER = "delivr"', "did you mean 'deliver'?"),
+])
+def test_a_mapping_typo_gets_the_closest_spelling(capsys, tmp_path, old, new, near):
+    from locations import ROOT
+
+    text = (ROOT / "traces" / "mappings" / "line-log.toml").read_text()
+    assert old in text
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(text.replace(old, new, 1))
+    log = tmp_path / "log.txt"
+    log.write_text("2026-11-24T10:00:00.120Z n1 SEND n1.7\n")
+    code, _, err = run(capsys, "import", "--mapping", mapping, log, "--out",
+                       tmp_path / "o.jsonl")
+    assert code == 2 and one_line(err, "tomkit import: bad mapping: ").endswith(near)
+
+
+def test_a_profile_file_typo_gets_the_closest_spelling(capsys, trace, tmp_path):
+    prof = tmp_path / "p.toml"
+    prof.write_text('name = "x"\ntitle = "t"\nsource = "s"\nproperties = ["integrity"]\n'
+                    'notes = "n"\n')
+    code, _, err = run(capsys, "check", trace, "--guarantee-file", prof)
+    assert code == 2 and one_line(err, "tomkit check: ").endswith("did you mean 'note'?")
