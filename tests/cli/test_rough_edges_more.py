@@ -87,6 +87,12 @@ def test_a_size_never_measured_to_finish_is_refused_with_the_way_to_force_it(cap
     assert most in line and "--no-size-limit" in line
 
 
+def test_prove_refuses_an_infinite_timeout_in_one_line(capsys):
+    code, _, err = run(capsys, "prove", "--protocol", "qos", "--n", "2", "--timeout", "inf")
+    assert code == 2 and one_line(err, "tomkit prove: --timeout must be a positive number "
+                                  "of seconds, got inf").endswith("leave it out for no bound)")
+
+
 def test_no_size_limit_lets_a_large_n_through_to_the_provers_own_checks(capsys):
     # past the size check: the prover's own refusal of a delta shows it was reached
     code, _, err = run(capsys, "prove", "toto", "--n", "11", "--delta", "99",

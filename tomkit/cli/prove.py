@@ -17,6 +17,7 @@ Exit codes: 0 every property proved, 1 a counterexample, 2 bad input, 3 unknown
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from tomkit.cli.common import add_option_flag
@@ -107,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"give a RULE or --protocol, not both (got {args.rule!r}; the "
                         f"{prover.name} prover of {args.protocol} takes no RULE)")
     given = {n: getattr(args, n) for n in _declared() if getattr(args, n, None) is not None}
-    if "timeout" in given and not given["timeout"] > 0:  # NaN too: not "no time at all"
-        return fail(f"--timeout must be a positive number of seconds, got {given['timeout']}")
+    # NaN too: not "no time at all"; inf: Z3 takes milliseconds as an integer (leave it out
+    # for no bound)
+    if "timeout" in given and not 0 < given["timeout"] < math.inf:
+        return fail(f"--timeout must be a positive number of seconds, got "
+                    f"{given['timeout']} (a finite one: leave it out for no bound)")
     try:
         opts = prover.resolve(given)
         too_large = _too_large(prover, opts.get("n"), args.no_size_limit)
