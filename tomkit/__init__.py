@@ -217,6 +217,13 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
                       ("delay", Delay)):
         if key in config:
             _typed(key, config[key], kind)
+    # as tomkit simulate says it: numpy's own words name no setting, and a run without
+    # messages has no trace (its statistics were nan)
+    if config.get("seed", 0) < 0:
+        raise ValueError(f"seed must be >= 0, got {config['seed']}")
+    if config.get("messages", 1) < 1:
+        raise ValueError(f"messages must be at least 1, got {config['messages']}: a run "
+                         "without messages has no trace")
     for item in config.get("crashes", ()):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise TypeError(f"crashes must be (process, time) pairs, such as "
@@ -270,6 +277,7 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
     timeout). ValueError for an unknown rule, n < 2, or a delta the rule does not accept
     (or none given to a rule that needs one); TypeError for a setting of the wrong type."""
     import inspect
+    from math import inf
 
     from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
     from tomkit.model.toto.mutants import resolve_rule
@@ -286,6 +294,10 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
                         f"{', '.join(takes)})")
     if n < 2:
         raise ValueError(f"n must be at least 2 processors, got {n}")
+    timeout = settings.get("timeout")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < inf):
+        raise ValueError(f"timeout must be a positive, finite number of seconds, got "
+                         f"{timeout!r} (None: no bound)")
     fn = resolve_rule(rule)
     deltas = allowed_deltas(fn, n)
     if delta is None and None not in deltas:

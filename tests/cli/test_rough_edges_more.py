@@ -183,3 +183,16 @@ def test_a_profile_file_typo_gets_the_closest_spelling(capsys, trace, tmp_path):
                     'notes = "n"\n')
     code, _, err = run(capsys, "check", trace, "--guarantee-file", prof)
     assert code == 2 and one_line(err, "tomkit check: ").endswith("did you mean 'note'?")
+
+
+@pytest.mark.parametrize("call, kw, words", [
+    ("simulate", {"protocol": "totto"}, "did you mean 'toto'?"),
+    ("simulate", {"n": 3, "messages": 0}, "messages must be at least 1, got 0"),
+    ("simulate", {"n": 3, "seed": -1}, "seed must be >= 0, got -1"),
+    ("prove", {"rule": "toto", "n": 3, "delta": 2, "timeout": float("inf")},
+     "timeout must be a positive, finite number of seconds, got inf"),
+])
+def test_the_apis_other_settings_are_refused_in_their_own_words(call, kw, words):
+    with pytest.raises(ValueError) as ei:
+        getattr(tomkit, call)(**kw)
+    assert words in str(ei.value)
