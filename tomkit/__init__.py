@@ -201,7 +201,9 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     max)) or ``"P@T=AVG/MAX"``, 003's RN(r); ``partitions``: (time, groups); ``heals``:
     times; docs/membership.md) and the protocol's own options (``delta`` and ``rule`` of
     the ToTo family, ``variant`` of ABCAST and TOMP: ``tomkit simulate --help`` lists
-    them). A protocol refuses an event it cannot honour (ValueError, one line)."""
+    them). A protocol refuses an event it cannot honour (ValueError, one line), as
+    do an unknown protocol (with the closest spelling), ``messages`` below 1 and a
+    negative ``seed``."""
     from dataclasses import fields
 
     from tomkit.model.net.links import Delay
