@@ -233,7 +233,8 @@ def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> No
     n, np_, every = args.messages, args.processes, args.view_every
     early_n = min(args.early_messages, n)
     late = n - every // 4  # in the last view
-    early = min(1000, early_n // 4)
+    # early, but after the first positions retired (the window: canon.TRIM_AT, 16,384)
+    early = min(early_n // 2, max(1000, 2 * (args.trim or 1 << 14)))
     early_clean = d / f"views-{np_}x{early_n}-v{every}-{args.seed}.parquet"
     cases = [(clean, d / f"views-{np_}x{n}-v{every}-{args.seed}-swap{late}.parquet", late,
               "broken late"),

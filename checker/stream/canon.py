@@ -157,6 +157,11 @@ def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
 class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
+    #: with views, what each process's retired deliveries were when the trace broke after
+    #: positions retired (viewheld.py; None: not such a trace); a class default too, so a
+    #: state pickled by tomkit watch before it existed reads as None
+    vprefix: ViewPrefix | None = None
+
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
                  clocks: Sequence[str] = (), spill_dir: str | None = None) -> None:
@@ -188,9 +193,7 @@ class TraceState:
         self.broke_at = 0  # S's end when it went SLOW (_slow)
         #: processes behind the retired prefix when it went SLOW (_slow)
         self.behind = np.zeros(0, np.int64)
-        #: with views, what each process's retired deliveries were when the trace broke
-        #: after positions retired (viewheld.py; None: not such a trace)
-        self.vprefix: ViewPrefix | None = None
+        self.vprefix = None
         #: a SLOW trace's exact checks ran on the records of its first ``cut`` held
         #: positions only, the rest found clean (reduced.py; 0: on every held record)
         self.cut = 0

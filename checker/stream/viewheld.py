@@ -89,8 +89,20 @@ sends; a sentence's "#k" names a delivery of the witness (its last with that ind
 strong order's "only later, as #k" is q's, the other templates' p's), and prefix
 order's "after the same k deliveries" (and its ``position``) moves by |R(p, q)|.
 
-The end-of-trace properties (agreement, validity, liveness, member liveness) read each
-process's last event, which may be retired; they still go whole (driver.py).
+- *agreement, validity, liveness*: a correct process not behind delivered every retired
+  message of the views it installed, and one behind (a leaver) all of those it moved on
+  from; its own retired sends too (it holds the low watermark until it delivers them).
+  So no retired message is owed and missing: the first violation in their orders
+  (deliverers, then their deliveries; senders, then their sends; message ids) is among
+  held messages, and the correct processes and the final view are read from the held
+  view and crash records. Their witness ends with "the last event of q", q's latest
+  record, which may have retired: canon.py keeps each process's latest record as the
+  records come, and it replaces the held records' last one. A process with no held
+  record at all (every record of it retired) would be missing from the correct
+  processes the held records show: such a trace goes whole for these (``stands``).
+
+Member liveness reads each process's latest join and the clocks of sends that may have
+retired; it still goes whole (driver.py), as latency does.
 """
 
 from __future__ import annotations
