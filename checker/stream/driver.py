@@ -43,6 +43,7 @@ from ..trace import Trace
 from .canon import SLOW, WHOLE, TraceState, _dictionary
 from .narrow import follow, narrows
 from .reduced import check_held, deps_held
+from .viewheld import carries, stands
 
 __all__ = ["check_stream", "not_streamed"]
 
@@ -121,11 +122,15 @@ class _Run:
         if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
             self.whole[tid] = None
             return
-        if st.mode == SLOW and st.base and (any(p.final() or not p.held
-                                                for p in self.props) or
-                                            not deps_held(st)):
+        if st.vprefix is not None:  # with views, broken after positions retired
+            held = all(carries(p) for p in self.props) and \
+                (not any(p.final() for p in self.props) or stands(st))
+        else:
+            held = not any(p.final() or not p.held for p in self.props)
+        if st.mode == SLOW and st.base and (not held or not deps_held(st)):
             # the end-of-trace properties read what each process did last, which may lie
-            # in the retired prefix, and causal order needs deps logged on held sends:
+            # in the retired prefix (with views, carried over for agreement, validity and
+            # liveness: viewheld.py), and causal order needs deps logged on held sends:
             # the held records cannot stand for them
             self.whole[tid] = None
             return
@@ -143,6 +148,10 @@ class _Run:
                 self.report.outcomes.append(outcome)
             if st.cut:
                 self.modes["narrowed"] += 1  # its exact checks ran around the breach
+            if st.vprefix is not None:
+                # with views, broken after positions retired: each process's retired
+                # prefix carried over (viewheld.py)
+                self.modes["views carried"] += 1
             return
         clean = st.clean()
         decided = [prop.stream(clean, self.options) for prop in self.props]
