@@ -196,3 +196,17 @@ def test_the_apis_other_settings_are_refused_in_their_own_words(call, kw, words)
     with pytest.raises(ValueError) as ei:
         getattr(tomkit, call)(**kw)
     assert words in str(ei.value)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(monkeypatch, trace, capsys):
+    import io
+    import sys
+
+    class Gone(io.StringIO):  # tomkit watch ... | head: the pipe closes under the writer
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    with capsys.disabled():
+        monkeypatch.setattr(sys, "stdout", Gone())
+        code = main(["check", str(trace)])
+    assert code == 141  # as a command ended by SIGPIPE, and no traceback
