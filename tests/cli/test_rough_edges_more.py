@@ -210,3 +210,11 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(monkeypatch, trace, ca
         monkeypatch.setattr(sys, "stdout", Gone())
         code = main(["check", str(trace)])
     assert code == 141  # as a command ended by SIGPIPE, and no traceback
+
+
+@pytest.mark.parametrize("argv", [["prove", "math:sqrt", "--n", "3"],
+                                  ["fuzz", "math:sqrt", "--examples", "1"]])
+def test_a_rule_function_of_the_wrong_shape_is_said_before_it_is_called(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    line = one_line(err, f"tomkit {argv[0]}: rule 'math:sqrt' must take two arguments")
+    assert code == 2 and line.endswith("it takes (x, /)")
