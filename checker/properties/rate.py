@@ -50,6 +50,7 @@ such slot or window: max+1 (or avg+1) packet records, the fewest that show it.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import NamedTuple
 
@@ -241,8 +242,10 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                                   details)
         if options.rate_avg is not None:
             k = options.rate_window
-            for s in slots:
-                window = [e for t in range(s, s + k) for e in by_slot.get(t, ())]
+            for i, s in enumerate(slots):
+                # the used slots in s .. s+k-1 (not every slot of the window: K may be huge)
+                j = bisect.bisect_left(slots, s + k, lo=i)
+                window = [e for t in slots[i:j] for e in by_slot[t]]
                 if len(window) > options.rate_avg:
                     wit = [W.event(e) for e in window[:options.rate_avg + 1]]
                     text = (f"{p} sends {len(window)} network messages in the {k} slots "
