@@ -163,15 +163,13 @@ def stalled(recs: list[dict], process: str, n: int) -> list[dict]:
 
 
 @pytest.mark.parametrize("at", [0.15, 0.9])
-@pytest.mark.parametrize("stall", ["p4", "p0", None])
+@pytest.mark.parametrize("stall", ["p4", "p0"])
 def test_agreement_validity_and_liveness_on_a_broken_view_trace(at, stall, small_window,
                                                                   tmp_path):
     """Broken after positions retired, and a member (the late joiner p4, or p0) stops
     short in the last view: agreement, validity and liveness are decided in the pass too,
     their witnesses' last events each process's latest record."""
-    recs = plant("swap", at)
-    if stall:
-        recs = stalled(recs, stall, 3)
+    recs = stalled(plant("swap", at), stall, 3)
     path = tmp_path / "t.jsonl"
     write_records(path, recs)
     run = decided(path, SAFE + END)
@@ -228,7 +226,7 @@ def test_the_generators_faults_with_views(fault, monkeypatch, tmp_path):
     monkeypatch.setattr(canon, "TRIM_AT", 2)
     monkeypatch.setattr(driver, "READ_ROWS", 8)
     try:
-        recs, _ = faulty_trace(f"t-{fault}", fault, seed=1, n_messages=24, views=True)
+        recs, _ = faulty_trace(f"t-{fault}", fault, seed=1, n_messages=16, views=True)
     except ValueError:  # the fault does not fit views
         return
     for layout, rs in (("i", recs), ("g", by_process(recs))):
@@ -254,7 +252,7 @@ def test_the_real_systems_fixtures(path, monkeypatch):
 
 
 @given(view_runs(), st.sampled_from([2, 4]), st.sampled_from([4, 16]), st.booleans())
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
     if not records:
