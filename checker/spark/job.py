@@ -94,7 +94,7 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
         raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     if spark is None and engine != "files":
         raise ValueError(f"the {engine} engine needs a Spark session")
-    from tomkit.checker.spark.session import apply_conf
+    from tomkit.checker.spark.session import apply_conf, engine_conf
 
     if spark is not None:
         apply_conf(spark)
@@ -106,7 +106,7 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     if out is not None:  # before anything else: put right what a killed run left
         tree = HadoopTree(spark, out)
         recover(tree, out)
-    with progress:
+    with progress, engine_conf(spark, engine):
         res = _scan_spark(spark, paths, out, fmt, fail_after_write, engine, tree, options)
     progress.finish(None, res.doc["summary"]["events"])
     return res

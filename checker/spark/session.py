@@ -14,8 +14,10 @@ the gateway before the SparkContext starts), and Spark's console progress bar is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 from pyspark.sql import SparkSession
 
@@ -36,6 +38,15 @@ SCAN_CONF = {
     # whole scan is worth; the scan's own filters are all it needs (docs/spark.md)
     "spark.sql.constraintPropagation.enabled": "false",
 }
+
+#: settings of one engine's scan, on top of SCAN_CONF and put back when it ends. The sql
+#: engine without adaptive execution: its plan has one shuffle (the events by trace) and
+#: everything after it stays within partitions, so adaptive execution has nothing to
+#: coalesce or split, while a cached plan under it reports no partitioning and each read
+#: of the cached events (the deps' window, the aggregation by trace, the exact checks'
+#: join) shuffles them again: three shuffles more, each a stage and a job of its own,
+#: and a re-planning after each (docs/spark.md)
+ENGINE_CONF = {"sql": {"spark.sql.adaptive.enabled": "false"}}
 
 
 #: JVM options for a scan of a small local data set, where the JVM runs for seconds: its
@@ -150,3 +161,21 @@ def quiet(jvm) -> None:
 def apply_conf(spark: SparkSession) -> None:
     for k, v in SCAN_CONF.items():
         spark.conf.set(k, v)
+
+
+@contextlib.contextmanager
+def engine_conf(spark: SparkSession, engine: str) -> Iterator[None]:
+    """SCAN_CONF, and ENGINE_CONF's settings of ``engine`` for the time of the block (then
+    SCAN_CONF's again: the session may serve other engines and jobs)."""
+    apply_conf(spark)
+    extra = ENGINE_CONF.get(engine, {})
+    for k, v in extra.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k in extra:
+            if k in SCAN_CONF:
+                spark.conf.set(k, SCAN_CONF[k])
+            else:
+                spark.conf.unset(k)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -154,6 +155,16 @@ def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     return idx, values.to_pylist()
 
 
+class Follower(Protocol):
+    """What follows a broken trace's held records as they come (narrow.py's cut)."""
+
+    def feed(self, piece: Piece) -> bool:
+        """The next held piece; False once it gives up (it is then dropped)."""
+
+    def close(self) -> None:
+        """Remove its files."""
+
+
 class TraceState:
     """The single pass's state of one trace (module docstring)."""
 
@@ -194,9 +205,12 @@ class TraceState:
         #: processes behind the retired prefix when it went SLOW (_slow)
         self.behind = np.zeros(0, np.int64)
         self.vprefix = None
-        #: a SLOW trace's exact checks ran on the records of its first ``cut`` held
-        #: positions only, the rest found clean (reduced.py; 0: on every held record)
+        #: a SLOW trace's exact checks ran on the records of ``cut`` messages only, those
+        #: before the cut, the rest found clean (narrow.py; 0: on every held record)
         self.cut = 0
+        #: a SLOW trace's cut tried as its records are read (narrow.py's ``follow``; set
+        #: by the driver when the trace breaks), fed each held piece; None when refuted
+        self.follower: Follower | None = None
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
@@ -343,6 +357,7 @@ class TraceState:
             return self._whole("an id seen again after it retired (or two ids "
                                "sharing a hash)", piece)
         self.buffer.append((piece, None))
+        self._follow(piece)
         return self._spill()
 
     def _names_retired(self, table: pa.Table) -> bool:
@@ -380,7 +395,15 @@ class TraceState:
                                    self._proc_codes(piece.table.column("process")), False)
         if self.mode == SLOW or self.keep_whole:
             self.buffer.append((piece, None))
+            if self.mode == SLOW:
+                self._follow(piece)
             self._spill()
+
+    def _follow(self, piece: Piece) -> None:
+        """Feed a held piece to the follower, dropped once it gives up."""
+        if self.follower is not None and not self.follower.feed(piece):
+            self.follower.close()
+            self.follower = None
 
     def _spill(self) -> None:
         """Move the held records of a trace that left FAST to the spill file once they
@@ -507,6 +530,9 @@ class TraceState:
         """Leave the trace to the whole-trace engine; ``piece``: the records that showed
         why (the delivery step has buffered its piece already)."""
         self.mode, self.why = WHOLE, why
+        if self.follower is not None:
+            self.follower.close()
+            self.follower = None
         if not self.keep_whole:
             self.buffer = []
             self.close()
@@ -1011,8 +1037,12 @@ class TraceState:
     def finish(self) -> None:
         """The trace's records are all read: a FAST trace with a message whose send never
         came is left to the exact checks (unsent delivery, FIFO's skipping)."""
-        if self.mode == FAST and self.vpos < self.base + len(self.S):
+        if self.mode == FAST and not self.settled():
             self._slow("a delivered message with no send")
+
+    def settled(self) -> bool:
+        """Whether the trace keeps the picture if its records end here (``finish``)."""
+        return self.mode == FAST and self.vpos >= self.base + len(self.S)
 
     def clean(self) -> Clean:
         names = list(self.procs)
@@ -1163,6 +1193,9 @@ class TraceState:
 
     def close(self) -> None:
         """Remove the spill file (the trace is decided)."""
+        if self.follower is not None:
+            self.follower.close()
+            self.follower = None
         if self.spill is not None:
             self.spill.close()
             self.spill = None

@@ -41,6 +41,7 @@ from ..properties import Options, Property
 from ..result import Result, Verdict
 from ..trace import Trace
 from .canon import SLOW, WHOLE, TraceState, _dictionary
+from .narrow import follow, narrows
 from .reduced import check_held, deps_held
 from .viewheld import carries, stands
 
@@ -86,6 +87,7 @@ class _Run:
         self.states: dict[str, TraceState] = {}
         self.done: set[str] = set()
         self.whole: dict[str, None] = {}
+        self.followed: set[str] = set()  # traces whose cut was tried while read
         #: per finished trace, how it was decided (fast, slow or whole), for the bench
         self.modes: Counter = Counter()
         self.peak_held = 0
@@ -97,6 +99,11 @@ class _Run:
             st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
                                                self.expect, self.clocks, self.spill_dir)
         st.feed(part)
+        if st.mode == SLOW and st.spill is not None and tid not in self.followed:
+            # a long broken trace: its cut is tried as the rest is read (narrow.py)
+            self.followed.add(tid)
+            if narrows(self.props):
+                st.follower = follow(st)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
             self.peak_window = max(self.peak_window, len(st.S))
