@@ -276,7 +276,7 @@ def test_the_real_systems_fixtures(path, monkeypatch):
 
 
 @given(view_runs(), st.sampled_from([2, 4]), st.sampled_from([4, 16]), st.booleans())
-@settings(max_examples=12, deadline=None, derandomize=True,
+@settings(max_examples=8, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
     if not records:
