@@ -9,9 +9,16 @@ APT := apt-get -o DPkg::Lock::Timeout=600
 .PHONY: demo test test-durations lint bench java clean record record-deps systems fuzz kernel
 
 # a C compiler and Python's headers let the install compile the simulator's kernel
-# (model/kernel.py, mypyc); without them it runs as Python, with the same traces
+# (model/kernel.py, mypyc); without them it runs as Python, with the same traces. ccache
+# keeps the compiled C (14 of the install's 38 CPU seconds), so that the next clone or
+# venv with the same kernel source compiles nothing (the clone's folder and the build
+# folder are not part of the key: CCACHE_BASEDIR, CCACHE_NOHASHDIR)
+KERNEL_CC = CC="$$(command -v ccache >/dev/null && echo 'ccache ')$$($(BIN)/python -c \
+  'import sysconfig; print(sysconfig.get_config_var("CC"))')" CCACHE_BASEDIR=$(CURDIR) \
+  CCACHE_NOHASHDIR=1
 $(STAMP): pyproject.toml
 	@command -v cc >/dev/null 2>&1 || ($(APT) update -q && $(APT) install -y -q gcc) || true
+	@command -v ccache >/dev/null 2>&1 || ($(APT) update -q && $(APT) install -y -q ccache) || true
 	@$(PY) -c "import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" || \
 	  ($(APT) update -q && $(APT) install -y -q python3-dev) || true
 	$(PY) -m venv $(VENV)
@@ -24,7 +31,7 @@ $(STAMP): pyproject.toml
 	  else 'tomli'); print('\n'.join(t.load(open('pyproject.toml', 'rb'))['build-system'] \
 	  ['requires']))" > $(VENV)/build-requires.txt
 	$(BIN)/pip install -q --no-compile -r $(VENV)/build-requires.txt
-	$(BIN)/pip install -q --no-compile --no-build-isolation -e '.[all,dev]'
+	$(KERNEL_CC) $(BIN)/pip install -q --no-compile --no-build-isolation -e '.[all,dev]'
 	touch $(STAMP)
 
 # Spark and TLC need Java 17, counterexample pictures need Graphviz's dot, the HTML
@@ -41,22 +48,29 @@ java:
 demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
 
-# the suite on every core (pytest-xdist; tests/conftest.py keeps a module on one worker
-# and starts the longest modules first, tests/xdist_schedule.py); TEST_WORKERS=0 runs it
-# in this process
-TEST_WORKERS ?= auto
+# the suite on pytest-xdist workers, one more than the cores: a third of a 2-core run
+# was spent waiting (JVMs starting, live systems booting, Maelstrom runs lasting their
+# time limits), which the extra worker overlaps (docs/testing.md); tests/conftest.py keeps
+# a module on one worker and starts the longest modules first (tests/xdist_schedule.py);
+# TEST_WORKERS=0 runs it in this process
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# Python's bytecode is kept for the run, in the venv (not beside the sources): with
+# PYTHONDONTWRITEBYTECODE set (as on this machine) and an install that compiles nothing,
+# every process of the suite (each worker's collection, each `python -m tomkit`, Maelstrom
+# node, recorder and Spark worker) compiled every module it imported from source again
+PYC := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 test: $(STAMP) java systems
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(PYC) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # the same run, rewriting tests/durations.json (each module's seconds, which orders the
 # schedule) from what it measured: after adding or changing slow tests
 test-durations: $(STAMP) java systems
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --record-durations
+	$(PYC) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --record-durations
 
 # the simulator's compiled kernel (model/kernel.py) again, after an edit of its modules
 # (until then the edited Python file runs)
 kernel: $(STAMP)
-	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	$(KERNEL_CC) $(BIN)/pip install -q --no-deps --no-build-isolation -e .
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

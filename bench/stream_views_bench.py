@@ -9,11 +9,21 @@ change one member crashes and is left out, and at the next one it joins again (a
 ``join`` record, then the view). Within a view each message is sent by one member and
 delivered by every member a few rounds later (each process its own lag). The broken
 form: one process stops delivering part way through the last view (agreement, validity,
-liveness and member liveness violated, each witness in that view).
+liveness and member liveness violated, each witness in that view). The two breached
+forms: p0's deliveries of two adjacent messages swapped, near the end of the run
+(``broken late``) and near its start (``broken early``): weak, strong, prefix and global
+order violated. A broken trace with views is decided on its held records, each
+process's retired prefix carried over (checker/stream/viewheld.py), so these are
+checked with the default properties (the end-of-trace ones still read a broken trace
+whole).
 
 Each check runs in its own process (its peak memory, ru_maxrss, is its own): ``tomkit
 check --stream --liveness -p member-liveness`` (with the default properties) and the
-whole-trace engine (the same without ``--stream``), on the clean and the broken trace.
+whole-trace engine (the same without ``--stream``), on the clean and the stalled trace;
+``tomkit check --stream`` with the default properties on the clean trace and the two
+breached ones (and the whole-trace engine on them, unless ``--stream-only``). The early
+breach's trace is ``--early-messages`` long: broken at its start, it holds every record
+after the breach, whose exact checks cost what the whole-trace engine costs.
 Machines here are noisy: the figures to read are the CPU seconds and the same-run ratios.
 
     python bench/stream_views_bench.py [--messages 500000] [--dir out/bench-stream-views]
@@ -40,9 +50,10 @@ LAG = 4  # the most rounds a member's delivery of a message trails its send
 
 def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_000,
                     seed: int = 1, stall: int | None = None,
-                    trace_id: str = "views") -> Iterator[pa.Table]:
+                    trace_id: str = "views", swap: int | None = None) -> Iterator[pa.Table]:
     """One table (ARROW_SCHEMA) per view of the run in the module docstring; ``stall``:
-    the last process stops delivering after that many deliveries of the last view."""
+    the last process stops delivering after that many deliveries of the last view;
+    ``swap``: p0 delivers message ``swap + 1`` before ``swap`` (one view holds both)."""
     from tomkit.traces.schema import ARROW_SCHEMA
 
     rng = np.random.default_rng(seed)
@@ -70,7 +81,11 @@ def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_
         last = n if stall is None or k + n < n_messages else stall
         for p in who.tolist():
             upto = last if p == n_processes - 1 else n
-            rows += [(base + j + lag[p] + 0.5 + 0.01 * p, names[p], "deliver", f"m{k + j}",
+            msgs = [f"m{k + j}" for j in range(upto)]
+            if p == 0 and swap is not None and k <= swap and swap + 1 < k + upto:
+                a = swap - k
+                msgs[a], msgs[a + 1] = msgs[a + 1], msgs[a]
+            rows += [(base + j + lag[p] + 0.5 + 0.01 * p, names[p], "deliver", msgs[j],
                       None, None) for j in range(upto)]
         rows.sort(key=lambda r: r[0])
         t = base + n + LAG + 1
@@ -88,19 +103,20 @@ def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_
 
 
 def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
-         stall: int | None = None) -> None:
+         stall: int | None = None, swap: int | None = None) -> None:
     from tomkit.traces.writer import TraceWriter
 
     if path.exists():
         return
     tmp = path.with_name("tmp-" + path.name)
     with TraceWriter(tmp) as w:
-        for table in view_run_tables(messages, processes, view_every, seed, stall):
+        for table in view_run_tables(messages, processes, view_every, seed, stall,
+                                     swap=swap):
             w.write_table(table)
     tmp.rename(path)
 
 
-def child(kind: str, path: str, trim: int | None) -> None:
+def child(kind: str, path: str, trim: int | None, safety: bool = False) -> None:
     """One measured run, in this process: its figures as one JSON line."""
     import tomkit.checker.stream.canon as canon
     from tomkit.checker.check_run import plan
@@ -111,7 +127,8 @@ def child(kind: str, path: str, trim: int | None) -> None:
     t0 = time.perf_counter()
     if trim:
         canon.TRIM_AT = trim
-    props = plan(Options(), liveness=True).properties + [properties()["member-liveness"]]
+    props = plan(Options()).properties if safety else \
+        plan(Options(), liveness=True).properties + [properties()["member-liveness"]]
     out: dict = {}
     if kind == "stream":
         run = _Run(props, Options(), False)
@@ -132,13 +149,16 @@ def child(kind: str, path: str, trim: int | None) -> None:
     print(json.dumps(out), flush=True)
 
 
-def measure(kind: str, path: Path, trim: int | None) -> dict:
+def measure(kind: str, path: Path, trim: int | None, safety: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if trim:
         cmd += ["--trim", str(trim)]
+    if safety:
+        cmd += ["--safety"]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     fig = json.loads(res.stdout.strip().splitlines()[-1])
-    print(f"  {kind + ' ' + path.name:<48} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
+    label = f"{kind} {path.name}" + (" (default properties)" if safety else "")
+    print(f"  {label:<70} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB", flush=True)
     return fig
 
@@ -154,14 +174,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream-only", action="store_true",
                     help="only the single pass (the whole-trace engine's exact checks of a "
                     "view trace take minutes a million events)")
+    ap.add_argument("--early-messages", type=int, default=50_000,
+                    help="the length of the trace breached near its start")
+    ap.add_argument("--no-breach", action="store_true",
+                    help="skip the breached traces (only the clean and stalled ones)")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--safety", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.trim)
+        child(args.child[0], args.child[1], args.trim, args.safety)
         return 0
     if args.smoke:
         args.messages, args.view_every, args.trim = 3000, 200, 64
+        args.early_messages = 1000
     n, np_, every = args.messages, args.processes, args.view_every
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -196,7 +222,55 @@ def main(argv: list[str] | None = None) -> int:
               f"({w['rss_mb'] / s['rss_mb']:.1f}x less), CPU {s['cpu']:.1f} / "
               f"{w['cpu']:.1f} s ({w['cpu'] / s['cpu']:.2f}x), wall {s['seconds']:.1f} / "
               f"{w['seconds']:.1f} s")
+    if not args.no_breach:
+        breached(args, d, clean, kinds)
     return 0
+
+
+def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> None:
+    """The two breaches (module docstring), each against the clean trace of its length,
+    with the default properties: decided on the held records, the retired views carried."""
+    n, np_, every = args.messages, args.processes, args.view_every
+    early_n = min(args.early_messages, n)
+    late = n - every // 4  # in the last view
+    # early, but after the first positions retired (the window: canon.TRIM_AT, 16,384)
+    early = min(early_n // 2, max(1000, 2 * (args.trim or 1 << 14)))
+    early_clean = d / f"views-{np_}x{early_n}-v{every}-{args.seed}.parquet"
+    cases = [(clean, d / f"views-{np_}x{n}-v{every}-{args.seed}-swap{late}.parquet", late,
+              "broken late"),
+             (early_clean, d / f"views-{np_}x{early_n}-v{every}-{args.seed}-swap{early}"
+              ".parquet", early, "broken early")]
+    print(f"\nbreached traces (p0 swaps two adjacent deliveries; default properties; the "
+          f"early one {early_n:,} messages)", flush=True)
+    for base, path, at, _ in cases:
+        make(base, n if base == clean else early_n, np_, every, args.seed)
+        make(path, n if base == clean else early_n, np_, every, args.seed, swap=at)
+    figs = {}
+    for base, path, _, _ in cases:
+        for p in dict.fromkeys((base, path)):
+            for k in kinds:
+                if (k, p.name) not in figs:
+                    figs[(k, p.name)] = measure(k, p, args.trim, safety=True)
+    print("\nsummary of the breaches (ratios from this run)")
+    for base, path, at, label in cases:
+        c, s = figs[("stream", base.name)], figs[("stream", path.name)]
+        assert c["exit"] == 0 and s["exit"] == 1 and s["whole"] == 0, s
+        assert s["modes"].get("views carried", 0) == 1, s["modes"]
+        w = figs.get(("whole", path.name))
+        if w is not None:
+            assert s["verdicts"] == w["verdicts"] and s["results"] == w["results"]
+        bad = sorted(k for v in s["verdicts"].values() for k, x in v.items()
+                     if x == "violated")
+        print(f"  {label} (p0 swaps m{at} and m{at + 1}): {s['events']:,} events, decided "
+              f"in the pass on its held records (at most {s['held']:,}); violated: "
+              f"{', '.join(bad)}")
+        print(f"    against the clean trace: peak memory {s['rss_mb']:.0f} / "
+              f"{c['rss_mb']:.0f} MB ({s['rss_mb'] / c['rss_mb']:.2f}x), CPU "
+              f"{s['cpu']:.1f} / {c['cpu']:.1f} s ({s['cpu'] / c['cpu']:.2f}x), wall "
+              f"{s['seconds']:.1f} / {c['seconds']:.1f} s")
+        if w is not None:
+            print(f"    the whole-trace engine on it: {w['rss_mb']:.0f} MB, CPU "
+                  f"{w['cpu']:.1f} s, wall {w['seconds']:.1f} s")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,13 @@ Imports nothing heavy (no Spark, no matplotlib) until a run asks for it.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from tomkit.checker.usage import UsageError, unknown_name
 
 if TYPE_CHECKING:
     from tomkit.checker.engine import CheckReport
@@ -31,10 +32,6 @@ __all__ = ["MAX_PICTURES", "Plan", "UsageError", "add_option_arguments",
 #: witness pictures drawn per run at most (a data set with thousands of violations would
 #: otherwise write thousands of files)
 MAX_PICTURES = 100
-
-class UsageError(ValueError):
-    """Settings that do not fit together, or a value out of range (``tomkit check``: exit
-    code 2 with the message)."""
 
 
 def _name(key: str, cli: bool) -> str:
@@ -143,9 +140,7 @@ def plan(options: Options, *, properties: Sequence[str] | None = None,
     if guarantee is not None:
         chosen = profiles.get(guarantee)
         if chosen is None:
-            near = difflib.get_close_matches(guarantee, list(profiles), n=1)
-            raise KeyError(f"unknown guarantee {guarantee!r}; known: {', '.join(profiles)}"
-                           + (f"; did you mean {near[0]!r}?" if near else ""))
+            raise unknown_name("guarantee", guarantee, list(profiles))
     elif guarantee_file is not None:
         chosen = load(guarantee_file)
         profiles = {**profiles, chosen.name: chosen}

@@ -496,6 +496,16 @@ class Chunk:
         self.send_row[self.tm[s][::-1]] = s[::-1]
         self.send_rank[self.tm[s][::-1]] = s_rank[::-1]
 
+    @cached_property
+    def resent(self) -> np.ndarray:
+        """Per trace: whether some message id is sent more than once (integrity's
+        duplicate-send; fifo-order and causal-order leave such a trace to their exact
+        checks, which count each of the id's sends)."""
+        counts = np.bincount(self.tm[self.s_rows], minlength=self.ntm)
+        out = np.zeros(self.ntr, bool)
+        out[self.tm_t[counts > 1]] = True
+        return out
+
     def pm_space(self) -> int:
         return max(self.ntp, 1) * max(self.max_msgs, 1)
 

@@ -165,7 +165,9 @@ def to_dict(report: CheckReport) -> dict[str, Any]:
         "guarantee": report.guarantee,
         "judged": report.judged if report.judged is not None else report.properties,
         "profiles": [r.to_dict() for r in report.profiles],
-        "verdict": "violated" if report.violated else "holds",
+        # the text report's word (overall), without its note on unknown verdicts (the
+        # counts hold them): "violated", "holds", or "no trace checked"
+        "verdict": overall(report).split(" (")[0],
         "files": [{"source": f.source, "format": f.fmt, "accepted": f.accepted,
                    "rejected": f.rejected, "grouped": f.grouped} for f in report.files],
         "rejected": [e.to_dict() for e in report.rejected],

@@ -140,6 +140,26 @@ class Trace:
         return out
 
     @cached_property
+    def own_sends(self) -> dict[str, dict[str, tuple[int, Ev]]]:
+        """process -> msg -> (index in its sends, its first send of msg), in send order."""
+        out: dict[str, dict[str, tuple[int, Ev]]] = {}
+        for p, sends in self.send_lists.items():
+            mine: dict[str, tuple[int, Ev]] = {}
+            for k, e in enumerate(sends):
+                mine.setdefault(e.msg, (k, e))
+            out[p] = mine
+        return out
+
+    @cached_property
+    def senders(self) -> dict[str, list[str]]:
+        """msg -> every process that sends it, by name (one, unless the id is reused)."""
+        out: dict[str, list[str]] = {}
+        for p in self.processes:
+            for m in self.own_sends[p]:
+                out.setdefault(m, []).append(p)
+        return out
+
+    @cached_property
     def send_lists(self) -> dict[str, list[Ev]]:
         return {p: [e for e in evs if e.kind == "send"] for p, evs in self.events.items()}
 

@@ -12,8 +12,13 @@ def delivery(trace: Trace, process: str, i: int) -> WitnessEvent:
     return WitnessEvent(process, "deliver", e.msg, i, e.location)
 
 
-def send(trace: Trace, msg: str) -> WitnessEvent:
-    k, e = trace.sends[msg]
+def send(trace: Trace, msg: str, process: str | None = None) -> WitnessEvent:
+    """The first send of ``msg`` (of the process first by name), or ``process``'s first send
+    of it when given (an id sent by several processes: fifo-order, causal-order)."""
+    if process is None:
+        k, e = trace.sends[msg]
+    else:
+        k, e = trace.own_sends[process][msg]
     return WitnessEvent(e.process, "send", msg, k, e.location)
 
 

@@ -3,6 +3,8 @@ the command line read (each protocol declares itself in its own module)."""
 
 from __future__ import annotations
 
+import difflib
+
 from tomkit.model.abcast import abcast, tomp
 from tomkit.model.hybrid import protocol as hybrid_protocol
 from tomkit.model.process import Protocol
@@ -25,4 +27,6 @@ def protocol(name: str) -> Protocol:
     try:
         return PROTOCOLS[name]
     except KeyError:
-        raise ValueError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}") from None
+        near = difflib.get_close_matches(str(name), list(PROTOCOLS), n=1)
+        raise ValueError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}"
+                         + (f"; did you mean {near[0]!r}?" if near else "")) from None

@@ -1,4 +1,4 @@
-"""The order in which `make test`'s two xdist workers take the suite's groups.
+"""The order in which `make test`'s xdist workers take the suite's groups.
 
 `--dist loadgroup` keeps a group (a test module, the users of the session's Spark
 cluster, or the modules that share the session's local Spark session) on one worker, so

@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from tomkit.model.conform import ConformReport
     from tomkit.model.sim import SimResult
 
-__all__ = ["__version__", "check", "conform", "prove", "simulate", "write"]
+__all__ = ["UnknownName", "UsageError", "__version__", "check", "conform", "prove",
+           "simulate", "write"]
 
 
 def __getattr__(name: str) -> Any:
@@ -63,6 +64,9 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import version
         return version("tomkit")
+    if name in ("UsageError", "UnknownName"):  # check()'s errors for bad settings
+        from tomkit.checker import usage
+        return getattr(usage, name)
     raise AttributeError(f"module 'tomkit' has no attribute {name!r}")
 
 
@@ -105,11 +109,13 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     ``tomkit scan``), given one by one or as one list.
 
     Raises :class:`~tomkit.traces.errors.TraceFormatError` on bad input (unless
-    ``keep_going``), KeyError for an unknown property or profile, ValueError for
-    settings that do not fit (no path, ``rate_avg`` without ``rate_window``, a slot,
+    ``keep_going``); ``tomkit.UsageError`` (a ValueError) for settings that do not fit,
+    among them ``tomkit.UnknownName`` for an unknown property, scope or guarantee profile
+    (naming the known ones and the closest spelling, as the command does; also a
+    KeyError, as before), no path, ``rate_avg`` without ``rate_window``, a slot,
     window or bound that is not positive, a negative rate, ``properties`` with a
     ``guarantee``, a bad profile file, an output folder that cannot be made, a
-    ``realtime_bound`` on traces that log no ``real_time``): the command's exit code 2;
+    ``realtime_bound`` on traces that log no ``real_time``: the command's exit code 2;
     TypeError for a setting of the wrong type.
 
     >>> import os, tempfile, tomkit
@@ -128,7 +134,7 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     >>> tomkit.check(path, rate_avg=4)
     Traceback (most recent call last):
     ...
-    tomkit.checker.check_run.UsageError: rate_avg needs rate_window K (slots)
+    tomkit.checker.usage.UsageError: rate_avg needs rate_window K (slots)
     """
     from tomkit.checker.check_run import (
         UsageError,
@@ -195,7 +201,9 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     max)) or ``"P@T=AVG/MAX"``, 003's RN(r); ``partitions``: (time, groups); ``heals``:
     times; docs/membership.md) and the protocol's own options (``delta`` and ``rule`` of
     the ToTo family, ``variant`` of ABCAST and TOMP: ``tomkit simulate --help`` lists
-    them). A protocol refuses an event it cannot honour (ValueError, one line)."""
+    them). A protocol refuses an event it cannot honour (ValueError, one line), as
+    do an unknown protocol (with the closest spelling), ``messages`` below 1 and a
+    negative ``seed``."""
     from dataclasses import fields
 
     from tomkit.model.net.links import Delay
@@ -211,6 +219,13 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
                       ("delay", Delay)):
         if key in config:
             _typed(key, config[key], kind)
+    # as tomkit simulate says it: numpy's own words name no setting, and a run without
+    # messages has no trace (its statistics were nan)
+    if config.get("seed", 0) < 0:
+        raise ValueError(f"seed must be >= 0, got {config['seed']}")
+    if config.get("messages", 1) < 1:
+        raise ValueError(f"messages must be at least 1, got {config['messages']}: a run "
+                         "without messages has no trace")
     for item in config.get("crashes", ()):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise TypeError(f"crashes must be (process, time) pairs, such as "
@@ -264,6 +279,7 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
     timeout). ValueError for an unknown rule, n < 2, or a delta the rule does not accept
     (or none given to a rule that needs one); TypeError for a setting of the wrong type."""
     import inspect
+    from math import inf
 
     from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
     from tomkit.model.toto.mutants import resolve_rule
@@ -280,6 +296,10 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
                         f"{', '.join(takes)})")
     if n < 2:
         raise ValueError(f"n must be at least 2 processors, got {n}")
+    timeout = settings.get("timeout")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < inf):
+        raise ValueError(f"timeout must be a positive, finite number of seconds, got "
+                         f"{timeout!r} (None: no bound)")
     fn = resolve_rule(rule)
     deltas = allowed_deltas(fn, n)
     if delta is None and None not in deltas:

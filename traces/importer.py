@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from tomkit.traces.errors import Location, TraceFormatError
-from tomkit.traces.settings import read_toml
+from tomkit.traces.settings import closest, read_toml
 from tomkit.traces.validate import record_problem
 
 __all__ = ["ImportStats", "LiveImport", "Mapping", "MappingError", "file_process", "import_logs",
@@ -103,21 +103,23 @@ def load_mapping(path: str | os.PathLike) -> Mapping:
     doc = read_toml(path, TOP_KEYS, MappingError)
     fmt = doc.get("format")
     if fmt not in FORMATS:
-        raise MappingError(f"{path}: format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise MappingError(f"{path}: format must be one of {', '.join(FORMATS)}, not {fmt!r}"
+                           + closest(fmt, FORMATS))
     fields = doc.get("fields", {})
     if not isinstance(fields, dict) or not all(isinstance(v, str) for v in fields.values()):
         raise MappingError(f"{path}: [fields] maps v1 fields to the log's field names")
     bad = sorted(set(fields) - set(V1_FIELDS))
     if bad:
         raise MappingError(f"{path}: fields: {bad[0]!r} is not a v1 field (one of "
-                           f"{', '.join(V1_FIELDS)}; seq is written by the importer)")
+                           f"{', '.join(V1_FIELDS)}; seq is written by the importer)"
+                           + closest(bad[0], V1_FIELDS))
     kinds = doc.get("kinds", {})
     from tomkit.traces.schema import KINDS
 
     for k, v in kinds.items():
         if v not in KINDS:
             raise MappingError(f"{path}: kinds: {k!r} maps to {v!r}, not a kind "
-                               f"({', '.join(KINDS)})")
+                               f"({', '.join(KINDS)})" + closest(v, KINDS))
     if "kind" not in fields:
         raise MappingError(f"{path}: fields: 'kind' must be mapped")
     file_cfg = doc.get("file", {})

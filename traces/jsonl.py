@@ -275,7 +275,13 @@ def _open(path: str, source: str) -> BinaryIO:
 
 def _sniff_gzip(path: str, source: str) -> bool:
     with _open(path, source) as f:
-        magic = f.read(2)
+        magic = f.read(4)
+        parquet = magic == b"PAR1" and f.seek(0, os.SEEK_END) >= 12 and \
+            f.seek(-4, os.SEEK_END) >= 0 and f.read(4) == b"PAR1"
+    if parquet:  # Parquet's magic at both ends: the name, not line 1, is what is wrong
+        raise TraceFormatError(Location(source), "a Parquet file (PAR1 at both ends) with a "
+                               "JSON Lines name: name it .parquet")
+    magic = magic[:2]
     if is_gzip_path(path):
         if magic != GZIP_MAGIC:
             if not magic:

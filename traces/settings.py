@@ -4,13 +4,14 @@ and the key, as bad trace input is."""
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterable
 from typing import Any
 
 import tomllib
 
-__all__ = ["read_toml"]
+__all__ = ["closest", "read_toml"]
 
 
 def read_toml(path: str | os.PathLike, keys: Iterable[str],
@@ -27,5 +28,13 @@ def read_toml(path: str | os.PathLike, keys: Iterable[str],
         raise error(f"{path}: not TOML: {e}") from None
     unknown = sorted(set(doc) - known)
     if unknown:
-        raise error(f"{path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        raise error(f"{path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}"
+                    + closest(unknown[0], known))
     return doc
+
+
+def closest(name: object, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the known name closest to a misspelt one, else ``""``
+    (the command line's way, tomkit/cli/parser.py)."""
+    near = difflib.get_close_matches(str(name), sorted(known), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""

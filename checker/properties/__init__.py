@@ -11,7 +11,6 @@ the reference check". A trace ``detect`` calls VIOLATED is always handed to
 
 from __future__ import annotations
 
-import difflib
 from importlib.metadata import entry_points
 
 from tomkit.checker.properties import (
@@ -48,10 +47,12 @@ from tomkit.checker.properties.base import (
     verdicts,
     with_scope,
 )
+from tomkit.checker.usage import UnknownName, UsageError, unknown_name
 
 __all__ = ["ENTRY_POINTS", "EXACT", "HOLDS", "PROPERTIES", "UNKNOWN", "VIOLATED", "Option",
            "Options", "Property", "declared_options", "per_trace", "positive", "properties",
-           "register", "resolve", "scoped", "unregister", "verdicts", "with_scope"]
+           "register", "resolve", "scoped", "unregister", "verdicts", "with_scope", "UnknownName",
+           "UsageError"]
 
 #: the entry-point group of property plugins: each entry names a Property (or a module
 #: with ``PROPERTY``), registered after the built-in ones
@@ -121,9 +122,7 @@ def resolve(name: str) -> Property:
     (properties/scope.py). Raises KeyError naming the known ones."""
     base, sep, scope = name.partition("@")
     if base not in PROPERTIES:
-        near = difflib.get_close_matches(base, list(PROPERTIES), n=1)
-        raise KeyError(f"unknown property {base}; known: {', '.join(PROPERTIES)}"
-                       + (f"; did you mean {near[0]!r}?" if near else ""))
+        raise unknown_name("property", base, list(PROPERTIES), shown=base)
     return with_scope(PROPERTIES[base], scope) if sep else PROPERTIES[base]
 
 

@@ -14,6 +14,7 @@ from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.scope import SCOPES, UNIFORM, in_scope, rescope
 from tomkit.checker.result import Result
 from tomkit.checker.trace import Trace
+from tomkit.checker.usage import UnknownName, unknown_name
 
 if TYPE_CHECKING:
     from tomkit.checker.stream.clean import Clean
@@ -213,10 +214,10 @@ def with_scope(prop: Property, scope: str) -> Property:
     """``prop`` judged in ``scope`` whatever the options say; named ``NAME@correct`` for
     the correct-process form (the uniform form keeps its name)."""
     if scope not in SCOPES:
-        raise KeyError(f"unknown scope {scope!r}; known: {', '.join(SCOPES)}")
+        raise unknown_name("scope", scope, list(SCOPES))
     if not prop.scoped:
-        raise KeyError(f"{prop.name} has no scope: it judges each process alone or the "
-                       "trace as a whole")
+        raise UnknownName(f"{prop.name} has no scope: it judges each process alone or the "
+                          "trace as a whole")
     check, detect = prop.check, prop.detect
 
     def check_in(trace: Trace, options: Options) -> Result:

@@ -28,9 +28,11 @@ how it is decided here:
 * causal-order: the deps of m's first send, at each first delivery of m, become rows of
   their own keyed by the dep (an explode), beside the process's first deliveries keyed by
   their message; a window per (trace, process, message) finds each dep's first delivery:
-  violated if missing or not earlier. Unknown: no sends, or no send carries deps.
+  violated if missing or not earlier. Unknown: no sends, or no send carries deps. A
+  trace with a reused id (two sends of one id) is EXACT: causal.py counts every send.
 * fifo-order: per (trace, process, sender), the i-th first delivery must be the sender's
-  i-th send (window row_number against the send rank). Unknown: no sends.
+  i-th send (window row_number against the send rank). Unknown: no sends. A trace with
+  a reused id is EXACT: fifo.py puts the id in each of its senders' orders.
 * prefix-order: per (trace, position among a process's first deliveries), more than one
   message is a divergence; a trace with views is EXACT (the check restricts each pair to
   the views both installed).
@@ -412,9 +414,13 @@ SQL_FORMS: dict[str, Callable[[Options], Column]] = {
     "total-order-strong": lambda o: _code(_c("strong_bad")),
     "prefix-order": lambda o: _code(_c("diverge") & ~_c("has_view"), exact=_c("has_view")),
     "global-order": lambda o: _code(exact=_c("inconsistent")),
+    # a reused id (dup_send) is one message with several sends for causal and FIFO order
+    # (causal.py, fifo.py): the query ranks its first send only, so the exact check decides
     "causal-order": lambda o: _code(
-        _c("causal_bad") & _c("has_send") & _c("has_deps"), ~_c("has_send") | ~_c("has_deps")),
-    "fifo-order": lambda o: _code(_c("fifo_bad") & _c("has_send"), ~_c("has_send")),
+        _c("causal_bad") & _c("has_send") & _c("has_deps") & ~_c("dup_send"),
+        ~_c("has_send") | ~_c("has_deps"), _c("dup_send") & _c("has_deps")),
+    "fifo-order": lambda o: _code(_c("fifo_bad") & _c("has_send") & ~_c("dup_send"),
+                                  ~_c("has_send"), _c("dup_send")),
     # self inclusion and the order of view ids are the exact check's (view events are few)
     "view-agreement": lambda o: _code(
         (_c("vs_reinstalled") | _c("vs_mismatch")) & _c("has_view"), ~_c("has_view"),

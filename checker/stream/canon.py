@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -55,6 +56,7 @@ from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 from .ledger import Join, Ledger, Stay, Window
 from .retired import RetiredSequence
+from .viewheld import ViewPrefix, summarize
 from .views import NONE, Views
 
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
@@ -153,8 +155,23 @@ def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     return idx, values.to_pylist()
 
 
+class Follower(Protocol):
+    """What follows a broken trace's held records as they come (narrow.py's cut)."""
+
+    def feed(self, piece: Piece) -> bool:
+        """The next held piece; False once it gives up (it is then dropped)."""
+
+    def close(self) -> None:
+        """Remove its files."""
+
+
 class TraceState:
     """The single pass's state of one trace (module docstring)."""
+
+    #: with views, what each process's retired deliveries were when the trace broke after
+    #: positions retired (viewheld.py; None: not such a trace); a class default too, so a
+    #: state pickled by tomkit watch before it existed reads as None
+    vprefix: ViewPrefix | None = None
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -187,9 +204,13 @@ class TraceState:
         self.broke_at = 0  # S's end when it went SLOW (_slow)
         #: processes behind the retired prefix when it went SLOW (_slow)
         self.behind = np.zeros(0, np.int64)
-        #: a SLOW trace's exact checks ran on the records of its first ``cut`` held
-        #: positions only, the rest found clean (reduced.py; 0: on every held record)
+        self.vprefix = None
+        #: a SLOW trace's exact checks ran on the records of ``cut`` messages only, those
+        #: before the cut, the rest found clean (narrow.py; 0: on every held record)
         self.cut = 0
+        #: a SLOW trace's cut tried as its records are read (narrow.py's ``follow``; set
+        #: by the driver when the trace breaks), fed each held piece; None when refuted
+        self.follower: Follower | None = None
         self.events = 0
         self.sources: dict[str, None] = {}
         self.procs: dict[str, int] = {}
@@ -284,23 +305,7 @@ class TraceState:
         if member.any():
             self.has_views = True
         if self.mode == SLOW:
-            if self.has_views and self.base:
-                return self._whole("a broken trace with views, after part of it retired",
-                                   piece)
-            if newcomer and self.base:
-                # the held records stand for the retired prefix only when every process
-                # delivered it before them
-                return self._whole("a process that first appears after the trace broke, "
-                                   "behind the retired prefix", piece)
-            if self._behind_delivers(kinds, proc):
-                return self._whole(BEHIND, piece)
-            if self._names_retired(table):
-                # as in FAST (_msg_codes): the held records would miss the retired send
-                # or delivery it repeats (integrity's count, its witness)
-                return self._whole("an id seen again after it retired (or two ids "
-                                   "sharing a hash)", piece)
-            self.buffer.append((piece, None))
-            return self._spill()
+            return self._feed_slow(piece, kinds, proc, newcomer)
         self._note_last(piece, proc)
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
@@ -324,6 +329,36 @@ class TraceState:
             start = r + 1
         if start < len(kinds):
             self._feed_rows(_rows(piece, start, len(kinds)), kinds[start:], proc[start:])
+
+    def _feed_slow(self, piece: Piece, kinds: np.ndarray, proc: np.ndarray,
+                   newcomer: bool) -> None:
+        """Records of a trace that left FAST: held, unless they show that the held records
+        no longer stand for the retired prefix (then the trace goes whole)."""
+        if self.has_views and self.base:
+            # the retired views' summary carried over (viewheld.py), while nothing after
+            # the break refutes it
+            why = "views appeared after the break" if self.vprefix is None else \
+                self.vprefix.refutes(piece, kinds, proc)
+            if why:
+                return self._whole(f"a broken trace with views, after part of it retired: "
+                                   f"{why}", piece)
+            self._note_last(piece, proc)  # the end-of-trace witnesses' last events
+        if newcomer and self.base and not (self.vprefix is not None and
+                                           self.vprefix.welcomes()):
+            # the held records stand for the retired prefix only when every process
+            # delivered it before them (with views: the views it installed)
+            return self._whole("a process that first appears after the trace broke, "
+                               "behind the retired prefix", piece)
+        if self._behind_delivers(kinds, proc):
+            return self._whole(BEHIND, piece)
+        if self._names_retired(piece.table):
+            # as in FAST (_msg_codes): the held records would miss the retired send
+            # or delivery it repeats (integrity's count, its witness)
+            return self._whole("an id seen again after it retired (or two ids "
+                               "sharing a hash)", piece)
+        self.buffer.append((piece, None))
+        self._follow(piece)
+        return self._spill()
 
     def _names_retired(self, table: pa.Table) -> bool:
         """Whether a record of ``table`` names an id of the retired prefix."""
@@ -351,9 +386,24 @@ class TraceState:
 
     def _rest(self, piece: Piece) -> None:
         """Rows left of a piece when the trace left FAST part way through it."""
-        if piece.table.num_rows and (self.mode == SLOW or self.keep_whole):
+        if not piece.table.num_rows:
+            return
+        if self.mode == SLOW and self.vprefix is not None:
+            # read after the break: judged as any later piece is (a newcomer came first
+            # in the part read before the break)
+            return self._feed_slow(piece, kind_codes(piece.table.column("kind")),
+                                   self._proc_codes(piece.table.column("process")), False)
+        if self.mode == SLOW or self.keep_whole:
             self.buffer.append((piece, None))
+            if self.mode == SLOW:
+                self._follow(piece)
             self._spill()
+
+    def _follow(self, piece: Piece) -> None:
+        """Feed a held piece to the follower, dropped once it gives up."""
+        if self.follower is not None and not self.follower.feed(piece):
+            self.follower.close()
+            self.follower = None
 
     def _spill(self) -> None:
         """Move the held records of a trace that left FAST to the spill file once they
@@ -480,6 +530,9 @@ class TraceState:
         """Leave the trace to the whole-trace engine; ``piece``: the records that showed
         why (the delivery step has buffered its piece already)."""
         self.mode, self.why = WHOLE, why
+        if self.follower is not None:
+            self.follower.close()
+            self.follower = None
         if not self.keep_whole:
             self.buffer = []
             self.close()
@@ -498,15 +551,27 @@ class TraceState:
             # delivered it alike before them
             return self._whole(f"{why}, after a process read the retired prefix from disk")
         if self.has_views and self.base:
-            # the membership rules read retired installations and deliveries
-            return self._whole(f"{why}, with views, after part of the trace retired")
+            # the membership rules read retired installations and deliveries: what each
+            # process delivered there is carried over (viewheld.py), when it can be
+            prefix = summarize(self)
+            if isinstance(prefix, str):
+                return self._whole(f"{why}, with views, after part of the trace retired "
+                                   f"({prefix})")
+            last = self.buffer[-1][0] if self.buffer else None
+            refuted = "" if last is None else prefix.refutes(
+                last, kind_codes(last.table.column("kind")),
+                self._proc_codes(last.table.column("process")))
+            if refuted:
+                return self._whole(f"{why}, with views, after part of the trace retired "
+                                   f"({refuted})")
+            self.vprefix = prefix
         self.mode, self.why = SLOW, why
         # where S ended when the picture broke: what was read up to there is around the
         # breach (narrow.py's cut lies at or after it)
         self.broke_at = self.base + len(self.S)
         self.buffer = [(p, None) for p, _ in self.buffer]
         np_ = len(self.procs)
-        if self.base:
+        if self.base and self.vprefix is None:
             # a process seen (by its sends) but behind the retired prefix: a delivery of it
             # from now on lies there, where the held records cannot stand for it (the
             # breaking batch's rows may not have been read as deliveries yet)
@@ -972,8 +1037,12 @@ class TraceState:
     def finish(self) -> None:
         """The trace's records are all read: a FAST trace with a message whose send never
         came is left to the exact checks (unsent delivery, FIFO's skipping)."""
-        if self.mode == FAST and self.vpos < self.base + len(self.S):
+        if self.mode == FAST and not self.settled():
             self._slow("a delivered message with no send")
+
+    def settled(self) -> bool:
+        """Whether the trace keeps the picture if its records end here (``finish``)."""
+        return self.mode == FAST and self.vpos >= self.base + len(self.S)
 
     def clean(self) -> Clean:
         names = list(self.procs)
@@ -1124,6 +1193,9 @@ class TraceState:
 
     def close(self) -> None:
         """Remove the spill file (the trace is decided)."""
+        if self.follower is not None:
+            self.follower.close()
+            self.follower = None
         if self.spill is not None:
             self.spill.close()
             self.spill = None

@@ -41,7 +41,9 @@ from ..properties import Options, Property
 from ..result import Result, Verdict
 from ..trace import Trace
 from .canon import SLOW, WHOLE, TraceState, _dictionary
+from .narrow import follow, narrows
 from .reduced import check_held, deps_held
+from .viewheld import carries, stands
 
 __all__ = ["check_stream", "not_streamed"]
 
@@ -85,6 +87,7 @@ class _Run:
         self.states: dict[str, TraceState] = {}
         self.done: set[str] = set()
         self.whole: dict[str, None] = {}
+        self.followed: set[str] = set()  # traces whose cut was tried while read
         #: per finished trace, how it was decided (fast, slow or whole), for the bench
         self.modes: Counter = Counter()
         self.peak_held = 0
@@ -96,6 +99,11 @@ class _Run:
             st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
                                                self.expect, self.clocks, self.spill_dir)
         st.feed(part)
+        if st.mode == SLOW and st.spill is not None and tid not in self.followed:
+            # a long broken trace: its cut is tried as the rest is read (narrow.py)
+            self.followed.add(tid)
+            if narrows(self.props):
+                st.follower = follow(st)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
             self.peak_window = max(self.peak_window, len(st.S))
@@ -114,11 +122,15 @@ class _Run:
         if st.mode == WHOLE and not (st.keep_whole and st.base == 0):
             self.whole[tid] = None
             return
-        if st.mode == SLOW and st.base and (any(p.final() or not p.held
-                                                for p in self.props) or
-                                            not deps_held(st)):
+        if st.vprefix is not None:  # with views, broken after positions retired
+            held = all(carries(p) for p in self.props) and \
+                (not any(p.final() for p in self.props) or stands(st))
+        else:
+            held = not any(p.final() or not p.held for p in self.props)
+        if st.mode == SLOW and st.base and (not held or not deps_held(st)):
             # the end-of-trace properties read what each process did last, which may lie
-            # in the retired prefix, and causal order needs deps logged on held sends:
+            # in the retired prefix (with views, carried over for agreement, validity and
+            # liveness: viewheld.py), and causal order needs deps logged on held sends:
             # the held records cannot stand for them
             self.whole[tid] = None
             return
@@ -136,6 +148,10 @@ class _Run:
                 self.report.outcomes.append(outcome)
             if st.cut:
                 self.modes["narrowed"] += 1  # its exact checks ran around the breach
+            if st.vprefix is not None:
+                # with views, broken after positions retired: each process's retired
+                # prefix carried over (viewheld.py)
+                self.modes["views carried"] += 1
             return
         clean = st.clean()
         decided = [prop.stream(clean, self.options) for prop in self.props]

@@ -3,69 +3,116 @@
 A trace whose picture broke (canon.py) holds every record after its retired prefix, and
 reduced.py runs the properties' exact checks on them: the whole-trace engine's columns,
 about 540 bytes an event, for what may be most of a long run broken early. Most breaches
-are local (two deliveries swapped, one repeat): some time after them every process has
-delivered the same messages again, and from there on the run keeps the picture. This
-module finds that place with two more passes over the held records (from the spill, one
-segment in memory at a time) and keeps only what lies before it.
+are local: some time after two swapped deliveries every process has delivered the same
+messages again; after a repeat or a gap every process but one has, and that one
+delivers the same messages from then on at positions shifted by one. From there on the
+run keeps the picture. This module finds that place with one more pass over the held
+records (from the spill, one segment in memory at a time; tally.py gathered what
+chooses it while they were read) and keeps only what lies before it.
 
-**The cut.** For a count K of held deliveries, M_K is the set of messages the first
-process delivers as its first K held deliveries. K is a cut when
+**The cut.** A set M of messages, and per process p the count K_p of its held
+deliveries that name M, make a cut when
 
-1. every process with a held delivery has at least K of them, its first K are M_K, each
-   once, and its K-th is the same message as everyone's;
-2. no record after that names a message of M_K (no repeat, no second send), each
-   message of M_K is sent at most once (FIFO's exact check ranks a second sender's
-   later messages against the first send's sender), and each sender sends its messages
-   of M_K before any other (held) send;
+1. each process's deliveries of M are its first K_p held deliveries (a repeat of a
+   message of M among them; a message of M missing from them: a gap), and each sender
+   sends its messages of M before any other (held) send;
+2. no record after that names a message of M;
 3. the records naming the other messages, fed in their order to a fresh canonical pass
-   whose retired prefix is M_K and the retired ids, keep its picture to the end: every
-   process delivers a prefix of one sequence S' of distinct messages, each sent once,
-   each sender's in its send order;
+   whose retired prefix is M and the retired ids, keep its picture to the end: every
+   process delivers after its cut a prefix B_p of one sequence S' of distinct messages,
+   each sent once, each sender's in its send order;
 4. the held records are sends and deliveries only (no crash, view, join or leave), the
    properties asked for are among ``NARROWED`` (the view properties are unknown on a
    trace without views, on any part of it), and if anything after the cut is sent,
-   something before it is too.
+   something before it is too; some process delivers a message of M;
+5. write A_p for p's first deliveries of M in order (repeats left out, as the order
+   properties read them), and call p *continuing* when B_p is not empty. Every
+   continuing process's A_p ends with one message, the same for all (or all are empty);
+   no continuing process's A_p is a proper prefix of another process's; and for every
+   continuing process p and every sender s that sends a message outside M, either p
+   counts each of s's sends of M (it delivers the message, and the send is the
+   message's first: FIFO's exact check takes the first send by process name), or, after
+   the first it cannot count, p delivers in A_p a later message whose first send is s's.
 
-Then the exact checks on the records naming M_K give the whole trace's witnesses and
-sentences. Each process's first K held deliveries and each sender's first held sends
-are the same records in both, at the same positions. An order fact between a message
-of M_K and a later one is the same at every process (all of M_K first, then S' in its
-order); the later messages break nothing among themselves (condition 3), every process
-reaches S' from the same K-th message (strong order's predecessor), and each sender's
-later messages follow its messages of M_K in send order and in S' (FIFO). So every
-violation of integrity, weak, strong, prefix and global order and FIFO lies among the
-records naming M_K, and their scans, which go by processes in name order and then by
-positions, meet the same first one (global order's shortest cycle lies within M_K: no
-later message leads back into it). Integrity's count of violations is theirs too.
+**Why the exact checks on the records naming M are the whole trace's.** The records
+split by message id, so every repeat of a delivery or of a send lies on one side. Each
+process's first K_p held deliveries and each sender's first held sends are the same
+records in both, at the same positions (condition 1), so every witness found among them
+names the same records with the same positions and sentences. Each property, in the
+fixed order of its scan (processes in name order, then positions):
 
-**Finding K** (first pass). Per count c of held deliveries, the first process to reach
-c leaves two 64-bit sums of the hashes (hashes.py) of its first c deliveries and the
-hash of its c-th; every other process that reaches c is compared with them. K is the
-count after the last one where some process differs, among those every delivering
-process reached; when the second pass refutes it (a breach found by the sends, as
-FIFO's, differs in no count), the first such count no smaller than S's end when the
-picture broke. The sums only choose K: conditions 1 and 2 are then checked exactly, by
-both hashes of each id, in the second pass, which stops at the first record that
-refutes them. Memory: 41 bytes a held position for the first pass, then M_K's records
-and one canonical window.
+- *integrity*: the other side has no repeat, no unsent delivery and no second send
+  (condition 3), so every violation, and its count, lies among M's records, found in
+  the same order; both sides log sends, or neither (condition 4), and M has a
+  delivery, so its *unknown* is the same.
+- *weak total order*: a process delivers all of A_p before any of B_p, and the B's are
+  prefixes of S', so two processes' common messages outside M come in one order, after
+  all of M: a pair's scan finds an inversion among M or none.
+- *strong total order*: a message of M has the same predecessor at every process on
+  both sides; S'[i] has S'[i-1] at every process for i > 0, and S'[0] has the last of
+  A_p, the same at every continuing process (condition 5): no violation lies outside M,
+  and the scan meets the same first one (its witness reads deliveries of M only).
+- *prefix order*: a pair p, q compares its first-delivery sequences position by
+  position. If A_p and A_q differ at a position below both lengths, the first such
+  position is the first difference on both sides. Else the shorter one, say A_p, is a
+  prefix of A_q: equal lengths go on with prefixes of S' (no difference); a proper
+  prefix belongs to a process that does not continue (condition 5), so its sequence
+  ends there on both sides.
+- *global order*: no edge of "some process delivers u right before v" leads from a
+  message outside M into M, so every cycle, every strongly connected component and the
+  breadth-first searches of its shortest cycle lie within M; the searches reach
+  messages outside M too, but those never close a cycle (every process delivers them
+  after all of M), never lead back into M, leave the scans of M's positions whole, and
+  stop a search on its length limit only where M's messages of the same distance would:
+  the same cycle is found.
+- *FIFO*: a process's scan counts, per sender, the messages delivered in its send
+  order. A process that does not continue is scanned on the same records on both
+  sides. A continuing one that counts each of a sender's sends of M either breaks
+  among A_p (the same first violation on both sides) or starts B_p with every sender's
+  count at its number of sends of M, and then meets each sender's later messages in
+  their send order (condition 3): no violation. After a send it cannot count, its count
+  of that sender never passes it, so its delivery of a later message of that sender in
+  A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
+  outside M puts nothing in B_p.
+- *the view properties*: unknown on both sides, without view records.
+
+A repeat, a gap or an id sent twice therefore stays exact; a later second breach
+breaks the canonical pass of condition 3, and a breach whose shifted process never
+delivers another message of the sender it skipped fails condition 5: both keep every
+held record, as does any trace no cut fits.
+
+**Finding M** (tally.py, fed as the records spill). A count n of held deliveries
+gives M: the messages some process delivered as one of its first n (or, for n past
+the tally's reach, those of the first delivering process). n is tried, in increasing
+order and each below the most any process delivered: the count after the last one
+where some process's fingerprint (sums of hashes) differs from the first reacher's (a
+local breach: the tightest cut), S's end when the picture broke (a breach found by the
+sends, as FIFO's, differs in no count), and twice that plus a margin (a shift: the
+process that skipped a message has since delivered a later one of its sender). The
+counts only choose: conditions 1 to 3 are checked exactly, by both hashes of each id,
+in the second pass, which stops at the first record that refutes them, and 5 at its
+end. Memory: the tally's (41 bytes a held position, 24 a message below its reach),
+then M's records, one canonical window, and per process its first deliveries of M.
 
 A trace where no cut holds is checked on all its held records, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..chunk import DELIVER, SEND, Piece, kind_codes
 from ..properties import Property
 from .canon import FAST, TraceState
-from .hashes import hash_ids
+from .tally import Procs, Tally, grow, id_hashes, reach
 
-__all__ = ["NARROWED", "narrows", "narrowed"]
+__all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
+
+#: the most cells (processes x messages of M) the second pass keeps for one cut
+MAX_CELLS = 1 << 27
 
 #: the properties whose exact checks the cut keeps (module docstring), by name without
 #: their scope
@@ -81,214 +128,266 @@ def narrows(props: Sequence[Property]) -> bool:
     return all(p.name.split("@")[0] in NARROWED for p in props)
 
 
-class _Procs:
-    """Process names to small codes, in order of first appearance."""
-
-    def __init__(self) -> None:
-        self.codes: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def of(self, col: pa.ChunkedArray) -> np.ndarray:
-        arr = pc.dictionary_encode(col.combine_chunks().cast(pa.string()))
-        table = np.array([self.codes.setdefault(x, len(self.codes))
-                          for x in arr.dictionary.to_pylist()], np.int64)
-        return table[arr.indices.to_numpy(zero_copy_only=False)]
-
-
-def _hashes(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """Both hashes of each row's id (0 where it has none)."""
-    arr = col.combine_chunks()
-    if not pa.types.is_dictionary(arr.type):
-        arr = pc.dictionary_encode(arr)
-    idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    v1, v2 = hash_ids(arr.dictionary)
-    some = idx >= 0
-    h1 = np.zeros(len(idx), np.uint64)
-    h2 = np.zeros(len(idx), np.uint64)
-    h1[some], h2[some] = v1[idx[some]], v2[idx[some]]
-    return h1, h2
-
-
-def _grow(a: np.ndarray, n: int) -> np.ndarray:
-    if len(a) >= n:
-        return a
-    out = np.zeros(max(n, 2 * len(a)), a.dtype)
-    out[:len(a)] = a
-    return out
-
-
-class _Counts:
-    """The first pass: per count of held deliveries, the first reacher's fingerprint,
-    whether another process differed, and the first delivering process's messages."""
-
-    def __init__(self) -> None:
-        self.procs = _Procs()
-        self.d = np.zeros(0, np.int64)  # per process: held deliveries
-        self.x1 = np.zeros(0, np.uint64)  # per process: sums of its deliveries' hashes
-        self.x2 = np.zeros(0, np.uint64)
-        self.a1 = np.zeros(0, np.uint64)  # per count - 1: the first reacher's sums ...
-        self.a2 = np.zeros(0, np.uint64)
-        self.last = np.zeros(0, np.uint64)  # ... and its delivery's first hash
-        self.bad = np.zeros(0, bool)
-        self.r1 = np.zeros(0, np.uint64)  # the first delivering process's deliveries
-        self.r2 = np.zeros(0, np.uint64)
-        self.ref = -1
-        self.reached = 0
-
-    def feed(self, piece: Piece) -> bool:
-        """A held piece; False when it holds a record other than a send or delivery."""
-        t = piece.table
-        kinds = kind_codes(t.column("kind"))
-        if not np.isin(kinds, (SEND, DELIVER)).all():
-            return False
-        dr = np.flatnonzero(kinds == DELIVER)
-        if not len(dr):
-            return True
-        proc = self.procs.of(t.column("process"))[dr]
-        h1, h2 = _hashes(t.column("msg"))
-        h1, h2 = h1[dr], h2[dr]
-        n = len(self.procs)
-        self.d = _grow(self.d, n)
-        self.x1 = _grow(self.x1, n)
-        self.x2 = _grow(self.x2, n)
-        for q in np.unique(proc).tolist():
-            rows = np.flatnonzero(proc == q)
-            lo, hi = int(self.d[q]), int(self.d[q]) + len(rows)
-            s1 = np.cumsum(h1[rows], dtype=np.uint64) + self.x1[q]
-            s2 = np.cumsum(h2[rows], dtype=np.uint64) + self.x2[q]
-            for name in ("a1", "a2", "last", "bad", "r1", "r2"):
-                setattr(self, name, _grow(getattr(self, name), hi))
-            old = max(0, min(hi, self.reached) - lo)  # counts some process reached first
-            if old:
-                at = slice(lo, lo + old)
-                self.bad[at] |= (self.a1[at] != s1[:old]) | (self.a2[at] != s2[:old]) | \
-                    (self.last[at] != h1[rows[:old]])
-            if old < len(rows):
-                at = slice(lo + old, hi)
-                self.a1[at], self.a2[at], self.last[at] = s1[old:], s2[old:], h1[rows[old:]]
-                self.reached = hi
-            if self.ref < 0:
-                self.ref = q
-            if q == self.ref:
-                self.r1[lo:hi], self.r2[lo:hi] = h1[rows], h2[rows]
-            self.d[q], self.x1[q], self.x2[q] = hi, s1[-1], s2[-1]
-        return True
-
-    def cuts(self, least: int) -> list[int]:
-        """The counts to try as K: the first after every count where processes differ,
-        then the first of those no smaller than ``least``; each one that every
-        delivering process reached."""
-        d = self.d[:len(self.procs)]
-        if not (d > 0).any():
-            return []
-        low = int(d[d > 0].min())
-        bad = np.flatnonzero(self.bad[:low])
-        k = int(bad[-1]) + 2 if len(bad) else 1
-        return [c for c in dict.fromkeys((k, max(k, least))) if c <= low]
+def follow(state: TraceState) -> Cut | None:
+    """A cut tried while the trace is read: the first candidate (``_candidates``) that
+    the records held so far do not refute, fed the rest as they come
+    (``TraceState.follower``), so that a cut that holds needs no pass over the spill;
+    None when each is refuted already."""
+    for cut in _cuts(state):
+        if all(cut.feed(piece) for piece in state.held_iter()):
+            return cut
+        cut.close()
+    return None
 
 
 def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None:
     """The held records that stand for all of them (module docstring), or None when no
-    cut holds; sets ``state.cut``."""
-    if not narrows(props):
+    cut holds; sets ``state.cut`` (the messages before the cut)."""
+    if not narrows(props) or state.has_views:
+        # condition 4 for the whole trace: views in the retired part are carried by
+        # viewheld.py, which shifts the witnesses of every held record, not of a cut
         return None
-    counts = _Counts()
-    for piece in state.held_iter():
-        if not counts.feed(piece):
-            return None
-    for k in counts.cuts(state.broke_at - state.base):
-        m1, m2 = counts.r1[:k].copy(), counts.r2[:k].copy()
-        order = np.argsort(m1)
-        if (np.diff(m1[order]) == 0).any():  # the first process repeats a message
-            return None
-        kept = _second_pass(state, k, m1, m2, order, counts.procs)
+    if state.follower is not None:  # followed while read: no pass over the spill
+        kept = state.follower.result()
         if kept is not None:
-            state.cut = k
+            state.cut = state.follower.k
             return kept
+    for cut in _cuts(state):
+        try:
+            if all(cut.feed(piece) for piece in state.held_iter()):
+                kept = cut.result()
+                if kept is not None:
+                    state.cut = cut.k
+                    return kept
+        finally:
+            cut.close()
     return None
 
 
-def _second_pass(state: TraceState, k: int, m1: np.ndarray, m2: np.ndarray,
-                 order: np.ndarray, procs: _Procs) -> list[Piece] | None:
-    """Conditions 1 to 3 of the module docstring, exactly: the records naming M_K, or
-    None."""
-    sorted1 = m1[order]
-    tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
-    for run in state.retired.runs:
-        tail.retired.add(run)
-    tail.retired.add(m1)
-    kept: list[Piece] = []
-    dn = np.zeros(len(procs), np.int64)
-    got = np.zeros((len(procs), k), bool)
-    later_send = np.zeros(len(procs), bool)  # sent a message outside M_K
-    # a message of M_K sent twice: FIFO's exact check takes the first send for the
-    # sender and ranks the later messages of the second sender against it, so its
-    # witness can lie outside M_K (a cut is not taken then: every held record is read)
-    sent = np.zeros(k, np.int64)
-    sends_kept = sends_later = 0
-    try:
-        for piece in state.held_iter():
-            t = piece.table
-            kinds = kind_codes(t.column("kind"))
-            proc = procs.of(t.column("process"))
-            n = len(procs)
-            if n > len(dn):
-                dn = _grow(dn, n)
-                got = np.vstack((got, np.zeros((len(dn) - len(got), k), bool)))
-                later_send = np.concatenate((later_send,
-                                             np.zeros(len(dn) - len(later_send), bool)))
-            h1, h2 = _hashes(t.column("msg"))
-            i = np.minimum(np.searchsorted(sorted1, h1), k - 1)
-            hit = sorted1[i] == h1
-            mi = np.where(hit, order[i], -1)
-            if (m2[mi[hit]] != h2[hit]).any():  # two ids sharing a first hash
-                return None
-            d = kinds == DELIVER
-            for q in np.unique(proc[d]).tolist():
-                rows = np.flatnonzero(d & (proc == q))
-                c = dn[q] + np.arange(len(rows))
-                m = mi[rows]
-                mine = m >= 0
-                if (mine != (c < k)).any():
-                    return None
-                if mine.any():
-                    mm = m[mine]
-                    if got[q, mm].any() or len(np.unique(mm)) < len(mm):
-                        return None
-                    got[q, mm] = True
-                    if c[-1] >= k - 1 > c[0] - 1 and m[k - 1 - c[0]] != k - 1:
-                        return None
-                dn[q] += len(rows)
-            s = kinds == SEND
-            for q in np.unique(proc[s]).tolist():
-                mine = mi[s & (proc == q)] >= 0
-                first_other = int(np.argmin(mine)) if not mine.all() else len(mine)
-                if mine[first_other:].any() or (later_send[q] and mine.any()):
-                    return None
-                later_send[q] |= not mine.all()
-            np.add.at(sent, mi[s & (mi >= 0)], 1)
-            if (sent > 1).any():
-                return None
-            rows = np.flatnonzero(mi >= 0)
-            sends_kept += int((s & (mi >= 0)).sum())
-            sends_later += int((s & (mi < 0)).sum())
-            if len(rows):
-                kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
-                                  piece.fmt))
-            rest = np.flatnonzero(mi < 0)
-            if len(rest):
-                tail.feed(Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source,
-                                piece.fmt))
-                if tail.mode != FAST:
-                    return None
-        delivering = dn[:len(procs)] > 0
-        if not got[:len(procs)][delivering].all():
+def _cuts(state: TraceState) -> Iterator[Cut]:
+    """The cuts to try, tightest first, from a first pass over the held records
+    (tally.py): per candidate count n, the messages some process delivered as one of
+    its first n held deliveries."""
+    least = state.broke_at - state.base
+    tally = Tally(reach(least))
+    for piece in state.held_iter():
+        tally.feed(piece)
+    if not tally.plain:
+        return
+    for n in _candidates(tally, least):
+        got = tally.below(n) if n <= tally.reach else tally.first(n)
+        if got is None:
+            continue
+        m1, m2 = got
+        order = np.argsort(m1)
+        m1, m2 = m1[order], m2[order]
+        same = np.flatnonzero(np.diff(m1) == 0)
+        if (m2[same] != m2[same + 1]).any():  # two ids sharing a first hash
+            continue
+        keep = np.ones(len(m1), bool)
+        keep[same + 1] = False  # a repeat of the first process's
+        m1, m2 = m1[keep], m2[keep]
+        if len(m1) * max(len(tally.procs), 1) > MAX_CELLS:
+            return
+        yield Cut(state, m1, m2)
+
+
+def _candidates(tally: Tally, least: int) -> list[int]:
+    """The counts n to cut at, in increasing order: after the last count where
+    processes differ (a local breach), after the first one and with a margin past it (a
+    shift: a repeat or a gap), S's end when the picture broke (a breach found by the
+    sends, as FIFO's, differs in no count), and the tally's reach; each below the most
+    any process delivered (else nothing is cut)."""
+    k, first = tally.settled(), tally.parted()
+    most = tally.most()
+    wanted = {k, max(k, least), least, tally.reach}
+    if first:
+        wanted |= {first, 2 * first + 64}
+    return [n for n in sorted(wanted) if 0 < n < most]
+
+
+class Deliveries:
+    """Per process of the second pass: whether it delivered a message outside M yet
+    (``closed``), which messages of M it delivered, its first deliveries of them in
+    order, and the last of those."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.closed = np.zeros(0, bool)
+        self.got = np.zeros((0, k), bool)
+        self.seqs: list[list[np.ndarray]] = []
+        self.lastf = np.zeros(0, np.int64)
+        self.joint: int | None = None  # the last of A_p of the first continuing process
+
+    def grow(self, n: int) -> None:
+        if n <= len(self.closed):
+            return
+        extra = n - len(self.closed)
+        self.closed = np.concatenate((self.closed, np.zeros(extra, bool)))
+        self.got = np.vstack((self.got, np.zeros((extra, self.k), bool)))
+        self.seqs += [[] for _ in range(extra)]
+        self.lastf = np.concatenate((self.lastf, np.full(extra, -1, np.int64)))
+
+    def feed(self, q: int, m: np.ndarray) -> bool:
+        """Process q's next deliveries (M's codes, -1 outside M); False when one of M
+        comes after one outside it."""
+        mine = m >= 0
+        if self.closed[q]:
+            return not mine.any()
+        f = int(np.argmin(mine)) if not mine.all() else len(mine)
+        if mine[f:].any():
+            return False
+        if f:
+            mm = m[:f]
+            first = np.zeros(f, bool)
+            first[np.unique(mm, return_index=True)[1]] = True
+            new = mm[first & ~self.got[q, mm]]
+            if len(new):
+                self.got[q, new] = True
+                self.seqs[q].append(new)
+                self.lastf[q] = new[-1]
+        if f < len(mine):
+            self.closed[q] = True
+            # strong order (condition 5), checked as processes continue: a cut refuted
+            # here costs no more of the pass
+            if self.joint is None:
+                self.joint = int(self.lastf[q])
+            elif self.joint != self.lastf[q]:
+                return False
+        return True
+
+    def sequence(self, q: int) -> np.ndarray:
+        return np.concatenate(self.seqs[q]) if self.seqs[q] else np.zeros(0, np.int64)
+
+
+class Cut:
+    """The second pass for the messages M of first hashes ``m1`` (sorted) and second
+    hashes ``m2``, fed the held records in order (module docstring): conditions 1 to 3
+    as they come, 5 at the end; ``result`` gives the records naming M, or None."""
+
+    def __init__(self, state: TraceState, m1: np.ndarray, m2: np.ndarray) -> None:
+        self.k = len(m1)
+        self.m1, self.m2 = m1, m2
+        self.procs = Procs()
+        self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
+        for run in state.retired.runs:
+            self.tail.retired.add(run)
+        self.tail.retired.add(m1)
+        self.kept: list[Piece] = []
+        self.dels = Deliveries(self.k)
+        self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
+        self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
+        self.send_m: list[np.ndarray] = []
+        self.sends_later = 0
+        self.failed = not self.k
+
+    def feed(self, piece: Piece) -> bool:
+        """The next held piece; False once the cut is refuted."""
+        if self.failed:
+            return False
+        self.failed = not self._feed(piece)
+        if self.failed:
+            self.close()
+            self.kept = []
+        return not self.failed
+
+    def _feed(self, piece: Piece) -> bool:
+        t = piece.table
+        kinds = kind_codes(t.column("kind"))
+        if not np.isin(kinds, (SEND, DELIVER)).all():
+            return False
+        proc = self.procs.of(t.column("process"))
+        self.dels.grow(len(self.procs))
+        self.later_send = grow(self.later_send, len(self.procs))
+        h1, h2 = id_hashes(t.column("msg"))
+        i = np.minimum(np.searchsorted(self.m1, h1), self.k - 1)
+        hit = self.m1[i] == h1
+        mi = np.where(hit, i, -1)
+        if (self.m2[mi[hit]] != h2[hit]).any():  # two ids sharing a first hash
+            return False
+        d = kinds == DELIVER
+        for q in np.unique(proc[d]).tolist():
+            if not self.dels.feed(q, mi[d & (proc == q)]):
+                return False
+        s = kinds == SEND
+        for q in np.unique(proc[s]).tolist():
+            mine = mi[s & (proc == q)] >= 0
+            first_other = int(np.argmin(mine)) if not mine.all() else len(mine)
+            if mine[first_other:].any() or (self.later_send[q] and mine.any()):
+                return False
+            self.later_send[q] |= not mine.all()
+        ms = s & (mi >= 0)
+        self.send_p.append(proc[ms])
+        self.send_m.append(mi[ms])
+        self.sends_later += int((s & (mi < 0)).sum())
+        rows = np.flatnonzero(mi >= 0)
+        if len(rows):
+            self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
+                                   piece.fmt))
+        rest = np.flatnonzero(mi < 0)
+        if len(rest):
+            self.tail.feed(Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source,
+                                 piece.fmt))
+        return self.tail.mode == FAST
+
+    def result(self) -> list[Piece] | None:
+        """The records naming M when the cut holds over every piece fed (the tail is
+        left as it is: a trace still read may be fed more)."""
+        if self.failed or not self.tail.settled():
             return None
-        tail.finish()
-        if tail.mode != FAST or (sends_later and not sends_kept):
+        sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
+        sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
+        if self.sends_later and not len(sp):
             return None
-        return kept
-    finally:
-        tail.close()
+        if not shifts_agree(self.dels, len(self.procs), list(self.procs.codes),
+                            self.later_send, sp, sm):
+            return None
+        return list(self.kept)
+
+    def close(self) -> None:
+        self.tail.close()
+
+
+def shifts_agree(dels: Deliveries, n: int, names: list[str], later_send: np.ndarray,
+                  sp: np.ndarray, sm: np.ndarray) -> bool:
+    """Condition 5 of the module docstring: where processes' cuts lie at different
+    counts, strong order, prefix order and FIFO still meet their first violation before
+    every cut."""
+    dels.grow(n)
+    closed = dels.closed[:n]
+    if not dels.got[:n].any():  # no delivery of M: integrity's unknown would differ
+        return False
+    # strong order: each process reaches S' from the same message
+    if len(np.unique(dels.lastf[:n][closed])) > 1:
+        return False
+    # prefix order: a cut before another's, on the same messages, would differ after it
+    seqs = [dels.sequence(q) for q in range(n)]
+    for p in np.flatnonzero(closed).tolist():
+        a = seqs[p]
+        if any(len(b) > len(a) and np.array_equal(b[:len(a)], a) for b in seqs):
+            return False
+    if not len(sp):
+        return True
+    # FIFO: a sender's send of M that a process cannot count (it lacks the message, or
+    # the send is not the message's first) stops that process's scan in M, if it
+    # delivers a later message of that sender there; else its scan may fail after its cut
+    rank = np.zeros(len(sp), np.int64)
+    for q in np.unique(sp).tolist():
+        rows = np.flatnonzero(sp == q)
+        rank[rows] = np.arange(len(rows))
+    by_name = np.argsort(np.argsort(np.array(names, dtype=object)))
+    order = np.lexsort((rank, by_name[sp], sm))
+    lead = np.ones(len(order), bool)
+    lead[1:] = sm[order][1:] != sm[order][:-1]
+    is_first = np.zeros(len(sp), bool)
+    is_first[order[lead]] = True
+    for p in np.flatnonzero(closed).tolist():
+        for s in np.flatnonzero(later_send[:n]).tolist():
+            rows = np.flatnonzero(sp == s)
+            countable = is_first[rows] & dels.got[p, sm[rows]]
+            if countable.all():
+                continue
+            hole = int(np.argmin(countable))
+            if not countable[hole + 1:].any():
+                return False
+    return True

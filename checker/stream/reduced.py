@@ -40,6 +40,7 @@ from ..result import Result, WitnessEvent
 from .canon import TraceState
 from .hashes import RetiredIds, hash_ids
 from .narrow import narrowed
+from .viewheld import installed
 
 __all__ = ["check_held", "deps_held", "shift", "without_retired"]
 
@@ -137,6 +138,11 @@ def check_held(state: TraceState, props: list[Property], options: Options,
     out = scratch.outcomes[0]
     names = list(state.procs)
     soff = {names[i]: int(state.soff[i]) for i in range(len(names))}
-    results = {k: shift(r, state.base, soff) for k, r in out.results.items()}
+    if state.vprefix is not None:  # with views, each process's own retired prefix
+        views, _ = installed(pieces)
+        last = {names[p]: e for p, e in state.last.items()}
+        results = {k: state.vprefix.shift(r, views, last) for k, r in out.results.items()}
+    else:
+        results = {k: shift(r, state.base, soff) for k, r in out.results.items()}
     return (TraceOutcome(state.id, sorted(state.sources), state.events, out.verdicts,
                          results), scratch)

@@ -55,6 +55,10 @@ class Prover:
     #: it proves a delivery rule named by the positional RULE (a protocol of
     #: ``protocols`` is then the rule of that name)
     takes_rule: bool = False
+    #: the largest n measured to finish, and where the figures are: Z3's time grows
+    #: steeply with n, so ``tomkit prove`` refuses a larger ``--n`` unless told
+    #: ``--no-size-limit`` (None: no limit)
+    largest_n: tuple[int, str] | None = None
 
     def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The declared options with defaults filled in; ProveUsageError naming the flags

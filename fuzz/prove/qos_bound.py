@@ -382,4 +382,5 @@ def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
 
 
 PROVER = Prover("qos-bound", "003's latency bound, Delta + delta + epsilon (2 epsilon with "
-                "a crash), proved and refuted one epsilon smaller", ("qos",), OPTIONS, run)
+                "a crash), proved and refuted one epsilon smaller", ("qos",), OPTIONS, run,
+                largest_n=(16, "docs/qos-checking.md"))

@@ -1,6 +1,7 @@
-"""bench/stream_views_bench.py runs end to end on a tiny trace with views: both traces
-are decided in the pass with the whole-trace engine's report (the bench asserts it),
-the broken one with its end-of-trace violations."""
+"""bench/stream_views_bench.py runs end to end on a tiny trace with views: the clean, the
+stalled and the two breached traces are decided in the pass with the whole-trace
+engine's report (the bench asserts it), the stalled one with its end-of-trace
+violations, the breached ones with their order violations."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def test_stream_views_bench_smoke(capsys, tmp_path):
     assert mod.main(["--smoke", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if "decided in the pass" in ln]
-    assert len(lines) == 2
+    assert len(lines) == 4
     assert lines[0].endswith("violated: none")
     assert "agreement, liveness, member-liveness, validity" in lines[1]
+    for breached in lines[2:]:
+        assert breached.endswith("global-order, total-order-strong, total-order-weak")

@@ -131,17 +131,24 @@ def test_unknown_destination_is_a_recorded_fault(tmp_path):
 
 def test_ctrl_c_ends_every_node(tmp_path):
     pids = tmp_path / "pids"
-    env = {**os.environ, "PIDS": str(pids)}
+    # faulthandler: if the run outlives the bound, SIGABRT makes it print every thread's
+    # stack, so that a hang seen once on a loaded machine says where it hung
+    env = {**os.environ, "PIDS": str(pids), "PYTHONFAULTHANDLER": "1"}
     argv = [sys.executable, "-m", "tomkit", "run", "-w", "echo", "--bin",
             *write(tmp_path, "hang"), "--node-count", "2", "--time-limit", "60",
             "--out", str(tmp_path / "run"), "--seed", "1"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while (not pids.exists() or len(pids.read_text().split("\n")) < 3) \
             and time.monotonic() < deadline:
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:  # a bound, not a target: the run stops two nodes (SIGTERM, then SIGKILL after 2 s)
+        out, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail("tomkit run outlived Ctrl-C by 180 s; its stacks:\n" + err.decode())
     assert proc.returncode == 2, err
     assert b"interrupted" in err
     found = [int(x) for line in pids.read_text().split("\n") if line for x in line.split()]

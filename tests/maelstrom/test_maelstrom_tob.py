@@ -99,20 +99,32 @@ def test_the_trace_is_checked_by_tomkit_check(tmp_path):
 def test_cli_exit_codes(tmp_path):
     base = [sys.executable, "-m", "tomkit", "run", "--node-count", "2", "--time-limit",
             "1", "--rate", "30", "--recovery-time", "0.5", "--seed", "3"]
-    ok = subprocess.run(base + ["-w", "echo", "--bin", *shipped("echo"), "--out",
-                                str(tmp_path / "a")], capture_output=True, text=True,
-                        timeout=120)
+    # four independent runs, started together: each mostly waits (its time limit, its
+    # nodes' start), so their waits overlap
+    runs = {
+        "ok": base + ["-w", "echo", "--bin", *shipped("echo"), "--out", str(tmp_path / "a")],
+        "bad": base + ["-w", "echo", "--bin", *shipped("echo", "wrong"), "--out",
+                       str(tmp_path / "b")],
+        "usage": base + ["-w", "echo", "--bin", *shipped("echo"), "--nemesis", "flood"],
+        # node arguments that look like flags go after --
+        "dashed": base + ["-w", "echo", "--bin", *shipped("echo"), "--out",
+                          str(tmp_path / "c"), "--", "-x", "wrong"],
+    }
+    procs = {k: subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True) for k, argv in runs.items()}
+    done = {}
+    try:
+        for k, proc in procs.items():
+            out, err = proc.communicate(timeout=120)
+            done[k] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    ok, bad, usage, dashed = (done[k] for k in ("ok", "bad", "usage", "dashed"))
     assert ok.returncode == 0, ok.stderr
     assert "verdict: valid" in ok.stdout and "seed 3" in ok.stderr
-    bad = subprocess.run(base + ["-w", "echo", "--bin", *shipped("echo", "wrong"), "--out",
-                                 str(tmp_path / "b")], capture_output=True, text=True,
-                         timeout=120)
     assert bad.returncode == 1 and "verdict: INVALID" in bad.stdout
-    usage = subprocess.run(base + ["-w", "echo", "--bin", *shipped("echo"), "--nemesis",
-                                   "flood"], capture_output=True, text=True, timeout=120)
     assert usage.returncode == 2 and "unknown nemesis flood" in usage.stderr
-    # node arguments that look like flags go after --
-    dashed = subprocess.run(base + ["-w", "echo", "--bin", *shipped("echo"), "--out",
-                                    str(tmp_path / "c"), "--", "-x", "wrong"],
-                            capture_output=True, text=True, timeout=120)
     assert dashed.returncode == 1, dashed.stderr  # "wrong" reached the node

@@ -352,6 +352,10 @@ def test_jgroups_live(tmp_path, run):
 
 def _running_under(folder: Path) -> list[str]:
     """Command lines of live processes that mention ``folder`` (the run's temp dir)."""
+    return [f"{pid}: {cmd[:120]}" for pid, cmd in _command_lines(folder)]
+
+
+def _command_lines(folder: Path) -> list[tuple[str, str]]:
     out = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -361,8 +365,66 @@ def _running_under(folder: Path) -> list[str]:
         except OSError:
             continue
         if str(folder) in cmd:
-            out.append(f"{proc.name}: {cmd[:120]}")
+            out.append((proc.name, cmd))
     return out
+
+
+#: the program each system's servers run (their command line's first word, once ``ip
+#: netns exec`` and Corosync's ``sh -c`` have exec'd it)
+SERVER_PROGRAM = {"etcd": "etcd", "corosync": "corosync", "zookeeper": "java",
+                  "nats": "nats-server"}
+
+
+def _servers_under(folder: Path, system: str) -> list[str]:
+    """The system's server processes whose command line mentions ``folder``: not every
+    such process, since the recorder's own command line names the folder (its ``--out``),
+    and so does each child it forks until the child execs (the ``ip`` commands that make
+    the namespaces, the compiler, a server on its way to exec); and a process in the
+    middle of an exec reads as no command line at all. Counting those, a wait for three
+    ended on the recorder, one server and a passing fork, and a second count a moment
+    later found two (the 3-worker run's failure)."""
+    return [f"{pid}: {cmd[:120]}" for pid, cmd in _command_lines(folder)
+            if Path(cmd.split(" ", 1)[0]).name == SERVER_PROGRAM[system]]
+
+
+def _three_servers(folder: Path, system: str, seconds: float) -> list[str]:
+    """Wait until one look at /proc finds three of the system's servers (a bound, not a
+    target); the servers of that look. One look decides: a second may fall between two
+    runs of the recorder, when one run's servers are stopped and the next's not yet
+    started."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    servers = _servers_under(folder, system)
+    while time.monotonic() < deadline and len(servers) < 3:
+        time.sleep(0.1)
+        servers = _servers_under(folder, system)
+    return servers
+
+
+def test_only_the_servers_count_as_the_system(tmp_path):
+    """The recorder, and a fork of it that has not exec'd yet, name the run's folder in
+    their command lines; only a process running the system's server program is one of
+    its servers."""
+    import shutil
+    import subprocess
+    import sys
+
+    server = tmp_path / "nats-server"  # its path names the folder
+    server.symlink_to(shutil.which("sleep"))
+    procs = [subprocess.Popen([str(server), "60"]),
+             subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               "-m", "tomkit.record", "nats", "--out", str(tmp_path)])]
+    try:
+        mentions = _running_under(tmp_path)
+        assert len(mentions) == 2
+        servers = _servers_under(tmp_path, "nats")
+        assert [s.split(":")[0] for s in servers] == [str(procs[0].pid)]
+        assert _servers_under(tmp_path, "etcd") == []
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.mark.record
@@ -375,7 +437,6 @@ def test_an_interrupted_recorder_removes_everything(tmp_path, system):
     import signal
     import subprocess
     import sys
-    import time
 
     from tomkit.record import netns
 
@@ -387,10 +448,8 @@ def test_an_interrupted_recorder_removes_everything(tmp_path, system):
     try:
         # bounds, not targets: at load 20 three ZooKeeper JVMs took minutes to start and
         # the recorder more than 120 s to stop them and remove its namespaces
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and len(_running_under(tmp_path)) < 3:
-            time.sleep(0.1)
-        assert len(_running_under(tmp_path)) >= 3, "the system did not start"
+        servers = _three_servers(tmp_path, system, 240)
+        assert len(servers) >= 3, f"the system did not start: {servers}"
         mine = [n for n in netns.ours() if n.startswith(f"tomkit-{rec.pid}-")]
         assert len(mine) == 4  # the hub and three members
         rec.send_signal(signal.SIGINT)
@@ -422,14 +481,8 @@ def test_a_killed_recorder_leaves_nothing_running(tmp_path, system):
     try:
         # the Corosync recorder compiles its client first: on a loaded 2-core machine the
         # system has been seen to need more than 30 s to be up
-        # one sample decides: a second one may fall between two runs of the recorder,
-        # when one run's servers are stopped and the next's not yet started
-        deadline = time.monotonic() + 90
-        running = _running_under(tmp_path)
-        while time.monotonic() < deadline and len(running) < 3:
-            time.sleep(0.1)
-            running = _running_under(tmp_path)
-        assert len(running) >= 3, f"the system did not start: {running}"
+        servers = _three_servers(tmp_path, system, 90)
+        assert len(servers) >= 3, f"the system did not start: {servers}"
     finally:
         rec.send_signal(signal.SIGKILL)
         rec.wait()

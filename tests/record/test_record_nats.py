@@ -55,13 +55,13 @@ DIVERGENCE = {"prefix-order", "total-order-weak", "fifo-order", "total-order-str
 
 
 def quorum_holds(recs: list[dict], report: dict) -> dict[str, str]:
-    """What every partition-leader run must show, diverged or not: integrity and
-    validity, nothing broken beyond what a diverging store breaks, every acknowledged
-    message stored by a quorum of replicas, and two replicas agreeing at every
-    sequence. The verdicts."""
+    """What every partition-leader run must show, diverged or not: integrity, nothing
+    broken beyond what a diverging store breaks, every acknowledged message stored by a
+    quorum of replicas, and two replicas agreeing at every sequence; validity too, but
+    for the messages of its own that a diverged replica lacks. The verdicts."""
     got = verdicts(report)
-    assert got["integrity"] == got["validity"] == "holds"
-    assert {p for p, v in got.items() if v == "violated"} <= DIVERGENCE, got
+    assert got["integrity"] == "holds"
+    assert {p for p, v in got.items() if v == "violated"} <= DIVERGENCE | {"validity"}, got
     acked = {r["msg"] for r in recs if r["kind"] == "send"
              and r.get("x_put") in ("ok", "duplicate")}
     stores: dict[str, dict[int, str]] = {}
@@ -69,6 +69,15 @@ def quorum_holds(recs: list[dict], report: dict) -> dict[str, str]:
         if r["kind"] == "deliver":
             stores.setdefault(r["process"], {})[r["x_seq"]] = r["msg"]
     assert len(stores) == 3
+    # a replica's deliveries are its store: one that diverged lacks what the majority
+    # stored after the cut, and that may be a message its own publisher sent (retried
+    # through it after the heal, stored by the others), which is validity's breach there
+    # (a suite run at load 15 saw it; the fixture below lacks only others' messages)
+    own_lacking = {(r["process"], r["msg"]) for r in recs if r["kind"] == "send"
+                   and r["msg"] not in stores[r["process"]].values()}
+    assert (got["validity"] == "violated") == bool(own_lacking), (got, own_lacking)
+    if own_lacking:
+        assert got["agreement"] == "violated", got  # only a diverged store lacks them
     for m in acked:
         assert sum(m in s.values() for s in stores.values()) >= 2, m
     for seq in set().union(*stores.values()):

@@ -59,6 +59,16 @@ def build_parser(only: str | None = None) -> Parser:
 def main(argv: list[str] | None = None) -> int:
     own_process = argv is None  # the command itself, not a program calling main()
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv, own_process)
+    except KeyboardInterrupt:  # Ctrl-C: said in one line, not a traceback, also while
+        # the subcommand's modules load (seconds on a loaded machine)
+        name = f"tomkit {argv[0]}" if argv and argv[0] in SUBCOMMANDS else "tomkit"
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str], own_process: bool) -> int:
     if own_process and argv[:1] == ["check"]:
         prepare_check_process()  # before the check path's modules load
     elif own_process and argv[:1] == ["scan"]:
@@ -82,11 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     if own_process and argv[:1] == ["simulate"]:
         importlib.import_module("tomkit.cli.simulate").prepare_process(args)
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:  # Ctrl-C on a long run: said in one line, not a traceback
-        print(f"tomkit {args.command}: interrupted", file=sys.stderr)
-        return 130
+    return args.func(args)
 
 
 if __name__ == "__main__":

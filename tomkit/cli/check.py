@@ -7,6 +7,7 @@ some property is violated, 2 bad input or usage.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tomkit.checker.check_run import add_option_arguments
@@ -94,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.files:
         print("tomkit check: give at least one FILE", file=sys.stderr)
+        return 2
+    if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
+        print("tomkit check: '-': standard input is not read; give a file, or follow a "
+              "growing one with tomkit watch", file=sys.stderr)
         return 2
     try:
         todo = plan(options_from_args(args), properties=args.property,

@@ -33,6 +33,9 @@ __all__ = ["add_parser", "run"]
 #: the protocol form's defaults: runs, and messages per run (measured: every broken
 #: variant of ABCAST and TOMP is found within them, README)
 PROTOCOL_EXAMPLES, PROTOCOL_MESSAGES = 1000, 8
+#: the largest --n measured (docs/cli.md): a run of toto or abcast at n = 100 took about
+#: 3 s of CPU, so the default runs take 10 to 50 minutes there; beyond, --no-size-limit
+LARGEST_N = 100
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -60,6 +63,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     f.add_argument("--comebacks", type=int, default=0,
                    help="joins and recoveries the fuzzer may play (the hybrid: default 3 "
                    "when --spares is given)")
+    f.add_argument("--no-size-limit", action="store_true",
+                   help=f"run an --n above {LARGEST_N}, the largest measured (each run's "
+                   "time grows with n)")
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--no-shrink", action="store_true",
                    help="report the first failing run as found (faster, larger)")
@@ -94,6 +100,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"tomkit fuzz: {flag} must be at least {least}, got {value}",
                   file=sys.stderr)
             return 2
+    if args.n > LARGEST_N and not args.no_size_limit:
+        print(f"tomkit fuzz: --n {args.n}: measured up to n = {LARGEST_N} (about 3 s of "
+              "CPU a run there, so the default runs take 10 to 50 minutes); give "
+              "--no-size-limit to run it anyway (and --examples N to bound the runs)",
+              file=sys.stderr)
+        return 2
     return run_protocol(args) if args.protocol else run_rule(args)
 
 

@@ -17,6 +17,7 @@ Exit codes: 0 every property proved, 1 a counterexample, 2 bad input, 3 unknown
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from tomkit.cli.common import add_option_flag
@@ -66,11 +67,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "--protocol")
     s.add_argument("--protocol", choices=list(by_protocol()), default=None,
                    help="; ".join(f"{', '.join(p.protocols)}: {p.title}" for p in PROVERS))
+    s.add_argument("--no-size-limit", action="store_true",
+                   help="run an --n larger than the prover was measured to finish (Z3's "
+                   "time grows steeply with n: it may run for hours)")
     g = s.add_argument_group("prover options (each prover declares its own)")
     for o, takers in _declared().values():
         add_option_flag(g, o, _takers(o, takers))
     s.set_defaults(func=run)
     return s
+
+
+def _too_large(prover, n: tuple[int, int] | None, forced: bool) -> str | None:
+    """Why ``--n`` is refused (beyond the largest n the prover was measured to finish),
+    or None."""
+    if forced or n is None or prover.largest_n is None or n[1] <= prover.largest_n[0]:
+        return None
+    most, where = prover.largest_n
+    return (f"--n {_show(n)}: the {prover.name} prover was measured to finish up to "
+            f"n = {most} ({where}); larger n may run for hours (Z3's time grows steeply "
+            "with n). Give --no-size-limit to run it anyway (and --timeout SECONDS to "
+            "bound each query)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,10 +108,16 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"give a RULE or --protocol, not both (got {args.rule!r}; the "
                         f"{prover.name} prover of {args.protocol} takes no RULE)")
     given = {n: getattr(args, n) for n in _declared() if getattr(args, n, None) is not None}
-    if "timeout" in given and not given["timeout"] > 0:  # NaN too: not "no time at all"
-        return fail(f"--timeout must be a positive number of seconds, got {given['timeout']}")
+    # NaN too: not "no time at all"; inf: Z3 takes milliseconds as an integer (leave it out
+    # for no bound)
+    if "timeout" in given and not 0 < given["timeout"] < math.inf:
+        return fail(f"--timeout must be a positive number of seconds, got "
+                    f"{given['timeout']} (a finite one: leave it out for no bound)")
     try:
         opts = prover.resolve(given)
+        too_large = _too_large(prover, opts.get("n"), args.no_size_limit)
+        if too_large:
+            return fail(too_large)
         return prover.run(args.protocol, args.rule, opts, lambda line: print(line, flush=True))
     except ProveUsageError as e:
         return fail(str(e))

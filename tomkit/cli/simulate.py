@@ -277,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         output_format(args.out)
+        if os.path.isdir(args.out):  # found before the simulation, not after it
+            raise ValueError(f"--out {args.out}: a folder; give a file name")
         # made now (as generate makes its own), so that a folder that cannot be
         # is found before the simulation, not after
         folder = os.path.dirname(os.path.abspath(args.out))
@@ -315,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         count = write_records(args.out, result.records, grouped=True)
     except OSError as e:
-        print(f"tomkit simulate: cannot write {args.out}: {e}", file=sys.stderr)
+        print(f"tomkit simulate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
     p, st = protocol(cfg.protocol), result.stats
     opts = " ".join(f"{k}={v}" for k, v in result.options.items()

@@ -64,4 +64,5 @@ def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
 
 
 PROVER = Prover("timestamps", "ABCAST and TOMP safe by induction over n hosts, broken "
-                "variants refuted by bounded model checking (004)", PROTOCOLS, OPTIONS, run)
+                "variants refuted by bounded model checking (004)", PROTOCOLS, OPTIONS, run,
+                largest_n=(8, "docs/prove.md, Findings"))

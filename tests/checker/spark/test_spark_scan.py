@@ -19,6 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from qos_traces import OPTIONS, qos_records
+from reused_ids import CASES as REUSED
+from tracedsl import parse
 
 from tomkit.checker.engine import check_paths, select
 from tomkit.checker.properties import Options
@@ -74,6 +76,10 @@ def _records() -> dict[tuple[str, str], list[dict]]:
     # test of the SQL engine on member-liveness, realtime-latency and rate
     # (test_properties_qos_spark.py runs the other engines on them)
     parts[("qos", "c")] = qos_records()
+    # message ids sent twice: fifo-order and causal-order go to the exact check
+    # (tests/reused_ids.py; the old false alarm of FIFO among them)
+    parts[("planted", "reused")] = [r for case in REUSED for r in parse(REUSED[case][0],
+                                                                         trace=f"r-{case}")]
     return parts
 
 
@@ -156,6 +162,10 @@ def test_scan_agrees_with_check_trace_by_trace(spark, dataset, tmp_path, engine,
         ev = json.loads(w["witness"])[0]
         assert ev["source"].startswith(str(fmt_dir))
         assert ("line" in ev) == (fmt_dir == js_dir) and ("row" in ev) == (fmt_dir == pq_dir)
+    # a reused id: FIFO's old false alarm holds now, a true breach is still found
+    assert ref["r-second-sender-first"]["fifo-order"][0] == "holds"
+    assert ref["r-reused-id-delivered-late"]["fifo-order"][0] == "violated"
+    assert ref["r-causal-second-send-deps"]["causal-order"][0] == "violated"
     # the planted fault's property is violated in its trace, per the ground truth
     for tid, verdicts in ref.items():
         if tid.startswith("f"):

@@ -229,9 +229,10 @@ def test_a_long_clean_view_run_stays_in_the_pass_in_bounded_memory(monkeypatch, 
     assert run.peak_held < 2_000  # a few windows and the view records, not 30,160
 
 
-def test_a_late_breach_in_a_long_view_run_goes_whole(monkeypatch, tmp_path):
-    """A breach after positions retired: the membership rules read retired views, so the
-    whole-trace engine decides it (the same report)."""
+def test_a_late_breach_in_a_long_view_run_is_decided_in_the_pass(monkeypatch, tmp_path):
+    """A breach after positions retired: what each process delivered in the retired views
+    is carried over (viewheld.py), and the held records decide it (the same report); the
+    end-of-trace properties still read it whole."""
     monkeypatch.setattr(canon, "TRIM_AT", 64)
     monkeypatch.setattr(driver, "READ_ROWS", 500)
     recs = long_view_run(10, 100)
@@ -240,16 +241,21 @@ def test_a_late_breach_in_a_long_view_run_goes_whole(monkeypatch, tmp_path):
     recs[a]["msg"], recs[b]["msg"] = recs[b]["msg"], recs[a]["msg"]
     path = tmp_path / "late.jsonl"
     write_records(path, recs)
+    safe = [p for p in STREAMED if not p.final() and p.held]
+    run = _Run(safe, Options(), False)
+    agree([path], safe, run=run)
+    assert run.modes == {"slow": 1, "views carried": 1} and not run.whole
     run = _Run(STREAMED, Options(), False)
     agree([path], run=run)
-    assert run.modes == {"whole": 1}
+    assert run.whole
 
 
 @pytest.mark.parametrize("breach", [False, True])
 def test_watch_follows_a_long_view_run(breach, monkeypatch, tmp_path):
     """tomkit watch keeps a clean view run in the pass as it grows (its held records a few
-    windows); a breach after positions retired is judged whole at the end, with
-    ``tomkit check``'s report."""
+    windows); a breach after positions retired is judged on its held records as it comes
+    (the retired views carried over, viewheld.py), and whole at the end (member liveness
+    reads it whole), with ``tomkit check``'s report."""
     import io
 
     import tomkit.checker.stream.watch as watch
@@ -276,7 +282,8 @@ def test_watch_follows_a_long_view_run(breach, monkeypatch, tmp_path):
     report = w.finish()
     whole = check_paths([path], STREAMED, Options())
     assert outcomes(report) == outcomes(whole)
-    assert w.run.modes == ({"whole": 1} if breach else {"fast": 1})
+    assert w.run.modes == ({"slow": 1} if breach else {"fast": 1})
+    assert bool(w.run.whole) == breach
     printed = {json.loads(x)["property"] for x in out.getvalue().splitlines()}
     assert printed == {n for o in whole.outcomes for n, r in o.results.items()
                        if str(r.verdict) == "violated"}
