@@ -125,6 +125,7 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
     else:
         decided = decide(ev.events, options)
     codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
+    exact = None
     try:
         exact = decided.exact
         if exact is None:
@@ -150,6 +151,8 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
             _write(tree, out, verdicts, rejected, doc, text, fail_after_write)
         return ScanResult(doc, text, doc["exit_code"], out)
     finally:
+        if exact is not None:  # the session may run more scans
+            exact.unpersist()
         decided.release()
 
 
