@@ -248,3 +248,24 @@ def test_output_is_atomic(spark, dataset, tmp_path, engine):
     # both tables are there and readable, the empty one too
     assert spark.read.parquet(str(out / "verdicts")).count() > 0
     assert spark.read.parquet(str(out / "rejected")).count() == 0
+
+
+def test_sql_detection_of_view_faults_needs_no_exact_check(spark, dataset):
+    """The SQL form itself finds a view installed twice and a view id with two member
+    sets (VIOLATED, not EXACT: the exact check would hide a form that misses them)."""
+    from tomkit.checker.properties import EXACT, VIOLATED
+    from tomkit.checker.spark.properties import decide
+    from tomkit.checker.spark.read import read_events
+
+    pq_dir, _, _ = dataset
+    d = decide(read_events(spark, [str(pq_dir / "protocol=planted")]).events)
+    try:
+        codes = {r["trace"]: r for r in d.codes.filter(
+            "trace = 'reinstall' or trace like '%split-view'").collect()}
+    finally:
+        d.release()
+    split = [t for t in codes if t.endswith("split-view")]
+    assert split and "reinstall" in codes
+    assert codes["reinstall"]["view-agreement"] == VIOLATED
+    assert codes["reinstall"]["virtual-synchrony"] == EXACT  # as virtual_synchrony.detect
+    assert all(codes[t]["view-agreement"] == VIOLATED for t in split)
