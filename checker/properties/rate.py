@@ -50,6 +50,7 @@ such slot or window: max+1 (or avg+1) packet records, the fewest that show it.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import NamedTuple
 
@@ -172,21 +173,36 @@ def _judge_declared(p: str, steps: list[Declared], by_slot: dict[int, list[Ev]],
                           details)
     if not by_slot:
         return None
-    lo, hi = min(by_slot), max(by_slot)
-    for w in range(lo - max((d.window or 1) for d in steps) + 1, hi + 1):
+    used = sorted(by_slot)
+    lo, hi = used[0], used[-1]
+    first = lo - max((d.window or 1) for d in steps) + 1
+    windows = {d.window for d in steps if d.window is not None}
+    # whether window w is over its limit changes only where a used slot or a declaration's
+    # start enters or leaves it, or the reservation in force at w changes: the first w
+    # over it is one of these, so a window of 10^9 slots costs what one of 10 does
+    cuts = {first}
+    for k in windows:
+        for t in used:
+            cuts.update((t - k + 1, t + 1))
+        for d in steps:
+            cuts.update((d.start - k + 1, d.start, d.start + 1))
+    for w in sorted(c for c in cuts if first <= c <= hi):
         d = in_force(steps, w)
         if d is None or d.avg is None or d.window is None:
             continue
-        span = range(w, w + d.window)
-        mine = [t for t in span if (x := in_force(steps, t)) is not None
-                and x.contract == d.contract]
-        limit = max(x.avg for t in mine if (x := in_force(steps, t)) is not None  # type: ignore[type-var]
+        end = w + d.window  # the window is slots w .. end - 1
+        # the reservations in force on some slot of it under the same contract: the one
+        # at w and each that starts inside it
+        spans = [d] + [x for x in steps if w < x.start < end]
+        limit = max(x.avg for x in spans if x.contract == d.contract  # type: ignore[type-var]
                     and x.avg is not None)
-        window = [e for t in mine for e in by_slot.get(t, ())]
+        window = [e for t in used[bisect.bisect_left(used, w):bisect.bisect_left(used, end)]
+                  if in_force(steps, t).contract == d.contract  # type: ignore[union-attr]
+                  for e in by_slot[t]]
         if len(window) > limit:
             k = math.floor(limit) + 1
             text = (f"{p} sends {len(window)} network messages in the {d.window} slots "
-                    f"{w}..{w + d.window - 1}, over the {limit:g} per {d.window} slots it "
+                    f"{w}..{end - 1}, over the {limit:g} per {d.window} slots it "
                     f"declared ({d.event.location}).")
             return Result(NAME, trace_id, Verdict.VIOLATED,
                           [W.event(d.event)] + [W.event(e) for e in window[:k]], text,
@@ -241,8 +257,10 @@ def check(trace: Trace, options: Options = Options()) -> Result:
                                   details)
         if options.rate_avg is not None:
             k = options.rate_window
-            for s in slots:
-                window = [e for t in range(s, s + k) for e in by_slot.get(t, ())]
+            for i, s in enumerate(slots):
+                # the used slots in s .. s+k-1 (not every slot of the window: K may be huge)
+                j = bisect.bisect_left(slots, s + k, lo=i)
+                window = [e for t in slots[i:j] for e in by_slot[t]]
                 if len(window) > options.rate_avg:
                     wit = [W.event(e) for e in window[:options.rate_avg + 1]]
                     text = (f"{p} sends {len(window)} network messages in the {k} slots "

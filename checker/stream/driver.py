@@ -124,7 +124,7 @@ class _Run:
             return
         if st.vprefix is not None:  # with views, broken after positions retired
             held = all(carries(p) for p in self.props) and \
-                (not any(p.final() for p in self.props) or stands(st))
+                (not any(p.final() for p in self.props) or stands(st, self.props))
         else:
             held = not any(p.final() or not p.held for p in self.props)
         if st.mode == SLOW and st.base and (not held or not deps_held(st)):

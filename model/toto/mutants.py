@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import math
 import operator
 from collections.abc import Callable
@@ -242,4 +243,12 @@ def resolve_rule(name: str) -> Rule:
         raise ValueError(f"rule {name!r}: {e}") from e
     if not callable(rule):
         raise ValueError(f"rule {name!r} is not callable")
+    try:  # a rule is called as rule(view, params): say so now, not in a traceback later
+        inspect.signature(rule).bind(None, None)
+    except TypeError:
+        raise ValueError(f"rule {name!r} must take two arguments, (view, params), as the "
+                         f"rules of model/toto/rules.py do; it takes "
+                         f"{inspect.signature(rule)}") from None
+    except ValueError:  # no signature to read (some builtins): it is tried as it is
+        pass
     return rule

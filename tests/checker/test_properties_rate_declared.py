@@ -153,3 +153,71 @@ def test_simulated_runs_with_reservations_hold_and_the_unshaped_variant_does_not
     counts = json.loads(capsys.readouterr().out)["summary"]["counts"]
     assert counts["rate"] == {"holds": 1, "unknown": 0, "violated": 0}
     assert counts["member-liveness"]["holds"] == 1
+
+
+def _walked(steps, by_slot):
+    """The windowed part of the declared check as first written: every window start from
+    the lowest that reaches a used slot, every slot of each window (the literal reading
+    that the breakpoint search must equal)."""
+    from tomkit.checker.properties.rate import in_force
+
+    lo, hi = min(by_slot), max(by_slot)
+    for w in range(lo - max((d.window or 1) for d in steps) + 1, hi + 1):
+        d = in_force(steps, w)
+        if d is None or d.avg is None or d.window is None:
+            continue
+        mine = [t for t in range(w, w + d.window)
+                if (x := in_force(steps, t)) is not None and x.contract == d.contract]
+        limit = max(x.avg for t in mine if (x := in_force(steps, t)) is not None
+                    and x.avg is not None)
+        window = [e for t in mine for e in by_slot.get(t, ())]
+        if len(window) > limit:
+            return w, len(window), limit
+    return None
+
+
+def test_the_declared_windows_are_judged_as_a_walk_of_every_slot_would():
+    """Seeded random declarations (renegotiations, new contracts, windows 1-6) and packets:
+    the first window over its limit and its count, as the literal walk finds them."""
+    import random
+    import re
+
+    from tomkit.checker.properties.rate import _judge_declared, declarations
+
+    rng = random.Random(29)
+    over = 0
+    for _ in range(300):
+        recs = []
+        for s in sorted(rng.sample(range(12), rng.randint(1, 3))):
+            recs.append(negotiate("p", s, avg=rng.choice([1, 2, 3, 4.5]),
+                                  window=rng.randint(1, 6), rn=rng.random() < 0.5))
+        for s in range(rng.randint(0, 3), rng.randint(4, 16)):
+            recs += packets("p", s, rng.choice([0, 0, 1, 1, 2, 3]))
+        trace = Trace.from_records(recs, source="t.jsonl")
+        evs = trace.events["p"]
+        steps = declarations(evs)
+        by_slot = {}
+        for e in evs:
+            if e.kind == "packet":
+                by_slot.setdefault(e.slot, []).append(e)
+        if not by_slot:
+            continue
+        want = _walked(steps, by_slot)
+        got = _judge_declared("p", steps, by_slot, "t", {})
+        if want is None:
+            assert got is None, got.explanation
+            continue
+        over += 1
+        w, n, limit = want
+        assert got is not None and got.clause == "avg-per-window"
+        assert re.search(rf"sends {n} network messages in the \d+ slots {w}\.\.", got.explanation)
+        assert f"over the {limit:g} per" in got.explanation
+    assert over > 50  # the search met many windows over their limit, not only clean ones
+
+
+def test_a_window_of_a_billion_slots_is_judged_at_once():
+    recs = [negotiate("p", 0, avg=2, window=10**9), *packets("p", 0, 1),
+            *packets("p", 5 * 10**8, 2)]
+    res = check(recs)
+    assert res.verdict == Verdict.VIOLATED
+    assert f"sends 3 network messages in the {10**9} slots" in res.explanation

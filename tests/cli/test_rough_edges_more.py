@@ -196,3 +196,36 @@ def test_the_apis_other_settings_are_refused_in_their_own_words(call, kw, words)
     with pytest.raises(ValueError) as ei:
         getattr(tomkit, call)(**kw)
     assert words in str(ei.value)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(monkeypatch, trace, capsys):
+    import io
+    import sys
+
+    class Gone(io.StringIO):  # tomkit watch ... | head: the pipe closes under the writer
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    with capsys.disabled():
+        monkeypatch.setattr(sys, "stdout", Gone())
+        code = main(["check", str(trace)])
+    assert code == 141  # as a command ended by SIGPIPE, and no traceback
+
+
+@pytest.mark.parametrize("argv", [["prove", "math:sqrt", "--n", "3"],
+                                  ["fuzz", "math:sqrt", "--examples", "1"]])
+def test_a_rule_function_of_the_wrong_shape_is_said_before_it_is_called(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    line = one_line(err, f"tomkit {argv[0]}: rule 'math:sqrt' must take two arguments")
+    assert code == 2 and line.endswith("it takes (x, /)")
+
+
+def test_a_huge_rate_window_is_judged_not_walked_slot_by_slot(tmp_path):
+    path = tmp_path / "pk.jsonl"
+    write_records(path, [{"trace": "t", "process": "p", "kind": "packet", "x_slot": s}
+                         for s in (0, 10 ** 9)])
+    # two packets 10^9 slots apart: the vectorized test cannot key such a span, and the
+    # exact check walked every slot of each window (it ran for ever)
+    for window, verdict in ((10 ** 20, "violated"), (10 ** 9, "holds")):
+        report = tomkit.check(path, rate_avg=1, rate_window=window)
+        assert str(report.outcomes[0].verdicts["rate"]) == verdict, window

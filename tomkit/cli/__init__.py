@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 import tomkit
@@ -66,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         name = f"tomkit {argv[0]}" if argv and argv[0] in SUBCOMMANDS else "tomkit"
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (tomkit watch ... | head): quietly,
+        # as a command killed by SIGPIPE; stdout is pointed at /dev/null so that Python's
+        # own flush at exit does not fail a second time
+        if own_process:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
 
 
 def _main(argv: list[str], own_process: bool) -> int:
