@@ -30,9 +30,9 @@ deliveries that name M, make a cut when
    continuing process's A_p ends with one message, the same for all (or all are empty);
    no continuing process's A_p is a proper prefix of another process's; and for every
    continuing process p and every sender s that sends a message outside M, either p
-   counts each of s's sends of M (it delivers the message, and the send is the
-   message's first: FIFO's exact check takes the first send by process name), or, after
-   the first it cannot count, p delivers in A_p a later message whose first send is s's.
+   counts each of s's places in M (a message of M at s's first send of it, as FIFO
+   reads a message sent by several processes: fifo.py; p delivers it), or, after the
+   first it cannot count, p delivers in A_p a message of a later place of s.
 
 **Why the exact checks on the records naming M are the whole trace's.** The records
 split by message id, so every repeat of a delivery or of a send lies on one side. Each
@@ -388,23 +388,17 @@ def shifts_agree(dels: Deliveries, n: int, names: list[str], later_send: np.ndar
             return False
     if not len(sp):
         return True
-    # FIFO: a sender's send of M that a process cannot count (it lacks the message, or
-    # the send is not the message's first) stops that process's scan in M, if it
-    # delivers a later message of that sender there; else its scan may fail after its cut
-    rank = np.zeros(len(sp), np.int64)
-    for q in np.unique(sp).tolist():
-        rows = np.flatnonzero(sp == q)
-        rank[rows] = np.arange(len(rows))
-    by_name = np.argsort(np.argsort(np.array(names, dtype=object)))
-    order = np.lexsort((rank, by_name[sp], sm))
-    lead = np.ones(len(order), bool)
-    lead[1:] = sm[order][1:] != sm[order][:-1]
-    is_first = np.zeros(len(sp), bool)
-    is_first[order[lead]] = True
+    # FIFO (fifo.py: a message is in the order of each process that sends it, at that
+    # process's first send of it; a sender's later send of it adds no place): a place of
+    # a sender's order in M that a process cannot count (it lacks the message) stops
+    # that process's scan in M, if it delivers a later message of that sender there;
+    # else its scan may fail after its cut
     for p in np.flatnonzero(closed).tolist():
         for s in np.flatnonzero(later_send[:n]).tolist():
             rows = np.flatnonzero(sp == s)
-            countable = is_first[rows] & dels.got[p, sm[rows]]
+            _, first = np.unique(sm[rows], return_index=True)
+            rows = rows[np.sort(first)]  # the sender's places, in its send order
+            countable = dels.got[p, sm[rows]]
             if countable.all():
                 continue
             hole = int(np.argmin(countable))

@@ -308,9 +308,28 @@ def test_an_id_sent_twice_by_two_processes_is_cut_after_fifo_breaks(monkeypatch,
 
 
 def test_an_id_sent_twice_is_not_cut_before_the_fifo_breach_it_makes(monkeypatch, tmp_path):
-    """p1 sends p0's m0 again, then m6 to m39: FIFO breaks at each process's delivery of
-    m6 (p1's rank 1 send, its rank 0 one being m0, counted as p0's). A cut before m6
-    would find FIFO holding; the cut, if any, lies after m6."""
+    """p1 sends m6, then p0's m0 again, then m7 to m39; everyone delivers m0 first. The
+    reused m0 is in p1's order too, after m6 (fifo.py), so FIFO breaks at each process's
+    delivery of m0, with m6 delivered only later: a cut holding m0 but not m6 would find
+    FIFO holding; the cut, if any, lies after m6."""
+    _tiny(monkeypatch, 2, 3)
+    recs = [("p0", "send", f"m{i}") for i in range(6)] + [("p1", "send", "m6"),
+                                                           ("p1", "send", "m0")]
+    for i in range(40):
+        if i >= 7:
+            recs.append(("p1", "send", f"m{i}"))
+        recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
+    _write(tmp_path / "t.jsonl", recs)
+    read = _reads(monkeypatch)
+    run = _Run(NARROW, Options(), False)
+    agree([tmp_path / "t.jsonl"], NARROW, run=run)
+    assert read and all("m6" in ids for ids in read)
+
+
+def test_an_id_sent_again_by_another_process_is_in_its_order_too(monkeypatch, tmp_path):
+    """p1 sends p0's m0 again, then m6 to m39, all delivered in that order: m0 holds its
+    place in p1's order as in p0's (fifo.py), so FIFO holds and the cut may hold m0
+    alone; the verdicts are the whole trace's."""
     _tiny(monkeypatch, 2, 3)
     recs = [("p0", "send", f"m{i}") for i in range(6)] + [("p1", "send", "m0")]
     for i in range(40):
@@ -321,7 +340,7 @@ def test_an_id_sent_twice_is_not_cut_before_the_fifo_breach_it_makes(monkeypatch
     read = _reads(monkeypatch)
     run = _Run(NARROW, Options(), False)
     agree([tmp_path / "t.jsonl"], NARROW, run=run)
-    assert read and all("m6" in ids for ids in read)
+    assert read == [["m0"] * 4]  # m0's four records: its two sends, its two deliveries
 
 
 def test_a_retired_id_named_after_the_break_sends_the_trace_whole(monkeypatch, tmp_path):
@@ -390,6 +409,17 @@ def test_shifted_cuts_where_fifo_would_differ_after_them():
     d = _deliveries([[0, 1, 2, 3], [0, 1, 2, 3]], [True, True], 4)
     assert shifts_agree(d, 2, names, np.array([True, False]), np.array([0, 0, 0, 1]),
                         np.array([0, 1, 2, 1]))
-    # sent again by p0 itself: its later messages can never be counted
+    # sent again by p0 itself: the repeat adds no place to its order (fifo.py), so p1,
+    # which delivered 0, 1 and 2, has counted every place of p0's in M
+    assert shifts_agree(d, 2, names, np.array([True, False]), np.array([0, 0, 0, 0]),
+                        np.array([0, 1, 2, 1]))
+    # ... and a place p1 lacks, with no later place of p0's delivered in M: not cut
+    d = _deliveries([[0, 1, 2, 3], [0, 1, 3]], [True, True], 4)
     assert not shifts_agree(d, 2, names, np.array([True, False]), np.array([0, 0, 0, 0]),
                             np.array([0, 1, 2, 1]))
+    # p1 sends p0's message 0 again, then 1 and 2, and later messages: 0 is a place of
+    # p1's order too (not only of p0's, the first sender by name), so p1 lacking 2 with
+    # no later place of p1's delivered in M would break FIFO after its cut: not cut
+    d = _deliveries([[0, 1, 2, 3], [0, 1, 3]], [True, True], 4)
+    assert not shifts_agree(d, 2, names, np.array([False, True]), np.array([0, 1, 1, 1]),
+                            np.array([0, 0, 1, 2]))
