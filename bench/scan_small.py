@@ -22,14 +22,20 @@ a checkout of the code before a change, in its own environment), right after the
 engine of this one, and prints the ratios now / before: a change measured before and
 after in one run, under the same load.
 
+``--cds DIR`` also runs each Spark engine with a class data archive
+(``TOMKIT_SPARK_CDS=DIR``, checker/spark/session.py), right after the same engine
+without; an engine's archive missing from DIR is made first by one run that is not
+counted (and whose CPU seconds are printed: what the first run with the archive costs).
+
     nice -n 10 .venv/bin/python bench/scan_small.py [--rounds 2] [--data DIR]
-        [--engines files,files-spark,sql] [--before OTHER/.venv/bin/tomkit]
+        [--engines files,files-spark,sql] [--before OTHER/.venv/bin/tomkit] [--cds DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import glob
 import json
 import os
 import shutil
@@ -66,11 +72,12 @@ def reap_all(deadline: float) -> None:
             time.sleep(0.05)
 
 
-def run(cmd: list[str]) -> tuple[float, float, dict]:
+def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, dict]:
     """Wall and CPU seconds (the whole tree) of ``cmd``; its JSON report."""
     before = os.times()
     t = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=None if env is None else {**os.environ, **env})
     wall = time.perf_counter() - t
     reap_all(time.monotonic() + 120)
     after = os.times()
@@ -90,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", default=None, metavar="TOMKIT",
                     help="also run the Spark engines with this tomkit command (the code "
                          "before a change), for ratios now / before")
+    ap.add_argument("--cds", default=None, metavar="DIR",
+                    help="also run the Spark engines with a class data archive in DIR "
+                         "(TOMKIT_SPARK_CDS), made first if missing")
     args = ap.parse_args(argv)
     runs = [x.strip() for x in args.engines.split(",") if x.strip()]
     bad = [x for x in runs if x not in RUNS]
@@ -112,17 +122,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'round':>5} {'engine':>18} {'wall s':>7} {'cpu s':>6} {'load':>5}", flush=True)
         counts = None
         ratios: dict[str, list[tuple[float, float]]] = {}
+        cds = {"TOMKIT_SPARK_CDS": os.path.abspath(args.cds)} if args.cds else None
+        if cds:
+            for name in runs:
+                engine = "sql" if name == "sql" else "files"
+                if name != "files" and not glob.glob(os.path.join(args.cds,
+                                                                  f"*-{engine}-*.jsa")):
+                    out = os.path.join(work, "out-cds")
+                    wall, cpu, _ = run([*tomkit(), "scan", data, "--out", out, "--json",
+                                        *RUNS[name]], cds)
+                    print(f"{'-':>5} {name + ' writes the archive':>18} {wall:>7.1f} "
+                          f"{cpu:>6.1f}", flush=True)
         for r in range(args.rounds):
             got = {}
             for name in runs:
-                commands = [(name, tomkit())]
+                commands = [(name, tomkit(), None)]
                 if args.before and name != "files":
-                    commands.append((f"{name}@before", [args.before]))
-                for label, cmd in commands:
+                    commands.append((f"{name}@before", [args.before], None))
+                if cds and name != "files":
+                    commands.append((f"{name}+cds", tomkit(), cds))
+                for label, cmd, env in commands:
                     out = os.path.join(work, f"out-{name}")
                     shutil.rmtree(out, ignore_errors=True)
                     wall, cpu, doc = run([*cmd, "scan", data, "--out", out, "--json",
-                                          *RUNS[name]])
+                                          *RUNS[name]], env)
                     c = [(g["protocol"], g["config"], g["counts"]) for g in doc["groups"]]
                     if counts is not None and c != counts:
                         raise SystemExit(f"{label}: the verdict counts differ from files'")
@@ -131,11 +154,14 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{r:>5} {label:>18} {wall:>7.1f} {cpu:>6.1f} "
                           f"{os.getloadavg()[0]:>5.1f}", flush=True)
             pairs = [(a, b) for a in got for b in ("files", "files-spark")
-                     if a not in ("files", b) and b in got and not a.endswith("@before")]
+                     if a not in ("files", b) and b in got and "@" not in a and "+" not in a]
             pairs += [(a, f"{a}@before") for a in got if f"{a}@before" in got]
             pairs += [(f"{a}@before", "files-spark@before") for a in got
                       if a != "files-spark" and f"{a}@before" in got
                       and "files-spark@before" in got]
+            pairs += [(f"{a}+cds", a) for a in got if f"{a}+cds" in got]
+            pairs += [(f"{a}+cds", "files-spark+cds") for a in got
+                      if a != "files-spark" and f"{a}+cds" in got and "files-spark+cds" in got]
             for a, b in pairs:
                 ratios.setdefault(f"{a} / {b}", []).append(
                     (got[a][0] / got[b][0], got[a][1] / got[b][1]))

@@ -67,6 +67,34 @@ def make(path: Path, messages: int, processes: int, seed: int,
     tmp.rename(path)
 
 
+def make_repeat(path: Path, messages: int, processes: int, seed: int, at: int) -> None:
+    """The trace of ``make`` with p0's delivery number ``at`` logged twice in a row (a
+    repeat: p0's later deliveries are shifted by one for the rest of the run)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+    seen = 0  # p0's deliveries written so far
+    with TraceWriter(tmp) as w:
+        for table in long_trace_tables(messages, n_processes=processes, seed=seed):
+            mine = np.flatnonzero(np.asarray(pc.and_(
+                pc.equal(table.column("process"), "p0"),
+                pc.equal(table.column("kind"), "deliver"))))
+            k = at - seen
+            if 0 <= k < len(mine):
+                r = int(mine[k])
+                table = table.take(pa.array(np.insert(np.arange(table.num_rows), r + 1, r)))
+            seen += len(mine)
+            w.write_table(table)
+    tmp.rename(path)
+
+
 def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000) -> None:
     """A clean trace grouped by process: p0 sends every message and delivers each as it
     sends it, then p1, p2, ... deliver them all, one process after the other."""
@@ -151,6 +179,7 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             canon.AWAIT_SENDS = False
         if no_cut:  # as before narrow.py: the exact checks on every held record
             reduced.narrowed = lambda *a: None
+            driver.follow = lambda st: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
         exact = driver.check_held
@@ -390,6 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     early = d / f"long-{np_}x{n}-{args.seed}-swap{early_at}.parquet"
     make(early, n, np_, args.seed, swap_at=early_at)
     small = d / f"long-{np_}x{n // 10}-{args.seed}-swap{early_at}.parquet"
+    # the same breach as a repeat: p0 delivers its message number early_at twice, and is
+    # shifted by one for the rest of the run (narrow.py's per-process cut)
+    repeat = d / f"long-{np_}x{n}-{args.seed}-repeat{early_at}.parquet"
+    make_repeat(repeat, n, np_, args.seed, early_at)
+    small_repeat = d / f"long-{np_}x{n // 10}-{args.seed}-repeat{early_at}.parquet"
     # the spill's buffer: the default, or a few thousand records on the smoke's trace
     buffer = 200 if args.smoke else None
     figs = {}
@@ -407,10 +441,19 @@ def main(argv: list[str] | None = None) -> int:
                                     no_cut=True)
         assert figs["small"]["violated"] == figs["small-all"]["violated"] != [], figs
         assert figs["small"]["modes"] == {"slow": 1, "narrowed": 1}, figs["small"]
+        make_repeat(small_repeat, n // 10, np_, args.seed, early_at)
+        figs["small-repeat"] = measure("stream", small_repeat, args.trim, buffer, ", cut")
+        figs["small-repeat-all"] = measure("stream", small_repeat, args.trim, buffer,
+                                           ", not cut", no_cut=True)
+        assert figs["small-repeat"]["violated"] == figs["small-repeat-all"]["violated"] \
+            == ["integrity"], figs
+        assert figs["small-repeat"]["modes"] == {"slow": 1, "narrowed": 1}, figs
     figs |= {"clean": measure("stream", clean, args.trim),
              "double": measure("stream", double, args.trim),
              "late": measure("stream", late, args.trim),
-             "early": measure("stream", early, args.trim, buffer, ", spilled and cut")}
+             "early": measure("stream", early, args.trim, buffer, ", spilled and cut"),
+             "repeat": measure("stream", repeat, args.trim, buffer, ", spilled and cut")}
+    assert figs["repeat"]["violated"] == ["integrity"], figs["repeat"]
     assert figs["clean"]["exit"] == 0 and figs["double"]["exit"] == 0, figs
     assert figs["late"]["exit"] == 1 and figs["late"]["violated"], figs["late"]
     assert figs["early"]["violated"] == figs["late"]["violated"], figs
@@ -451,9 +494,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{e['rss_mb']:.0f} MB (target < 1024; reading {e['read_mb']:.0f} MB); against "
           f"the clean trace: time {e['seconds'] / c['seconds']:.2f}x, CPU "
           f"{e['cpu'] / c['cpu']:.2f}x, memory {e['rss_mb'] / c['rss_mb']:.2f}x")
-    if "small" in figs:
-        cut, every = figs["small"], figs["small-all"]
-        print(f"  early breach, a tenth as long ({cut['events']:,} events): cut "
+    r = figs["repeat"]
+    print(f"  early repeat ({r['events']:,} events, held {r['held']:,}; decided "
+          f"{r['modes']}): {r['seconds']:.1f} s, {r['cpu']:.1f} s CPU, peak memory "
+          f"{r['rss_mb']:.0f} MB; against the clean trace: CPU {r['cpu'] / c['cpu']:.2f}x, "
+          f"memory {r['rss_mb'] / c['rss_mb']:.2f}x")
+    for key, name in (("small", "early breach"), ("small-repeat", "early repeat")):
+        if key not in figs:
+            continue
+        cut, every = figs[key], figs[key + "-all"]
+        print(f"  {name}, a tenth as long ({cut['events']:,} events): cut "
               f"{cut['rss_mb']:.0f} MB, {cut['cpu']:.1f} s CPU / not cut "
               f"{every['rss_mb']:.0f} MB, {every['cpu']:.1f} s CPU (memory "
               f"{cut['rss_mb'] / every['rss_mb']:.2f}x, CPU {cut['cpu'] / every['cpu']:.2f}x; "

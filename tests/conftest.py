@@ -60,6 +60,12 @@ def _groups(items: list[pytest.Item]) -> list[str]:
     return schedule.groups_of((it.nodeid, getattr(it, "fixturenames", ())) for it in items)
 
 
+def _group_in_report(nodeid: str, groups: dict[str, str]) -> str:
+    at = nodeid.rfind("@")  # xdist's controller: the worker named the group
+    return nodeid[at + 1:] if at > nodeid.rfind("]") else \
+        groups.get(nodeid) or schedule.group_of(nodeid)
+
+
 class _DurationRecorder:
     """Sums each group's test phases (setup, call, teardown: a module fixture's cost is
     in its first test's setup) as the reports reach the controller."""
@@ -70,29 +76,45 @@ class _DurationRecorder:
         self.tests: dict[str, int] = {}
         self.groups: dict[str, str] = {}  # collected here: a run without xdist
         self.modules: dict[str, set[str]] = {}  # each module's groups in this run
+        self.collected: dict[str, int] = {}  # each group's tests, as collected
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.groups = dict(zip((it.nodeid for it in items), _groups(items)))
+        self.collected = _count(self.groups.values())
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        self.collected = _count(_group_in_report(i, self.groups) for i in ids)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
-        at = nodeid.rfind("@")  # xdist's controller: the worker named the group
-        group = nodeid[at + 1:] if at > nodeid.rfind("]") else \
-            self.groups.get(nodeid) or schedule.group_of(nodeid)
+        group = _group_in_report(nodeid, self.groups)
         self.seconds[group] = self.seconds.get(group, 0.0) + report.duration
         self.modules.setdefault(schedule.module_of(nodeid), set()).add(group)
         if report.when == "call" or (report.when == "setup" and report.skipped):
             self.tests[group] = self.tests.get(group, 0) + 1
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        # a worker: the controller writes; an interrupted run: its last groups are partial
-        if hasattr(session.config, "workerinput") or not self.seconds or \
-                exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        # a worker: the controller writes
+        if hasattr(session.config, "workerinput") or not self.seconds:
             return
-        schedule.write(self.path, self.seconds,
-                       {g: self.tests.get(g, 0) for g in self.seconds},
-                       absorbed={m for m, gs in self.modules.items() if m not in gs})
+        # the groups this run ran whole (an interrupted run, one stopped by -x, a test
+        # that errored in its set-up leave some partial); the others keep what the file
+        # held, so a long run stopped on a loaded machine still records what it finished
+        seconds = schedule.whole(self.seconds, self.tests, self.collected)
+        if not seconds:
+            return
+        schedule.write(self.path, seconds, {g: self.tests.get(g, 0) for g in seconds},
+                       absorbed={m for m, gs in self.modules.items()
+                                 if m not in gs and gs <= set(seconds)})
+
+
+def _count(groups) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for g in groups:
+        counts[g] = counts.get(g, 0) + 1
+    return counts
 
 
 @pytest.fixture(scope="session")

@@ -212,6 +212,8 @@ FOREIGN_PRIVATE = {
     "_jvm": "PySpark: the JVM gateway has no public handle",
     "_jsc": "PySpark: the Java SparkContext has no public handle",
     "_ensure_initialized": "PySpark: starting the gateway before a session, no public call",
+    "_gateway": "PySpark: the gateway, whose ``proc`` is the JVM it started, has no public "
+                "handle (waiting for that JVM to exit: a class archive, checker/spark/session.py)",
     "_get_local_constants": "Hypothesis: its pool of the imported modules' literals has no "
                             "public switch, and a seeded search must not read it "
                             "(fuzz/seeding.py)",

@@ -54,6 +54,13 @@ def test_the_file_round_trips_and_a_bad_one_is_named(tmp_path):
         schedule.load(path)
 
 
+def test_a_partial_run_records_only_the_groups_it_ran_whole():
+    seconds = {"a.py": 3.0, "b.py": 1.5, "c.py": 0.2}
+    assert schedule.whole(seconds, {"a.py": 4, "b.py": 1, "c.py": 1},
+                          {"a.py": 4, "b.py": 2, "c.py": 1}) == {"a.py": 3.0, "c.py": 0.2}
+    assert schedule.whole(seconds, {"a.py": 4}, {}) == {"a.py": 3.0}  # not collected here
+
+
 def test_the_cluster_users_share_a_group_the_rest_go_by_module():
     assert schedule.group_of("tests/x/test_a.py::test_b[1]", ["tmp_path"]) == \
         "tests/x/test_a.py"

@@ -93,6 +93,13 @@ def longest_first(groups: list[str], cost: dict[str, float]) -> list[int]:
     return sorted(range(len(groups)), key=lambda i: (-cost[groups[i]], first[groups[i]], i))
 
 
+def whole(seconds: dict[str, float], tests: dict[str, int],
+          collected: dict[str, int]) -> dict[str, float]:
+    """The groups of ``seconds`` that ran whole: each of the ``collected`` tests of the
+    group reported (``tests``); a group not collected here needs one."""
+    return {g: s for g, s in seconds.items() if tests.get(g, 0) >= collected.get(g, 1)}
+
+
 def write(path: Path, seconds: dict[str, float], tests: dict[str, int],
           absorbed: Iterable[str] = ()) -> None:
     """Record each group's measured seconds and tests, longest first, over what the file

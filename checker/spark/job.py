@@ -125,6 +125,7 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
     else:
         decided = decide(ev.events, options)
     codes, firsts = decided.codes, decided.firsts  # checkpointed by decide
+    exact = None
     try:
         exact = decided.exact
         if exact is None:
@@ -150,6 +151,8 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
             _write(tree, out, verdicts, rejected, doc, text, fail_after_write)
         return ScanResult(doc, text, doc["exit_code"], out)
     finally:
+        if exact is not None:  # the session may run more scans
+            exact.unpersist()
         decided.release()
 
 
@@ -368,7 +371,12 @@ def run_args(args: argparse.Namespace) -> int:
     from tomkit.checker.pandas_guard import lift as lift_pandas
     from tomkit.checker.spark.files import IN_PROCESS_BYTES
     from tomkit.checker.spark.read import SchemaMismatch
-    from tomkit.checker.spark.session import JvmStderr, get_session, under_spark_submit
+    from tomkit.checker.spark.session import (
+        JvmStderr,
+        class_archive,
+        get_session,
+        under_spark_submit,
+    )
     from tomkit.checker.spark.storage import StoreError
 
     try:  # before a Spark session starts: a bad option costs no JVM
@@ -380,7 +388,7 @@ def run_args(args: argparse.Namespace) -> int:
     if master is None and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", "") \
             and not under_spark_submit():
         master = "local[*]"
-    spark = None
+    spark, archive = None, None
     local = master is not None and master.startswith("local")
     size = local_size(args.inputs, args.out) if local else None
     small = size is not None and size <= IN_PROCESS_BYTES
@@ -391,8 +399,11 @@ def run_args(args: argparse.Namespace) -> int:
             partitions = max(1, -(-size // BYTES_PER_PARTITION))
         # a small local data set: a short run, where the JVM's start and warm-up are most
         # of the cost (docs/spark.md, "Which engine")
+        # a class archive only for a JVM started here, for this run alone
+        if local and not under_spark_submit() and SparkSession.getActiveSession() is None:
+            archive = class_archive(args.engine)
         spark = get_session(master, shuffle_partitions=partitions, verbose=args.verbose,
-                            quick_start=small)
+                            quick_start=small, archive=archive)
     err = JvmStderr(spark.sparkContext._jvm) if under_spark_submit() else sys.stderr
     try:
         res = scan(spark, args.inputs, args.out, args.fmt, engine=args.engine,
@@ -402,7 +413,9 @@ def run_args(args: argparse.Namespace) -> int:
         err.write(f"tomkit scan: {e}\n")
         err.flush()
         return 2
-    print(json.dumps(res.doc, indent=1) if args.json else res.text, end="")
+    print(json.dumps(res.doc, indent=1) if args.json else res.text, end="", flush=True)
+    if archive is not None:  # the first run with $TOMKIT_SPARK_CDS: its JVM writes it
+        archive.adopt(spark)
     return res.exit_code
 
 

@@ -15,9 +15,13 @@ the gateway before the SparkContext starts), and Spark's console progress bar is
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import os
+import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
@@ -56,6 +60,93 @@ ENGINE_CONF = {"sql": {"spark.sql.adaptive.enabled": "false"}}
 QUICK_JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 
 
+#: a directory for a class data archive of the JVM (AppCDS), opt in: unset, none is made
+CDS_ENV = "TOMKIT_SPARK_CDS"
+#: the JVM's own warnings to standard error (standard output holds the report), and none
+#: of the class archive's: it lists thousands of classes it does not archive
+JVM_LOG = ["-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"]
+
+
+@dataclass
+class ClassArchive:
+    """A class data archive of the classes a scan's JVM loads (AppCDS), one per Spark
+    version, Java and engine, in the directory of $TOMKIT_SPARK_CDS: a JVM that maps it
+    loads those classes without reading, parsing and verifying them from some 250 jars.
+    The first run writes it when its JVM exits (``pending``, a name of its own) and
+    ``adopt`` renames it into place once that JVM has exited cleanly: an archive cut
+    short (a killed run, a full disk) crashes every JVM that maps it, so only a whole one
+    ever gets the final name. Measured in docs/spark.md ("Class data archive")."""
+
+    path: str  # the archive
+    pending: str | None = None  # where this run writes it, if it is not there yet
+
+    def java_options(self) -> list[str]:
+        if self.pending is None:
+            return [f"-XX:SharedArchiveFile={self.path}", *JVM_LOG]
+        return [f"-XX:ArchiveClassesAtExit={self.pending}", *JVM_LOG]
+
+    def adopt(self, spark: SparkSession, timeout: float = 600) -> None:
+        """After the scan: if this run writes the archive, stop Spark, let the JVM exit
+        (it writes the archive on its way out) and install the archive if it exited
+        cleanly; else nothing."""
+        if self.pending is None:
+            return
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+        spark.stop()
+        if proc is None or proc.stdin is None:
+            return
+        proc.stdin.close()  # Spark's gateway exits at the end of its standard input
+        try:
+            ok = proc.wait(timeout) == 0
+        except Exception:
+            ok = False
+        if ok and os.path.isfile(self.pending) and os.path.getsize(self.pending) > 0:
+            os.replace(self.pending, self.path)
+        else:
+            with contextlib.suppress(OSError):
+                os.remove(self.pending)
+
+
+def class_archive(engine: str, directory: str | None = None) -> ClassArchive | None:
+    """The class archive for a JVM tomkit starts for ``engine`` (ClassArchive), in
+    ``directory`` (default: $TOMKIT_SPARK_CDS; unset or empty: None, no archive). Its name
+    holds Spark's version and a hash of the Java binary and the JVM options, so a new
+    Spark or Java gets an archive of its own. Left-over archives of runs that are gone
+    are deleted."""
+    import pyspark
+
+    directory = directory if directory is not None else os.environ.get(CDS_ENV, "")
+    if not directory:
+        return None
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get(
+        "JAVA_HOME") else shutil.which("java") or "java"
+    java = os.path.realpath(java)
+    stamp = os.stat(java).st_mtime_ns if os.path.exists(java) else 0
+    key = hashlib.sha256(f"{java}|{stamp}|{' '.join(QUICK_JVM)}".encode()).hexdigest()[:12]
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"spark-{pyspark.__version__}-{engine}-{key}.jsa")
+    for left in glob.glob(f"{glob.escape(path)}.*.tmp"):  # of runs killed while writing
+        pid = left.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.remove(left)
+    if os.path.isfile(path):
+        return ClassArchive(path)
+    return ClassArchive(path, f"{path}.{os.getpid()}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _cores(master: str) -> int:
     inner = master[master.find("[") + 1:master.find("]")] if "[" in master else "1"
     if inner in ("*", ""):
@@ -70,14 +161,16 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
                 driver_memory: str | None = None,
                 shuffle_partitions: int | None = None, verbose: bool = False,
                 conf: dict[str, str] | None = None,
-                quick_start: bool = False) -> SparkSession:
+                quick_start: bool = False,
+                archive: ClassArchive | None = None) -> SparkSession:
     """The active session, or a new one. With a ``local`` master: UI off, shuffle
     partitions 4 per core (Spark's 200 is meant for clusters), driver memory
     ``driver_memory`` (default $TOMKIT_SPARK_MEMORY or 4g; it is also the executor's
     memory in local mode). ``master=None`` leaves the master to spark-submit. Quiet
     unless ``verbose`` (module docstring). ``conf``: more Spark settings.
     ``quick_start`` (a local master only): the JVM options of QUICK_JVM, for a short run on
-    a small data set."""
+    a small data set. ``archive`` (a local master only, and a JVM this call starts): map
+    or write that class archive (``class_archive``)."""
     if master is not None and master.startswith("local"):
         # python workers must run this interpreter (which has tomkit), not "python3"
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -101,6 +194,9 @@ def get_session(master: str | None = "local[*]", app_name: str = "tomkit-scan",
     if quick_start and master is not None and master.startswith("local") \
             and not under_spark_submit():
         java_options += QUICK_JVM
+    if archive is not None and master is not None and master.startswith("local") \
+            and not under_spark_submit():
+        java_options += archive.java_options()
     if java_options:
         b = b.config("spark.driver.extraJavaOptions", " ".join(java_options))
     if master is not None and master.startswith("local"):

@@ -103,11 +103,13 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..chunk import DELIVER, SEND, Piece, kind_codes
 from ..properties import Property
 from .canon import FAST, TraceState
-from .tally import Procs, Tally, grow, id_hashes, reach
+from .hashes import hash_ids
+from .tally import Procs, Tally, grow, reach
 
 __all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
 
@@ -299,11 +301,8 @@ class Cut:
         proc = self.procs.of(t.column("process"))
         self.dels.grow(len(self.procs))
         self.later_send = grow(self.later_send, len(self.procs))
-        h1, h2 = id_hashes(t.column("msg"))
-        i = np.minimum(np.searchsorted(self.m1, h1), self.k - 1)
-        hit = self.m1[i] == h1
-        mi = np.where(hit, i, -1)
-        if (self.m2[mi[hit]] != h2[hit]).any():  # two ids sharing a first hash
+        mi = self._codes(t.column("msg"))
+        if mi is None:
             return False
         d = kinds == DELIVER
         for q in np.unique(proc[d]).tolist():
@@ -324,11 +323,32 @@ class Cut:
         if len(rows):
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
                                    piece.fmt))
-        rest = np.flatnonzero(mi < 0)
-        if len(rest):
-            self.tail.feed(Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source,
-                                 piece.fmt))
+        if len(rows) == len(mi):
+            return True
+        if len(rows):
+            rest = np.flatnonzero(mi < 0)
+            piece = Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source, piece.fmt)
+        self.tail.feed(piece)  # past the breach, most pieces name nothing of M
         return self.tail.mode == FAST
+
+    def _codes(self, col: pa.ChunkedArray) -> np.ndarray | None:
+        """Each row's message as its index in M (-1: outside M, or none), looked up by
+        the distinct ids only; None when two ids share a first hash."""
+        arr = col.combine_chunks()
+        if not pa.types.is_dictionary(arr.type):
+            arr = pc.dictionary_encode(arr)
+        idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        used = np.zeros(len(arr.dictionary), bool)
+        used[idx[idx >= 0]] = True
+        at = np.flatnonzero(used)  # a batch's dictionary may hold other pieces' ids
+        v1, v2 = hash_ids(arr.dictionary.take(pa.array(at)))
+        i = np.minimum(np.searchsorted(self.m1, v1), self.k - 1)
+        hit = self.m1[i] == v1
+        if (self.m2[i[hit]] != v2[hit]).any():
+            return None
+        code = np.full(len(arr.dictionary) + 1, -1, np.int64)  # the last: no id
+        code[at] = np.where(hit, i, -1)
+        return code[idx]
 
     def result(self) -> list[Piece] | None:
         """The records naming M when the cut holds over every piece fed (the tail is

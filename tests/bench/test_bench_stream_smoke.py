@@ -22,6 +22,7 @@ def test_stream_bench_smoke(capsys, tmp_path):
     breach = next(ln for ln in out.splitlines() if "; decided" in ln)
     assert "total-order-strong" in breach and "integrity" not in breach
     assert "early breach" in out  # held records spilled and kept: the same verdicts
+    assert "early repeat" in out  # shifted by one after it: cut, the same verdicts
     assert "grouped by process" in out  # the lag read from disk, and sent whole
     ratio = next(ln for ln in out.splitlines() if "twice the trace" in ln)
     assert float(ratio.split("x")[0].split()[-1]) > 0
