@@ -60,3 +60,18 @@ CASES = {
         "m0 lists itself among its deps (its send by a), so p's delivery of it as #0 "
         "cannot come after it."),
 }
+
+_V = "a view {v} members=a,z,p\nz view {v} members=a,z,p\np view {v} members=a,z,p\n"
+
+#: traces with a reused id for the properties that name a send (validity, latency,
+#: sending-view-delivery, member-liveness; tests/checker/test_reused_ids.py states their
+#: verdicts): the Spark data set holds them, so its engines meet them too
+OTHERS = {
+    "validity-second-sender": "a send m0\nz send m0\na deliver m0",
+    "sending-view-later-sender": _V.format(v=1) + "a send m0\n" + _V.format(v=2)
+    + "z send m0\np deliver m0",
+    "sending-view-neither": _V.format(v=1) + "z send m0\n" + _V.format(v=2) + "a send m0\n"
+    + _V.format(v=3) + "p deliver m0",
+    "member-correct-resender": "a send m0\na crash\nz send m0\nz deliver m0\nq deliver x",
+    "latency-earliest-send": "z send m0 time=5\na send m0 time=0\np deliver m0 time=6",
+}

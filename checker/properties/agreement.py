@@ -20,7 +20,14 @@ views it joined. Without view events every correct process owes every message (a
 that joins late is expected to receive the whole history, as in a replicated log).
 
 A process's first delivery of a message is the one read (a repeat is integrity's
-business), as for the order properties.
+business), as for the order properties. A message id sent more than once (by two
+processes, or twice by one) is one message with several send events, as for fifo-order
+and causal-order (integrity reports the reuse as duplicate-send). Agreement reads
+deliveries only, so a reused id changes nothing in it. Validity binds each sender to its
+own send: a correct process that sends m, first or not, delivers m; its witness is that
+process's own (first) send of m, not another sender's. In a trace with a reused id the
+vectorized engine keys sends by (process, message), as this check does, so it decides
+the same; the SQL engine hands such a trace to this check.
 
 Both are off by default (``--liveness`` turns them on with ``liveness``): a trace cut
 before the system drained shows messages "not yet" delivered, which is no violation of
@@ -116,7 +123,7 @@ def check_validity(trace: Trace, options: Options = Options()) -> Result:
                 continue  # it left (in the sending view): judged up to its leave
             text = f"correct process {p} sends {e.msg} and never delivers it."
             return Result(VALIDITY_NAME, trace.id, Verdict.VIOLATED,
-                          [W.send(trace, e.msg), _last(trace, p)], text, "validity")
+                          [W.send(trace, e.msg, p), _last(trace, p)], text, "validity")
     return Result(VALIDITY_NAME, trace.id, Verdict.HOLDS)
 
 

@@ -19,6 +19,12 @@ it in the same view. Witness: the two deliveries and their views.
 the view in which it was sent (the sender's installed view at its send event); Isis and
 ToTo's membership layer give it, Totem's extended virtual synchrony does not (it delivers
 old messages in a transitional configuration). Witness: the send and the delivery.
+A message id sent more than once (by two processes, or twice by one) is one message with
+several send events, as for fifo-order and causal-order (integrity reports the reuse as
+duplicate-send): it is sent in each view one of its sends was made in, and a delivery in
+any of them keeps the property (each send is the message's, so "the view in which it was
+sent" is each such view); a delivery in none of them breaks it, and the sentence names
+them all. The vectorized engines hand a trace with a reused id to this exact check.
 
 Deliveries and sends before a process's first view event count as made in "no view".
 First deliveries only.
@@ -31,9 +37,9 @@ import numpy as np
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import VIEW, Chunk, differs_in_group, factorize
 from tomkit.checker.properties.base import Options, Property, verdicts
-from tomkit.checker.result import Result, Verdict
+from tomkit.checker.result import Result, Verdict, WitnessEvent
 from tomkit.checker.stream.clean import Clean
-from tomkit.checker.trace import Trace
+from tomkit.checker.trace import Ev, Trace
 
 __all__ = ["NO_VIEWS", "SAME_VIEW", "SENDING_VIEW", "VIEW_AGREEMENT"]
 
@@ -168,22 +174,32 @@ def detect_same(c: Chunk, options: Options) -> np.ndarray:
 def check_sending(trace: Trace, options: Options = Options()) -> Result:
     if not trace.has_views:
         return Result(SENDING_NAME, trace.id, Verdict.UNKNOWN, explanation=NO_VIEWS)
-    send_view = {}
+    # msg -> the views its sends were made in -> the first such send (index, event)
+    send_views: dict[str, dict[str | None, tuple[int, Ev]]] = {}
     for p in trace.processes:
+        k = 0
         for e, v in zip(trace.events[p], trace.views_at[p]):
-            if e.kind == "send" and e.msg not in send_view:
-                send_view[e.msg] = v
+            if e.kind == "send":
+                send_views.setdefault(e.msg, {}).setdefault(v, (k, e))
+                k += 1
     for p in trace.processes:
         views = trace.delivery_views(p)
         for i, e in trace.first_deliveries[p]:
-            if e.msg not in send_view or send_view[e.msg] == views[i]:
+            if e.msg not in send_views or views[i] in send_views[e.msg]:
                 continue
-            sv, dv = send_view[e.msg], views[i]
-            wit = [W.send(trace, e.msg), W.delivery(trace, p, i)]
-            text = (f"{e.msg} is sent in view {sv if sv is not None else '(none)'} "
-                    f"but {p} delivers it in view {dv if dv is not None else '(none)'}.")
+            sent, dv = send_views[e.msg], views[i]
+            k, first = next(iter(sent.values()))
+            wit = [WitnessEvent(first.process, "send", e.msg, k, first.location),
+                   W.delivery(trace, p, i)]
+            names = " and ".join(_name(v) for v in sent)
+            text = (f"{e.msg} is sent in view{'s' if len(sent) > 1 else ''} {names} "
+                    f"but {p} delivers it in view {_name(dv)}.")
             return Result(SENDING_NAME, trace.id, Verdict.VIOLATED, wit, text, "sending-view")
     return Result(SENDING_NAME, trace.id, Verdict.HOLDS)
+
+
+def _name(view: str | None) -> str:
+    return view if view is not None else "(none)"
 
 
 def detect_sending(c: Chunk, options: Options) -> np.ndarray:
@@ -196,7 +212,9 @@ def detect_sending(c: Chunk, options: Options) -> np.ndarray:
     wrong = c.curview[sr[has]] != c.curview[f[has]]
     violated = np.zeros(c.ntr, bool)
     violated[c.f_t[has][wrong]] = True
-    return verdicts(c, violated & ~unknown, unknown)
+    # send_row holds the first send (by name) of a reused id: its other sends' views count
+    exact = c.resent & ~unknown
+    return verdicts(c, violated & ~unknown & ~exact, unknown, exact)
 
 
 def _stream(name: str, scoped: bool):

@@ -41,7 +41,8 @@ how it is decided here:
   the order of view ids are the exact check's: view events are few).
 * same-view-delivery: per (trace, msg), first deliveries in more than one view (no view
   counts as one).
-* sending-view-delivery: the sending view against the delivering view.
+* sending-view-delivery: the sending view against the delivering view. A trace with a
+  reused id is EXACT: views.py counts each send's view.
 * virtual-synchrony: same messages between the same two views (per transition V -> V',
   the processes that install both against the deliverers of each message in between);
   a trace with a view installed twice is EXACT, as in ``virtual_synchrony.detect``.
@@ -49,7 +50,8 @@ how it is decided here:
 * agreement (uniform) and validity: per (trace, msg), the correct processes (no crash
   record) that deliver it against the trace's correct processes; sends of correct
   processes their sender never delivers. A trace with views or a leave is EXACT: who
-  owes a message then depends on membership (``agreement.py``).
+  owes a message then depends on membership (``agreement.py``); for validity, so is a
+  trace with a reused id (its witness is the non-delivering sender's own send).
 
 * view-sequence: a trace with views is EXACT, as in its ``detect`` (view events are
   few). Unknown: no view events.
@@ -59,6 +61,7 @@ how it is decided here:
   on the join and the send). Unknown: no sends.
 * realtime-latency: per first delivery, its real_time minus its send's, against the bound
   (``--realtime-bound``, else ``--latency-bound``). Unknown: no bound, or nothing measured.
+  A trace with a reused id is EXACT: its first send is its earliest in real time.
 * rate: packet records per (trace, process, slot), the slot from x_slot else from time and
   ``--slot``; a window of K slots is a range frame over the slot. A trace with a packet
   that cannot be placed is EXACT. Unknown: no reservation given, or no packets.
@@ -392,7 +395,9 @@ def _code(violated: Column | None = None, unknown: Column | None = None,
 def _rt_latency(options: Options) -> Column:
     if realtime_latency.bound(options) is None:
         return _code(unknown=F.lit(True))
-    return _code(_c("rt_over") & _c("rt_measured"), ~_c("rt_measured"))
+    # a reused id's first send is its earliest in real time (latency.py): the exact check's
+    return _code(_c("rt_over") & _c("rt_measured") & ~_c("dup_send"),
+                 ~_c("rt_measured") & ~_c("dup_send"), _c("dup_send"))
 
 
 def _rate(options: Options) -> Column:
@@ -426,16 +431,19 @@ SQL_FORMS: dict[str, Callable[[Options], Column]] = {
         (_c("vs_reinstalled") | _c("vs_mismatch")) & _c("has_view"), ~_c("has_view"),
         _c("has_view")),
     "same-view-delivery": lambda o: _code(_c("two_views") & _c("has_view"), ~_c("has_view")),
-    "sending-view-delivery": lambda o: _code(_c("vs_sending_view") & _c("has_view"),
-                                             ~_c("has_view")),
+    # a reused id is sent in each of its sends' views (views.py): the exact check's
+    "sending-view-delivery": lambda o: _code(
+        _c("vs_sending_view") & _c("has_view") & ~_c("dup_send"), ~_c("has_view"),
+        _c("dup_send") & _c("has_view")),
     "virtual-synchrony": lambda o: _code(
         _c("vs_same_set") & _c("has_view") & ~_c("vs_reinstalled"), ~_c("has_view"),
         _c("vs_reinstalled") & _c("has_view")),
     "agreement": lambda o: _code(_c("agree_bad") & ~_c("has_view") & ~_c("has_leave"),
                                  exact=_c("has_view") | _c("has_leave")),
+    # a reused id: each sender's own send, and its witness, are the exact check's
     "validity": lambda o: _code(
-        _c("valid_bad") & ~_c("has_view") & ~_c("has_leave") & _c("has_send"), ~_c("has_send"),
-        (_c("has_view") | _c("has_leave")) & _c("has_send")),
+        _c("valid_bad") & ~_c("has_view") & ~_c("has_leave") & _c("has_send") & ~_c("dup_send"),
+        ~_c("has_send"), (_c("has_view") | _c("has_leave") | _c("dup_send")) & _c("has_send")),
     "member-liveness": lambda o: _code(
         _c("member_bad") & ~_c("has_member") & _c("has_send"), ~_c("has_send"),
         _c("has_member") & _c("has_send")),

@@ -43,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -158,6 +159,9 @@ class TlcResult:
     library: list[str] = field(default_factory=list)  # the module path after the spec's folder
     notes: list[str] = field(default_factory=list)  # how the config was fitted to the jar
     alias: str | None = None  # the config's ALIAS, which tomkit applies itself
+    #: a simulation stopped at its timeout with nothing found: the seconds it ran (TLC's
+    #: simulation has no end of its own, so reaching the timeout is its normal end)
+    simulated_for: float | None = None
 
     @property
     def exhaustive(self) -> bool:
@@ -176,7 +180,10 @@ class TlcResult:
         t = f"{self.tlc_seconds:.1f} s" if self.tlc_seconds is not None else "?"
         lines.append(f"{n(self.states_generated)} states generated, {n(self.distinct_states)} "
                      f"distinct, depth {n(self.depth)}, TLC time {t}")
-        if self.status == "ok":
+        if self.status == "ok" and self.simulated_for is not None:
+            lines.append(f"no violation found in {self.simulated_for:g} s of simulation, "
+                         "not a proof")
+        elif self.status == "ok":
             lines.append("no error found")
         elif self.status == "violation" and self.violation_kind == "deadlock":
             lines.append(f"deadlock reached (counterexample of {len(self.behaviour)} states)")
@@ -190,7 +197,7 @@ class TlcResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "spec": self.spec, "config": self.config, "status": self.status,
-            "mode": self.mode, "seed": self.seed,
+            "mode": self.mode, "seed": self.seed, "simulated_for": self.simulated_for,
             "states_generated": self.states_generated, "distinct_states": self.distinct_states,
             "depth": self.depth, "tlc_seconds": self.tlc_seconds,
             "wall_seconds": self.wall_seconds, "violation_kind": self.violation_kind,
@@ -310,6 +317,9 @@ def parse_trace_state(text: str) -> TlcState:
     return TlcState(index, action, loc, parse_state(body, strict=False), split_state(body))
 
 
+NO_END = "TLC stopped without reporting success or a violation"
+
+
 def interpret(messages: list[Message], properties: list[str] | None = None) -> TlcResult:
     """The result of a run from its messages. ``properties``: the config's PROPERTY names,
     used to name a temporal violation (TLC 2.15 does not say which property failed)."""
@@ -377,7 +387,7 @@ def interpret(messages: list[Message], properties: list[str] | None = None) -> T
     if res.status == "ok" and (res.errors or not saw_success):
         res.status = "error"
         if not res.errors:
-            res.errors.append("TLC stopped without reporting success or a violation")
+            res.errors.append(NO_END)
     return res
 
 
@@ -480,9 +490,13 @@ def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
         cmd = tlc_command(java, jar, spec, cfg_used, tmpdir / "states", tmpdir, workers,
                           simulate, seed, depth, library, fitted.tlc_options, quick_start)
         t0 = time.monotonic()
-        lines = _run(cmd, spec.resolve().parent, timeout, progress, props)
+        lines, stopped = _run(cmd, spec.resolve().parent, timeout, progress, props, simulate)
         wall = time.monotonic() - t0
     res = interpret(parse_output(lines), props)
+    if stopped:  # a simulation that ran its time: TLC reports no success, being stopped
+        res.errors = [e for e in res.errors if e != NO_END]
+        if not res.errors:
+            res.status, res.simulated_for = "ok", timeout
     res.wall_seconds = round(wall, 3)
     res.spec, res.config, res.command = str(spec), str(cfg), cmd
     res.output, res.library = lines, [str(d) for d in library]
@@ -495,21 +509,39 @@ def run_tlc(spec: str | os.PathLike, config: str | os.PathLike | None = None, *,
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float | None,
-         progress: Callable[[TlcResult], None] | None, props: list[str]) -> list[str]:
+         progress: Callable[[TlcResult], None] | None, props: list[str],
+         simulate: bool = False) -> tuple[list[str], bool]:
+    """TLC's output lines, and whether a simulation was stopped at ``timeout`` with no
+    violation found (its normal end: TLC simulates until stopped). An exhaustive run past
+    ``timeout`` is a TlcError. The output is read on a thread, so the timeout holds even
+    while TLC prints nothing (a simulation reports progress once a minute)."""
     lines: list[str] = []
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, bufsize=1)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    try:
+
+    def read() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
             if progress is not None and "Progress(" in line:
-                partial = interpret(parse_output(lines[-3:]), props)
-                progress(partial)
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(cmd, timeout)
-        proc.wait(timeout=None if deadline is None else max(1.0, deadline - time.monotonic()))
+                progress(interpret(parse_output(lines[-3:]), props))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            if not simulate:
+                raise
+            if interpret(parse_output(list(lines)), props).status != "violation":
+                proc.kill()
+                proc.wait()
+                reader.join()
+                return lines, True
+            # a violation found at the deadline: TLC is printing its behaviour, then ends
+            assert timeout is not None
+            proc.wait(timeout=max(30.0, timeout))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -519,7 +551,8 @@ def _run(cmd: list[str], cwd: Path, timeout: float | None,
         proc.kill()
         proc.wait()
         raise
-    return lines
+    reader.join()
+    return lines, False
 
 
 def describe_errors(res: TlcResult, spec: Path) -> str:

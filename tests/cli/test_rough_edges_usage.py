@@ -52,7 +52,7 @@ def trace(tmp_path):
      "did you mean '--latency-bound'?"),
     (["check", "T", "--nosuch"], "tomkit check: no option --nosuch (", ""),
     (["prove", "toto", "abcast"], "tomkit prove: one argument too many: 'abcast'", ""),
-    (["sample", "--out", "x.jsonl", "-q"], "tomkit sample: no option -q", ""),
+    (["sample", "--out", "x.jsonl", "-z"], "tomkit sample: no option -z", ""),
     (["check", "T", "--latency-bound", "abc"], "tomkit check: argument --latency-bound",
      "invalid float value: 'abc'"),
 ])

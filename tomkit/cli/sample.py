@@ -1,5 +1,7 @@
 """``tomkit sample``: small synthetic traces, clean or with a planted fault
-(``traces/generate.py``), to try the checker on.
+(``traces/generate.py``), to try the checker on. The traces are written as they are made
+(a batch at a time, so a hundred million of them need no memory for all), with a progress
+bar on stderr when it is a terminal (``-q``: none), as ``tomkit generate`` and ``check``.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--messages", type=int, default=12)
     s.add_argument("--views", action="store_true", help="log view events")
     s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     s.set_defaults(func=run)
     return s
 
 
 def run(args: argparse.Namespace) -> int:
     from tomkit.traces.generate import FAULTS, clean_trace, faulty_trace
-    from tomkit.traces.writer import output_format, write_records
+    from tomkit.traces.writer import TraceWriter, output_format
 
     if args.fault and args.fault not in FAULTS:
         print(f"tomkit sample: unknown fault {args.fault}; known: {', '.join(FAULTS)}",
@@ -46,25 +49,50 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as e:
         print(f"tomkit sample: {e}", file=sys.stderr)
         return 2
-    records = []
-    truths = []
+    truths: list[dict] = []
     kw = dict(n_processes=args.processes, n_messages=args.messages, views=args.views)
-    for i in range(args.traces):
-        tid = f"t{i}"
-        seed = args.seed + i
-        try:
-            if args.fault:
-                recs, truth = faulty_trace(tid, args.fault, seed=seed, **kw)
-                truths.append(truth)
-            else:
-                recs = clean_trace(tid, seed=seed, **kw)
-        except ValueError as e:  # a fault that needs more processes or messages
-            print(f"tomkit sample: {e}", file=sys.stderr)
-            return 2
-        records.extend(recs)
-    n = write_records(args.out, records, grouped=True)
+    bar = _bar(args.traces, args.quiet)
+    try:
+        with TraceWriter(args.out, grouped=True) as w:
+            batch: list[dict] = []
+            for i in range(args.traces):
+                tid = f"t{i}"
+                seed = args.seed + i
+                if args.fault:
+                    recs, truth = faulty_trace(tid, args.fault, seed=seed, **kw)
+                    truths.append(truth)
+                else:
+                    recs = clean_trace(tid, seed=seed, **kw)
+                batch.extend(recs)
+                if len(batch) >= BATCH:
+                    w.write_many(batch)
+                    batch = []
+                if bar is not None:
+                    bar.update()
+            w.write_many(batch)
+        n = w.count
+    except ValueError as e:  # a fault that needs more processes or messages
+        print(f"tomkit sample: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if bar is not None:
+            bar.close()
     what = f"trace(s) with a planted '{args.fault}' fault" if args.fault else "clean trace(s)"
     print(f"wrote {n} events of {args.traces} {what} to {args.out} (seed {args.seed})")
     for t in truths:
         print(f"  planted in {t['trace']}: {t['fault']} -> {t['property']}")
     return 0
+
+
+#: records written at a time: the writer checks and encodes a batch column by column
+BATCH = 200_000
+
+
+def _bar(total: int, quiet: bool):
+    """A tqdm bar of traces on stderr, as ``tomkit check``'s (none when quiet, or when
+    stderr is not a terminal)."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=" traces", unit_scale=True, file=sys.stderr, desc="sample")

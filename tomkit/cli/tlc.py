@@ -9,10 +9,12 @@ counterexample is also written as a v1 trace (:mod:`tomkit.fuzz.tlc.trace`) and
 the trace checker says whether it finds the same violation. Files go under
 ``--out`` (default ``tlc-out/``).
 
-Exit codes, as ``tomkit check``: 0 TLC found no error, 1 TLC found a violation
-(with or without a trace), 2 bad input or a tool error (Java or the jar
-missing, a spec TLC cannot parse, a config it rejects or that asks for what TLC
-2.15 cannot do, a malformed trace map).
+Exit codes, as ``tomkit check``: 0 TLC found no error (or a ``--simulate`` run found
+no violation within its ``--timeout``: TLC simulates until stopped, so that is the
+simulation's end, reported as "no violation found in N s of simulation, not a proof"),
+1 TLC found a violation (with or without a trace), 2 bad input or a tool error (Java or
+the jar missing, a spec TLC cannot parse, a config it rejects or that asks for what TLC
+2.15 cannot do, a malformed trace map, an exhaustive run past its ``--timeout``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="simulation seed (default 0; exhaustive runs use none)")
     s.add_argument("--depth", type=int, default=100, help="simulation: steps per behaviour")
     s.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                   help="stop TLC after this long (exit 2)")
+                   help="stop TLC after this long: model checking that has not finished "
+                   "exits 2; with --simulate it is the simulation's length (exit 0 when it "
+                   "found no violation, which is no proof)")
     s.add_argument("--trace-map", metavar="MAP",
                    help="which expressions give the delivery sequences, sends and views: a "
                    "TOML file, or the name of an operator of the spec (docs/tlc.md); default: "

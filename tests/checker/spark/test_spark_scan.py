@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from qos_traces import OPTIONS, qos_records
 from reused_ids import CASES as REUSED
+from reused_ids import OTHERS as REUSED_OTHERS
 from tracedsl import parse
 
 from tomkit.checker.engine import check_paths, select
@@ -92,6 +93,8 @@ def _records() -> dict[tuple[str, str], list[dict]]:
     # (tests/reused_ids.py; the old false alarm of FIFO among them)
     parts[("planted", "reused")] = [r for case in REUSED for r in parse(REUSED[case][0],
                                                                          trace=f"r-{case}")]
+    parts[("planted", "reused")] += [r for case, text in REUSED_OTHERS.items()
+                                     for r in parse(text, trace=f"r-{case}")]
     return parts
 
 
