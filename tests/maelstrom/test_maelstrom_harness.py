@@ -156,3 +156,36 @@ def test_ctrl_c_ends_every_node(tmp_path):
     while any(alive(p) for p in found) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in found if alive(p)]
+
+
+START_CANCELLED = """
+import asyncio, sys
+from pathlib import Path
+from tomkit.maelstrom import node_process as np_
+
+async def main(k, d):
+    asyncio.ensure_future(np_.start_node(
+        [sys.executable, "-c", "import time; time.sleep(60)"], "n0", 0, Path(d) / "n.log",
+        lambda *a: None, lambda *a: None, lambda *a: None))
+    for _ in range(k):
+        await asyncio.sleep(0)
+    for p in await np_.settle():  # as the harness does when a Ctrl-C ends its run
+        assert await p.stop(2.0) is not None
+    # returning leaves the start's task to asyncio.run's close, which cancels it
+
+for k in range(8):
+    asyncio.run(main(k, sys.argv[1]))
+print("ended")
+"""
+
+
+def test_a_run_ended_while_a_node_starts_closes_its_loop(tmp_path):
+    """asyncio.run's close cancels the tasks left, and Python 3.11's subprocess_exec,
+    cancelled while it connects a process's pipes, waited for ever (a Ctrl-C during a
+    loaded run's start-up hung `tomkit run`, seen in a suite run): a start is finished
+    (node_process.settle) and its process stopped, at every turn of the loop it may be
+    at when the run ends."""
+    res = subprocess.run([sys.executable, "-c", START_CANCELLED, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "ended", res.stderr
+    assert "Exception ignored" not in res.stderr, res.stderr

@@ -39,7 +39,7 @@ from tomkit.traces.writer import write_records
 from .client import Client, History
 from .nemesis import NemesisEvent, plan
 from .network import Latency, Network
-from .node_process import NodeProcess, end_all, start_node
+from .node_process import NodeProcess, end_all, settle, start_node
 from .protocol import Message, dumps_line
 from .services import make_services
 from .workloads import WORKLOADS, Anomaly
@@ -326,9 +326,10 @@ class Harness:
             for n in down:
                 await self._restart(n)
 
-    async def _stop_all(self) -> None:
+    async def _stop_all(self, starting: list[NodeProcess] = []) -> None:  # noqa: B006 - read only
         self.stopping = True
         live = [p for p in self.procs.values() if p is not None]
+        live += [p for p in starting if p not in live]
         await asyncio.gather(*(p.stop(2.0) for p in live), return_exceptions=True)
         end_all()
 
@@ -403,7 +404,8 @@ class Harness:
             for t in [*locals().get("tasks", []), locals().get("nemesis")]:
                 if t is not None:
                     t.cancel()
-            await self._stop_all()
+            # nodes still starting (a Ctrl-C during start-up) are stopped with the rest
+            await self._stop_all(await settle())
         return self._finish(elapsed)
 
     # ---- results --------------------------------------------------------------------
@@ -523,6 +525,9 @@ def run(config: RunConfig) -> RunResult:
             return await Harness(config).run_async()
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
+            # node starts still under way (a Ctrl-C during start-up) finish before the
+            # loop closes, so that end_all ends their processes too (node_process.py)
+            await settle()
 
     try:
         return asyncio.run(main())

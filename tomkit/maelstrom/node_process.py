@@ -24,10 +24,12 @@ from typing import IO
 
 from .protocol import Message, NodeProtocolError, decode, encode
 
-__all__ = ["NodeProcess", "end_all", "start_node"]
+__all__ = ["NodeProcess", "end_all", "settle", "start_node"]
 
 #: every live process group the harness started (pgid), ended by :func:`end_all`
 _LIVE: set[int] = set()
+#: node starts under way (``loop.subprocess_exec``), finished by :func:`settle`
+_STARTING: set[asyncio.Future] = set()
 
 
 def end_all() -> None:
@@ -226,15 +228,46 @@ async def start_node(argv: list[str], node: str, incarnation: int, log: Path,
     loop = asyncio.get_running_loop()
     log.parent.mkdir(parents=True, exist_ok=True)
     err: IO[bytes] = open(log, "ab")  # noqa: SIM115 - the child (or the pipe) holds it
+    create = asyncio.ensure_future(loop.subprocess_exec(
+        lambda: NodeProcess(node, incarnation, on_message, on_error, on_exit, max_line,
+                            max_queued, err if log_stderr else None),
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE if log_stderr else err, start_new_session=True))
+    _STARTING.add(create)
+    create.add_done_callback(_STARTING.discard)
     try:
-        _, proto = await loop.subprocess_exec(
-            lambda: NodeProcess(node, incarnation, on_message, on_error, on_exit, max_line,
-                                max_queued, err if log_stderr else None),
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE if log_stderr else err, start_new_session=True)
+        # shielded: Python 3.11's subprocess_exec, cancelled while it connects the
+        # process's pipes, kills the process and then waits for ever for an exit that its
+        # transport reports only once every pipe is connected (asyncio.run's close, which
+        # cancels the tasks left, hung on it after a Ctrl-C); so a start is never
+        # cancelled: it finishes (settle), and a start whose caller went away is ended
+        _, proto = await asyncio.shield(create)
+    except asyncio.CancelledError:
+        create.add_done_callback(lambda f: _end_started(f, err))
+        raise
     except BaseException:
         err.close()
         raise
     if not log_stderr:
         err.close()
     return proto  # type: ignore[return-value]
+
+
+def _end_started(create: asyncio.Future, err: IO[bytes]) -> None:
+    """End the process of a start whose caller was cancelled, once it exists."""
+    err.close()
+    if create.cancelled() or create.exception() is not None:
+        return
+    transport, proto = create.result()
+    proto.kill()
+    transport.close()
+
+
+async def settle() -> list[NodeProcess]:
+    """Wait until every node start under way has finished (:func:`start_node`: a start
+    is not cancelled); the nodes they started, for the caller to stop."""
+    out: list[NodeProcess] = []
+    while _STARTING:
+        done, _ = await asyncio.wait(set(_STARTING))
+        out += [f.result()[1] for f in done if not f.cancelled() and f.exception() is None]
+    return out
