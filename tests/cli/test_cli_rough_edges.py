@@ -7,24 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_run import one_line, run
 
-from tomkit.cli import main
 from tomkit.traces.generate import clean_trace, faulty_trace
 from tomkit.traces.writer import write_records
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def _one_line_error(err: str, prefix: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(prefix), err
-    assert "Traceback" not in err
-    return lines[0]
-
 
 # --------------------------------------------------------------------------
 # tomkit fuzz: RULE, --rule or --protocol
@@ -39,20 +25,20 @@ def test_fuzz_takes_the_rule_as_rule_flag_as_simulate_does(capsys, tmp_path):
 
 def test_fuzz_with_nothing_to_fuzz_says_both_forms(capsys):
     code, _, err = run(capsys, "fuzz")
-    line = _one_line_error(err, "tomkit fuzz: nothing to fuzz")
+    line = one_line(err, "tomkit fuzz: nothing to fuzz")
     assert code == 2 and "tomkit fuzz toto" in line and "--protocol abcast" in line
 
 
 def test_fuzz_with_a_rule_twice_names_both(capsys):
     code, _, err = run(capsys, "fuzz", "toto", "--rule", "s-toto")
-    line = _one_line_error(err, "tomkit fuzz: the rule is given twice")
+    line = one_line(err, "tomkit fuzz: the rule is given twice")
     assert code == 2 and "'toto'" in line and "--rule s-toto" in line
 
 
 @pytest.mark.parametrize(("protocol", "hint"), [("abcast", False), ("toto", True)])
 def test_fuzz_with_a_rule_and_a_protocol_names_what_was_given(capsys, protocol, hint):
     code, _, err = run(capsys, "fuzz", "s-toto", "--protocol", protocol)
-    line = _one_line_error(err, "tomkit fuzz: a RULE ('s-toto') and --protocol")
+    line = one_line(err, "tomkit fuzz: a RULE ('s-toto') and --protocol")
     assert code == 2
     assert (f"--protocol {protocol} --rule s-toto" in line) == hint
 
@@ -71,7 +57,7 @@ def test_fuzz_with_a_rule_and_a_protocol_names_what_was_given(capsys, protocol, 
 def test_simulate_refuses_a_run_it_cannot_make(capsys, tmp_path, argv, said):
     out = tmp_path / "run.jsonl"
     code, stdout, err = run(capsys, "simulate", "--n", "3", *argv, "--out", out)
-    line = _one_line_error(err, "tomkit simulate: ")
+    line = one_line(err, "tomkit simulate: ")
     assert code == 2 and said in line
     assert not out.exists()  # nothing written, no nan statistics printed
     assert "nan" not in stdout
@@ -91,7 +77,7 @@ def test_simulate_refuses_an_output_folder_it_cannot_make_before_simulating(
     out = tmp_path / "file" / "run.jsonl"  # a folder below a file
     code, stdout, err = run(capsys, "simulate", "--n", "3", "--messages", "5",
                             "--out", out)
-    line = _one_line_error(err, "tomkit simulate: --out ")
+    line = one_line(err, "tomkit simulate: --out ")
     assert code == 2 and f"cannot make the folder {tmp_path / 'file'}" in line
     assert "simulated" not in stdout
 
@@ -120,7 +106,7 @@ def test_check_an_empty_directory_is_bad_input_naming_it(capsys, tmp_path):
     (tmp_path / "_logs").mkdir()
     (tmp_path / "_logs" / "x.jsonl").write_text("")
     code, _, err = run(capsys, "check", tmp_path)
-    line = _one_line_error(err, "tomkit check: bad input: ")
+    line = one_line(err, "tomkit check: bad input: ")
     assert code == 2 and f"{tmp_path}: a directory with no trace file in it" in line
 
 
@@ -171,7 +157,7 @@ def one_trace(tmp_path):
 ])
 def test_check_refuses_an_option_value_by_flag(capsys, one_trace, argv, said):
     code, out, err = run(capsys, "check", one_trace, *argv)
-    line = _one_line_error(err, "tomkit check: ")
+    line = one_line(err, "tomkit check: ")
     assert code == 2 and said in line and out == ""
 
 
@@ -181,7 +167,7 @@ def test_check_refuses_an_output_it_cannot_write_before_checking(capsys, tmp_pat
     (tmp_path / "f").write_text("")
     target = tmp_path / "f" / ("pics" if flag == "--draw" else "x.out")
     code, out, err = run(capsys, "check", one_trace, flag, target)
-    line = _one_line_error(err, f"tomkit check: {flag} {target}: cannot make the folder")
+    line = one_line(err, f"tomkit check: {flag} {target}: cannot make the folder")
     assert code == 2 and out == "" and line
 
 
@@ -199,7 +185,7 @@ def test_check_makes_the_folder_of_an_html_report(capsys, tmp_path, one_trace):
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
 def test_prove_refuses_a_timeout_that_is_not_positive(capsys, value):
     code, out, err = run(capsys, "prove", "toto", "--n", "3", "--timeout", value)
-    line = _one_line_error(err, "tomkit prove: --timeout must be a positive number")
+    line = one_line(err, "tomkit prove: --timeout must be a positive number")
     assert code == 2 and out == "" and line
 
 
@@ -229,14 +215,14 @@ def test_conform_reads_the_trace_files_of_a_folder(capsys, tmp_path):
 def test_sample_refuses_counts_it_cannot_make(capsys, tmp_path, argv, said):
     out = tmp_path / "s.jsonl"
     code, _, err = run(capsys, "sample", "--out", out, *argv)
-    line = _one_line_error(err, "tomkit sample: ")
+    line = one_line(err, "tomkit sample: ")
     assert code == 2 and said in line and not out.exists()
 
 
 def test_sample_refuses_a_name_without_a_format_and_makes_its_folder(capsys, tmp_path):
     code, _, err = run(capsys, "sample", "--out", tmp_path / "s.txt")
     assert code == 2 and "cannot tell the format from the name" in \
-        _one_line_error(err, "tomkit sample: ")
+        one_line(err, "tomkit sample: ")
     code, _, err = run(capsys, "sample", "--out", tmp_path / "new" / "s.parquet")
     assert code == 0, err
     assert (tmp_path / "new" / "s.parquet").exists()
@@ -251,7 +237,7 @@ def test_sample_refuses_a_name_without_a_format_and_makes_its_folder(capsys, tmp
 ])
 def test_fuzz_refuses_counts_by_flag(capsys, argv, said):
     code, out, err = run(capsys, "fuzz", *argv)
-    assert code == 2 and said in _one_line_error(err, "tomkit fuzz: ") and out == ""
+    assert code == 2 and said in one_line(err, "tomkit fuzz: ") and out == ""
 
 
 @pytest.mark.parametrize(("flag", "presets"), [("--topology", "001-fig3"),
@@ -260,7 +246,7 @@ def test_simulate_names_the_presets_of_an_unknown_topology_or_load(capsys, tmp_p
                                                                    presets):
     code, _, err = run(capsys, "simulate", "--n", "3", "--messages", "5", flag, "nosuch",
                        "--out", tmp_path / "x.jsonl")
-    line = _one_line_error(err, f"tomkit simulate: {flag} nosuch: neither a preset (")
+    line = one_line(err, f"tomkit simulate: {flag} nosuch: neither a preset (")
     assert code == 2 and presets in line and line.endswith("nor a file")
 
 

@@ -9,27 +9,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_run import one_line, run
 
 import tomkit
 from tomkit.cli import main
 from tomkit.traces.generate import clean_trace
 from tomkit.traces.writer import write_records
-
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own exits
-        code = e.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def one_line(err: str, prefix: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(prefix), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture

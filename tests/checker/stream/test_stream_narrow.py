@@ -307,39 +307,35 @@ def test_an_id_sent_twice_by_two_processes_is_cut_after_fifo_breaks(monkeypatch,
     assert run.modes == {"slow": 1, "narrowed": 1}, run.modes
 
 
-def test_an_id_sent_twice_is_not_cut_before_the_fifo_breach_it_makes(monkeypatch, tmp_path):
-    """p1 sends m6, then p0's m0 again, then m7 to m39; everyone delivers m0 first. The
-    reused m0 is in p1's order too, after m6 (fifo.py), so FIFO breaks at each process's
-    delivery of m0, with m6 delivered only later: a cut holding m0 but not m6 would find
-    FIFO holding; the cut, if any, lies after m6."""
+def _p1_resends_m0(monkeypatch, tmp_path, first: list[str], later: int) -> list:
+    """p0 sends m0 to m5, p1 sends ``first`` (m0 among them: p0's m0 again), then m{later}
+    to m39; both processes deliver m0 to m39 in order. The ids the cut's exact checks
+    read, after checking the verdicts against the whole trace's."""
     _tiny(monkeypatch, 2, 3)
-    recs = [("p0", "send", f"m{i}") for i in range(6)] + [("p1", "send", "m6"),
-                                                           ("p1", "send", "m0")]
+    recs = [("p0", "send", f"m{i}") for i in range(6)] + [("p1", "send", m) for m in first]
     for i in range(40):
-        if i >= 7:
+        if i >= later:
             recs.append(("p1", "send", f"m{i}"))
         recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
     _write(tmp_path / "t.jsonl", recs)
     read = _reads(monkeypatch)
-    run = _Run(NARROW, Options(), False)
-    agree([tmp_path / "t.jsonl"], NARROW, run=run)
+    agree([tmp_path / "t.jsonl"], NARROW, run=_Run(NARROW, Options(), False))
+    return read
+
+
+def test_an_id_sent_twice_is_not_cut_before_the_fifo_breach_it_makes(monkeypatch, tmp_path):
+    """p1 sends m6, then p0's m0 again: the reused m0 is in p1's order too, after m6
+    (fifo.py), so FIFO breaks at each process's delivery of m0, with m6 delivered only
+    later: a cut holding m0 but not m6 would find FIFO holding; the cut, if any, lies
+    after m6."""
+    read = _p1_resends_m0(monkeypatch, tmp_path, ["m6", "m0"], 7)
     assert read and all("m6" in ids for ids in read)
 
 
 def test_an_id_sent_again_by_another_process_is_in_its_order_too(monkeypatch, tmp_path):
-    """p1 sends p0's m0 again, then m6 to m39, all delivered in that order: m0 holds its
-    place in p1's order as in p0's (fifo.py), so FIFO holds and the cut may hold m0
-    alone; the verdicts are the whole trace's."""
-    _tiny(monkeypatch, 2, 3)
-    recs = [("p0", "send", f"m{i}") for i in range(6)] + [("p1", "send", "m0")]
-    for i in range(40):
-        if i >= 6:
-            recs.append(("p1", "send", f"m{i}"))
-        recs += [("p0", "deliver", f"m{i}"), ("p1", "deliver", f"m{i}")]
-    _write(tmp_path / "t.jsonl", recs)
-    read = _reads(monkeypatch)
-    run = _Run(NARROW, Options(), False)
-    agree([tmp_path / "t.jsonl"], NARROW, run=run)
+    """p1 sends p0's m0 again, then m6 on, all delivered in that order: m0 holds its place
+    in p1's order as in p0's (fifo.py), so FIFO holds and the cut may hold m0 alone."""
+    read = _p1_resends_m0(monkeypatch, tmp_path, ["m0"], 6)
     assert read == [["m0"] * 4]  # m0's four records: its two sends, its two deliveries
 
 
