@@ -105,11 +105,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..chunk import DELIVER, SEND, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from ..properties import Property
 from .canon import FAST, TraceState
 from .hashes import hash_ids
 from .tally import Procs, Tally, grow, reach
+from .viewcut import Continuing, agree
 
 __all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
 
@@ -145,9 +146,7 @@ def follow(state: TraceState) -> Cut | None:
 def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None:
     """The held records that stand for all of them (module docstring), or None when no
     cut holds; sets ``state.cut`` (the messages before the cut)."""
-    if not narrows(props) or state.has_views:
-        # condition 4 for the whole trace: views in the retired part are carried by
-        # viewheld.py, which shifts the witnesses of every held record, not of a cut
+    if not narrows(props):
         return None
     if state.follower is not None:  # followed while read: no pass over the spill
         kept = state.follower.result()
@@ -171,7 +170,7 @@ def _cuts(state: TraceState) -> Iterator[Cut]:
     (tally.py): per candidate count n, the messages some process delivered as one of
     its first n held deliveries."""
     least = state.broke_at - state.base
-    tally = Tally(reach(least))
+    tally = Tally(reach(least), state.has_views)
     for piece in state.held_iter():
         tally.feed(piece)
     if not tally.plain:
@@ -213,8 +212,11 @@ class Deliveries:
     (``closed``), which messages of M it delivered, its first deliveries of them in
     order, and the last of those."""
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, strong: bool = True) -> None:
         self.k = k
+        #: check strong order's part of condition 5 as processes continue (with views,
+        #: viewcut.py checks it per view at the end)
+        self.strong = strong
         self.closed = np.zeros(0, bool)
         self.got = np.zeros((0, k), bool)
         self.seqs: list[list[np.ndarray]] = []
@@ -252,7 +254,9 @@ class Deliveries:
             self.closed[q] = True
             # strong order (condition 5), checked as processes continue: a cut refuted
             # here costs no more of the pass
-            if self.joint is None:
+            if not self.strong:
+                pass
+            elif self.joint is None:
                 self.joint = int(self.lastf[q])
             elif self.joint != self.lastf[q]:
                 return False
@@ -276,12 +280,16 @@ class Cut:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
         self.kept: list[Piece] = []
-        self.dels = Deliveries(self.k)
+        self.dels = Deliveries(self.k, not state.has_views)
         self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
         self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
         self.send_m: list[np.ndarray] = []
         self.sends_later = 0
         self.failed = not self.k
+        #: a trace with views: its membership records go to both sides, and what
+        #: condition 5 needs of them is gathered as they come (viewcut.py)
+        self.views = state.has_views
+        self.cont = Continuing()
 
     def feed(self, piece: Piece) -> bool:
         """The next held piece; False once the cut is refuted."""
@@ -296,7 +304,9 @@ class Cut:
     def _feed(self, piece: Piece) -> bool:
         t = piece.table
         kinds = kind_codes(t.column("kind"))
-        if not np.isin(kinds, (SEND, DELIVER)).all():
+        member = np.isin(kinds, (VIEW, JOIN, LEAVE, CRASH)) if self.views else \
+            np.zeros(len(kinds), bool)
+        if not (np.isin(kinds, (SEND, DELIVER)) | member).all():
             return False
         proc = self.procs.of(t.column("process"))
         self.dels.grow(len(self.procs))
@@ -304,6 +314,8 @@ class Cut:
         mi = self._codes(t.column("msg"))
         if mi is None:
             return False
+        if self.views:
+            self.cont.feed(t, kinds, proc, (mi < 0) & ~member)
         d = kinds == DELIVER
         for q in np.unique(proc[d]).tolist():
             if not self.dels.feed(q, mi[d & (proc == q)]):
@@ -319,14 +331,16 @@ class Cut:
         self.send_p.append(proc[ms])
         self.send_m.append(mi[ms])
         self.sends_later += int((s & (mi < 0)).sum())
-        rows = np.flatnonzero(mi >= 0)
+        mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
+        rows = np.flatnonzero(mine)
         if len(rows):
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
                                    piece.fmt))
-        if len(rows) == len(mi):
+        theirs = (mi < 0) | member
+        if not theirs.any():
             return True
-        if len(rows):
-            rest = np.flatnonzero(mi < 0)
+        if not theirs.all():
+            rest = np.flatnonzero(theirs)
             piece = Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source, piece.fmt)
         self.tail.feed(piece)  # past the breach, most pieces name nothing of M
         return self.tail.mode == FAST
@@ -359,8 +373,15 @@ class Cut:
         sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
         if self.sends_later and not len(sp):
             return None
-        if not shifts_agree(self.dels, len(self.procs), list(self.procs.codes),
-                            self.later_send, sp, sm):
+        n = len(self.procs)
+        if self.views:
+            vs = self.tail.views
+            self.dels.grow(n)
+            if (vs is not None and vs.gaps()) or \
+                    not agree(self.kept, self.cont, list(self.procs.codes),
+                              self.dels.closed[:n], self.later_send):
+                return None
+        elif not shifts_agree(self.dels, n, list(self.procs.codes), self.later_send, sp, sm):
             return None
         return list(self.kept)
 
