@@ -160,26 +160,42 @@ def agree(kept: Sequence[Piece], cont: Continuing, names: list[str],
     trace = _trace(kept)
     if not any(trace.first_deliveries.get(p) for p in trace.processes):
         return False  # no delivery of M: integrity's unknown would differ
-    views = trace.has_views
-    installed = {p: {e.view for e in trace.events[p] if e.kind == "view"}
-                 for p in trace.processes}
     going = [names[q] for q in np.flatnonzero(continuing).tolist()]
+    senders = [names[q] for q in np.flatnonzero(later_send[:len(names)]).tolist()]
     firsts = {p: [e.msg for _, e in trace.first_deliveries.get(p, [])] for p in names}
+    return _strong(trace, cont, names, going, firsts) and \
+        _prefix(trace, names, going, firsts) and _fifo(trace, going, senders)
 
-    # strong order: (v_p, t_p) -> z_p
+
+def _installed(trace: Trace) -> dict[str, set[str]]:
+    return {p: {e.view for e in trace.events[p] if e.kind == "view"}
+            for p in trace.processes}
+
+
+def _strong(trace: Trace, cont: Continuing, names: list[str], going: list[str],
+            firsts: dict[str, list[str]]) -> bool:
+    """Strong order's part: the continuing processes with one (v_p, t_p) share z_p, and
+    a z_p that is a message has t_p = S'[0]."""
     keyed: dict[tuple[str | None, str], set[str | None]] = {}
-    for q in np.flatnonzero(continuing).tolist():
-        p = names[q]
-        t, v = cont.first[q]
+    code = {p: q for q, p in enumerate(names)}
+    for p in going:
+        t, v = cont.first[code[p]]
         z = None
         if firsts[p]:
             i, _ = trace.first_deliveries[p][-1]
             if trace.delivery_views(p)[i] == v:
                 z = firsts[p][-1]
         keyed.setdefault((v, t), set()).add(z)
-    for (_, t), zs in keyed.items():
-        if len(zs) > 1 or (zs != {None} and t != cont.head):
-            return False
+    return all(len(zs) == 1 and (zs == {None} or t == cont.head)
+               for (_, t), zs in keyed.items())
+
+
+def _prefix(trace: Trace, names: list[str], going: list[str],
+            firsts: dict[str, list[str]]) -> bool:
+    """Prefix order's part: a continuing process's A, restricted to the views another
+    installed, is no proper prefix of the other's, restricted to the views it installed."""
+    views = trace.has_views
+    installed = _installed(trace)
 
     def restricted(p: str, q: str) -> list[str]:
         if not views or p not in trace.events:
@@ -188,7 +204,6 @@ def agree(kept: Sequence[Piece], cont: Continuing, names: list[str],
         return [e.msg for i, e in trace.first_deliveries[p]
                 if dv[i] is None or dv[i] in installed.get(q, set())]
 
-    # prefix order: a continuing process's restricted A is no proper prefix of another's
     for p in going:
         for q in set(names) | set(trace.processes):
             if q == p:
@@ -196,8 +211,14 @@ def agree(kept: Sequence[Piece], cont: Continuing, names: list[str],
             a, b = restricted(p, q), restricted(q, p)
             if len(a) < len(b) and b[:len(a)] == a:
                 return False
+    return True
 
-    # FIFO: each sender's places in M that a continuing process owes
+
+def _fifo(trace: Trace, going: list[str], senders: list[str]) -> bool:
+    """FIFO's part: a continuing process delivers every place in M it owes a sender that
+    sends outside M, or a later such place after the first it lacks."""
+    views = trace.has_views
+    installed = _installed(trace)
     places: dict[str, list[tuple[str, str | None]]] = {}
     for s in trace.processes:
         seen: set[str] = set()
@@ -207,7 +228,6 @@ def agree(kept: Sequence[Piece], cont: Continuing, names: list[str],
                 seen.add(e.msg)
                 mine.append((e.msg, v))
         places[s] = mine
-    senders = [names[q] for q in np.flatnonzero(later_send[:len(names)]).tolist()]
     for p in going:
         got = trace.delivery_index.get(p, {})
         for s in senders:
