@@ -212,11 +212,12 @@ class Deliveries:
     (``closed``), which messages of M it delivered, its first deliveries of them in
     order, and the last of those."""
 
-    def __init__(self, k: int, strong: bool = True) -> None:
+    def __init__(self, k: int, cont: Continuing | None = None) -> None:
         self.k = k
-        #: check strong order's part of condition 5 as processes continue (with views,
-        #: viewcut.py checks it per view at the end)
-        self.strong = strong
+        #: with views, what viewcut.py gathers (it checks strong order's part of
+        #: condition 5 per view at the end); None: checked here as processes continue
+        self.cont = cont
+        self.strong = cont is None
         self.closed = np.zeros(0, bool)
         self.got = np.zeros((0, k), bool)
         self.seqs: list[list[np.ndarray]] = []
@@ -232,9 +233,10 @@ class Deliveries:
         self.seqs += [[] for _ in range(extra)]
         self.lastf = np.concatenate((self.lastf, np.full(extra, -1, np.int64)))
 
-    def feed(self, q: int, m: np.ndarray) -> bool:
-        """Process q's next deliveries (M's codes, -1 outside M); False when one of M
-        comes after one outside it."""
+    def feed(self, q: int, m: np.ndarray, views: np.ndarray | None = None) -> bool:
+        """Process q's next deliveries (M's codes, -1 outside M; with views, each one's
+        installed view, for viewcut.py); False when one of M comes after one outside
+        it."""
         mine = m >= 0
         if self.closed[q]:
             return not mine.any()
@@ -245,11 +247,14 @@ class Deliveries:
             mm = m[:f]
             first = np.zeros(f, bool)
             first[np.unique(mm, return_index=True)[1]] = True
-            new = mm[first & ~self.got[q, mm]]
+            fresh = first & ~self.got[q, mm]
+            new = mm[fresh]
             if len(new):
                 self.got[q, new] = True
                 self.seqs[q].append(new)
                 self.lastf[q] = new[-1]
+                if self.cont is not None and views is not None:
+                    self.cont.delivered(q, views[:f][fresh])
         if f < len(mine):
             self.closed[q] = True
             # strong order (condition 5), checked as processes continue: a cut refuted
@@ -280,16 +285,14 @@ class Cut:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
         self.kept: list[Piece] = []
-        self.dels = Deliveries(self.k, not state.has_views)
+        self.views = state.has_views
+        self.cont = Continuing()
+        self.dels = Deliveries(self.k, self.cont if self.views else None)
         self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
         self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
         self.send_m: list[np.ndarray] = []
         self.sends_later = 0
         self.failed = not self.k
-        #: a trace with views: its membership records go to both sides, and what
-        #: condition 5 needs of them is gathered as they come (viewcut.py)
-        self.views = state.has_views
-        self.cont = Continuing()
 
     def feed(self, piece: Piece) -> bool:
         """The next held piece; False once the cut is refuted."""
@@ -315,10 +318,12 @@ class Cut:
         if mi is None:
             return False
         if self.views:
-            self.cont.feed(t, kinds, proc, (mi < 0) & ~member)
+            rv = self.cont.row_views(t, kinds, proc)
+            self.cont.feed(t, kinds, proc, (mi < 0) & ~member, rv)
         d = kinds == DELIVER
         for q in np.unique(proc[d]).tolist():
-            if not self.dels.feed(q, mi[d & (proc == q)]):
+            mine = d & (proc == q)
+            if not self.dels.feed(q, mi[mine], rv[mine] if self.views else None):
                 return False
         s = kinds == SEND
         for q in np.unique(proc[s]).tolist():
@@ -330,6 +335,8 @@ class Cut:
         ms = s & (mi >= 0)
         self.send_p.append(proc[ms])
         self.send_m.append(mi[ms])
+        if self.views:
+            self.cont.sent(rv[ms])
         self.sends_later += int((s & (mi < 0)).sum())
         mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
         rows = np.flatnonzero(mine)
@@ -377,9 +384,10 @@ class Cut:
         if self.views:
             vs = self.tail.views
             self.dels.grow(n)
+            seqs = [self.dels.sequence(q) for q in range(n)]
             if (vs is not None and vs.gaps()) or \
-                    not agree(self.kept, self.cont, list(self.procs.codes),
-                              self.dels.closed[:n], self.later_send):
+                    not agree(self.cont, seqs, self.dels.got, self.dels.closed,
+                              self.later_send, sp, sm):
                 return None
         elif not shifts_agree(self.dels, n, list(self.procs.codes), self.later_send, sp, sm):
             return None

@@ -106,137 +106,151 @@ membership record: no cut, the held path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pyarrow as pa
 
-from ..chunk import DELIVER, VIEW, Piece
-from ..trace import Trace
+from ..chunk import DELIVER, VIEW
 
 __all__ = ["Continuing", "agree"]
 
 
 class Continuing:
-    """Per process of the cut's second pass (its code in narrow.py's ``Procs``): the
-    view it has installed as the records come, and, once it delivers past its cut, that
-    first delivery's message and view (t_p, v_p); the tail's first delivery, S'[0]."""
+    """What condition 5v needs of the cut's second pass (narrow.py), gathered as the held
+    records come, per process by its code in narrow.py's ``Procs``: the view it has
+    installed (view codes, in order of first appearance; -1: none yet), the views it
+    installed, the installed view at each of its first deliveries of M and at each send
+    of M; once it delivers past its cut, that first delivery's message and view (t_p,
+    v_p); and the tail's first delivery S'[0]."""
 
     def __init__(self) -> None:
-        self.view: dict[int, str | None] = {}
-        self.first: dict[int, tuple[str, str | None]] = {}
+        self.codes: dict[str, int] = {}
+        self.view: dict[int, int] = {}
+        self.installed: dict[int, set[int]] = {}
+        self.first: dict[int, tuple[str, int]] = {}
         self.head: str | None = None
+        self.seen_view = False
+        #: per process, the view of each of its first deliveries of M (narrow.py's
+        #: ``Deliveries.seqs``, in the same order)
+        self.dviews: dict[int, list[np.ndarray]] = {}
+        #: the view of each send of M (narrow.py's ``Cut.send_p``, in the same order)
+        self.sviews: list[np.ndarray] = []
+
+    def row_views(self, table: pa.Table, kinds: np.ndarray, proc: np.ndarray) -> np.ndarray:
+        """Each row's installed view (the view record itself counts), as trace.py's
+        ``view_at`` reads it; notes each process's view and installs for later pieces."""
+        out = np.full(len(kinds), -1, np.int64)
+        vrows = np.flatnonzero(kinds == VIEW)
+        code = np.full(len(kinds), -1, np.int64)
+        if len(vrows):
+            self.seen_view = True
+            names = table.column("view").take(pa.array(vrows)).to_pylist()
+            code[vrows] = [self.codes.setdefault(v, len(self.codes)) for v in names]
+        for q in np.unique(proc).tolist():
+            rows = np.flatnonzero(proc == q)
+            mine = code[rows]
+            at = np.where(mine >= 0, np.arange(len(rows)), -1)
+            last = np.maximum.accumulate(at)
+            before = self.view.get(q, -1)
+            out[rows] = np.where(last >= 0, mine[np.maximum(last, 0)], before)
+            if (mine >= 0).any():
+                self.installed.setdefault(q, set()).update(mine[mine >= 0].tolist())
+                self.view[q] = int(out[rows[-1]])
+        return out
 
     def feed(self, table: pa.Table, kinds: np.ndarray, proc: np.ndarray,
-             outside: np.ndarray) -> None:
-        """A held piece: its rows' kinds, process codes, and which rows name a message
-        outside M (the tail's)."""
-        vrows = np.flatnonzero(kinds == VIEW)
+             outside: np.ndarray, views: np.ndarray) -> None:
+        """A held piece: which rows name a message outside M (the tail's), and each row's
+        installed view (``row_views``)."""
         tail_d = np.flatnonzero((kinds == DELIVER) & outside)
         if len(tail_d) and self.head is None:
             self.head = table.column("msg")[int(tail_d[0])].as_py()
-        new = [q for q in np.unique(proc[tail_d]).tolist() if q not in self.first]
-        views = table.column("view") if len(vrows) else None
-        for q in new:
-            r = int(tail_d[np.argmax(proc[tail_d] == q)])
-            mine = vrows[(proc[vrows] == q) & (vrows < r)]
-            v = views[int(mine[-1])].as_py() if len(mine) else self.view.get(q)
-            self.first[q] = (table.column("msg")[r].as_py(), v)
-        for q in np.unique(proc[vrows]).tolist():
-            self.view[q] = views[int(vrows[proc[vrows] == q][-1])].as_py()
+        for q in np.unique(proc[tail_d]).tolist():
+            if q not in self.first:
+                r = int(tail_d[np.argmax(proc[tail_d] == q)])
+                self.first[q] = (table.column("msg")[r].as_py(), int(views[r]))
+
+    def delivered(self, q: int, views: np.ndarray) -> None:
+        """The views of process q's new first deliveries of M."""
+        self.dviews.setdefault(q, []).append(views)
+
+    def sent(self, views: np.ndarray) -> None:
+        self.sviews.append(views)
 
 
-def _trace(kept: Sequence[Piece]) -> Trace:
-    rows = [r for piece in kept for r in piece.table.to_pylist()]
-    return Trace.from_records(rows)
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def agree(kept: Sequence[Piece], cont: Continuing, names: list[str],
-          continuing: np.ndarray, later_send: np.ndarray) -> bool:
-    """Condition 5v of the module docstring, on the records kept for the exact checks
-    (M's and every membership record), for the processes (``names``, narrow.py's codes)
-    that deliver past their cuts (``continuing``) and the senders that send outside M
-    (``later_send``)."""
-    trace = _trace(kept)
-    if not any(trace.first_deliveries.get(p) for p in trace.processes):
+def agree(cont: Continuing, seqs: list[np.ndarray], got: np.ndarray,
+          continuing: np.ndarray, later_send: np.ndarray, sp: np.ndarray,
+          sm: np.ndarray) -> bool:
+    """Condition 5v of the module docstring: per process (narrow.py's codes) its first
+    deliveries of M in order (``seqs``, M's codes) and which of M it delivered (``got``),
+    whether it continues past its cut, whether it sends outside M; the sends of M in
+    order (sender ``sp``, message ``sm``)."""
+    n = len(seqs)
+    if not got[:n].any():
         return False  # no delivery of M: integrity's unknown would differ
-    going = [names[q] for q in np.flatnonzero(continuing).tolist()]
-    senders = [names[q] for q in np.flatnonzero(later_send[:len(names)]).tolist()]
-    firsts = {p: [e.msg for _, e in trace.first_deliveries.get(p, [])] for p in names}
-    return _strong(trace, cont, names, going, firsts) and \
-        _prefix(trace, names, going, firsts) and _fifo(trace, going, senders)
+    dv = [_cat(cont.dviews.get(q, [])) for q in range(n)]
+    inst = [np.array(sorted(cont.installed.get(q, ())), np.int64) for q in range(n)]
+    going = np.flatnonzero(continuing[:n]).tolist()
+    return _strong(cont, seqs, dv, going) and \
+        _prefix(cont.seen_view, seqs, dv, inst, going) and \
+        _fifo(cont.seen_view, got, inst, going, later_send, sp, sm, _cat(cont.sviews))
 
 
-def _installed(trace: Trace) -> dict[str, set[str]]:
-    return {p: {e.view for e in trace.events[p] if e.kind == "view"}
-            for p in trace.processes}
-
-
-def _strong(trace: Trace, cont: Continuing, names: list[str], going: list[str],
-            firsts: dict[str, list[str]]) -> bool:
+def _strong(cont: Continuing, seqs: list[np.ndarray], dv: list[np.ndarray],
+            going: list[int]) -> bool:
     """Strong order's part: the continuing processes with one (v_p, t_p) share z_p, and
     a z_p that is a message has t_p = S'[0]."""
-    keyed: dict[tuple[str | None, str], set[str | None]] = {}
-    code = {p: q for q, p in enumerate(names)}
-    for p in going:
-        t, v = cont.first[code[p]]
-        z = None
-        if firsts[p]:
-            i, _ = trace.first_deliveries[p][-1]
-            if trace.delivery_views(p)[i] == v:
-                z = firsts[p][-1]
+    keyed: dict[tuple[int, str], set[int]] = {}
+    for q in going:
+        t, v = cont.first[q]
+        z = int(seqs[q][-1]) if len(seqs[q]) and dv[q][-1] == v else -1
         keyed.setdefault((v, t), set()).add(z)
-    return all(len(zs) == 1 and (zs == {None} or t == cont.head)
+    return all(len(zs) == 1 and (zs == {-1} or t == cont.head)
                for (_, t), zs in keyed.items())
 
 
-def _prefix(trace: Trace, names: list[str], going: list[str],
-            firsts: dict[str, list[str]]) -> bool:
+def _prefix(views: bool, seqs: list[np.ndarray], dv: list[np.ndarray],
+            inst: list[np.ndarray], going: list[int]) -> bool:
     """Prefix order's part: a continuing process's A, restricted to the views another
     installed, is no proper prefix of the other's, restricted to the views it installed."""
-    views = trace.has_views
-    installed = _installed(trace)
 
-    def restricted(p: str, q: str) -> list[str]:
-        if not views or p not in trace.events:
-            return firsts.get(p, [])
-        dv = trace.delivery_views(p)
-        return [e.msg for i, e in trace.first_deliveries[p]
-                if dv[i] is None or dv[i] in installed.get(q, set())]
+    def restricted(p: int, q: int) -> np.ndarray:
+        if not views:
+            return seqs[p]
+        return seqs[p][(dv[p] < 0) | np.isin(dv[p], inst[q])]
 
     for p in going:
-        for q in set(names) | set(trace.processes):
+        for q in range(len(seqs)):
             if q == p:
                 continue
             a, b = restricted(p, q), restricted(q, p)
-            if len(a) < len(b) and b[:len(a)] == a:
+            if len(a) < len(b) and np.array_equal(b[:len(a)], a):
                 return False
     return True
 
 
-def _fifo(trace: Trace, going: list[str], senders: list[str]) -> bool:
+def _fifo(views: bool, got: np.ndarray, inst: list[np.ndarray], going: list[int],
+          later_send: np.ndarray, sp: np.ndarray, sm: np.ndarray, sv: np.ndarray) -> bool:
     """FIFO's part: a continuing process delivers every place in M it owes a sender that
-    sends outside M, or a later such place after the first it lacks."""
-    views = trace.has_views
-    installed = _installed(trace)
-    places: dict[str, list[tuple[str, str | None]]] = {}
-    for s in trace.processes:
-        seen: set[str] = set()
-        mine = []
-        for e, v in zip(trace.events[s], trace.views_at[s]):
-            if e.kind == "send" and e.msg not in seen:
-                seen.add(e.msg)
-                mine.append((e.msg, v))
-        places[s] = mine
-    for p in going:
-        got = trace.delivery_index.get(p, {})
-        for s in senders:
-            owed = [m for m, v in places.get(s, []) if not views or v in installed.get(p, ())
-                    or m in got]
-            countable = [m in got for m in owed]
-            if all(countable):
+    sends outside M (a message the sender sent, at its first send of it, in a view the
+    process installed, or one it delivers: fifo.py), or a later such place after the
+    first it lacks."""
+    if not len(sp):
+        return True
+    for s in np.flatnonzero(later_send[:len(inst)]).tolist():
+        rows = np.flatnonzero(sp == s)
+        _, first = np.unique(sm[rows], return_index=True)
+        rows = rows[np.sort(first)]  # the sender's places, in its send order
+        for p in going:
+            have = got[p, sm[rows]]
+            owed = have | np.isin(sv[rows], inst[p]) if views else np.ones(len(rows), bool)
+            countable = have[owed]
+            if countable.all():
                 continue
-            hole = countable.index(False)
-            if not any(countable[hole + 1:]):
+            hole = int(np.argmin(countable))
+            if not countable[hole + 1:].any():
                 return False
     return True
