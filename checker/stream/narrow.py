@@ -214,10 +214,9 @@ class Deliveries:
 
     def __init__(self, k: int, cont: Continuing | None = None) -> None:
         self.k = k
-        #: with views, what viewcut.py gathers (it checks strong order's part of
-        #: condition 5 per view at the end); None: checked here as processes continue
+        #: with views, what viewcut.py gathers (strong order's part of condition 5 is
+        #: then read per view); None: without views
         self.cont = cont
-        self.strong = cont is None
         self.closed = np.zeros(0, bool)
         self.got = np.zeros((0, k), bool)
         self.seqs: list[list[np.ndarray]] = []
@@ -259,8 +258,11 @@ class Deliveries:
             self.closed[q] = True
             # strong order (condition 5), checked as processes continue: a cut refuted
             # here costs no more of the pass
-            if not self.strong:
-                pass
+            if self.cont is not None:  # with views, per (view, first message past the cut)
+                dv = self.cont.dviews.get(q)
+                if not self.cont.continues(q, int(self.lastf[q]),
+                                           int(dv[-1][-1]) if dv else -2):
+                    return False
             elif self.joint is None:
                 self.joint = int(self.lastf[q])
             elif self.joint != self.lastf[q]:
