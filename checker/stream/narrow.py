@@ -21,10 +21,12 @@ deliveries that name M, make a cut when
    whose retired prefix is M and the retired ids, keep its picture to the end: every
    process delivers after its cut a prefix B_p of one sequence S' of distinct messages,
    each sent once, each sender's in its send order;
-4. the held records are sends and deliveries only (no crash, view, join or leave), the
-   properties asked for are among ``NARROWED`` (the view properties are unknown on a
-   trace without views, on any part of it), and if anything after the cut is sent,
-   something before it is too; some process delivers a message of M;
+4. the held records are sends and deliveries only (no crash, view, join or leave: a
+   trace with views sends its membership records to both sides and reads condition 5
+   per view, viewcut.py), the properties asked for are among ``NARROWED`` (the view
+   properties are unknown on a trace without views, on any part of it; with views,
+   viewcut.py argues them), and if anything after the cut is sent, something before it
+   is too; some process delivers a message of M;
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
    continuing process's A_p ends with one message, the same for all (or all are empty);
