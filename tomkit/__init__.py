@@ -272,16 +272,20 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
     return conform_traces(records, protocol, options)
 
 
-def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outcome:
+def prove(rule: str, n: int, delta: int | None = None, *, no_size_limit: bool = False,
+          **settings: Any) -> Outcome:
     """Prove a ToTo-family delivery rule (a name, a mutant or ``module:function``) for
     ``n`` processors and ``delta``, as ``tomkit prove`` does; ``settings`` are those of
     :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method,
-    timeout). ValueError for an unknown rule, n < 2, or a delta the rule does not accept
-    (or none given to a rule that needs one); TypeError for a setting of the wrong type."""
+    timeout). ValueError for an unknown rule, n < 2, an n larger than the prover was
+    measured to finish (``no_size_limit=True`` runs it anyway, as ``tomkit prove
+    --no-size-limit``), or a delta the rule does not accept (or none given to a rule that
+    needs one); TypeError for a setting of the wrong type."""
     import inspect
     from math import inf
 
     from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
+    from tomkit.fuzz.prove.provers import rule_prover
     from tomkit.model.toto.mutants import resolve_rule
 
     _typed("rule", rule, str)
@@ -294,8 +298,13 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
     if unknown:
         raise TypeError(f"prove() takes no setting {', '.join(unknown)} (it takes "
                         f"{', '.join(takes)})")
+    _typed("no_size_limit", no_size_limit, bool)
     if n < 2:
         raise ValueError(f"n must be at least 2 processors, got {n}")
+    too_large = None if no_size_limit else \
+        rule_prover().too_large(n, "n =", "no_size_limit=True", "timeout=SECONDS")
+    if too_large:
+        raise ValueError(too_large)
     timeout = settings.get("timeout")
     if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < inf):
         raise ValueError(f"timeout must be a positive, finite number of seconds, got "
