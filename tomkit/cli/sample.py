@@ -32,6 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from tomkit.traces.generate import FAULTS, clean_trace, faulty_trace
+    from tomkit.traces.interrupt import add_note, uninterrupted
     from tomkit.traces.writer import TraceWriter, output_format
 
     if args.fault and args.fault not in FAULTS:
@@ -52,25 +53,39 @@ def run(args: argparse.Namespace) -> int:
     truths: list[dict] = []
     kw = dict(n_processes=args.processes, n_messages=args.messages, views=args.views)
     bar = _bar(args.traces, args.quiet)
+    w, made = None, 0
     try:
         with TraceWriter(args.out, grouped=True) as w:
             batch: list[dict] = []
-            for i in range(args.traces):
-                tid = f"t{i}"
-                seed = args.seed + i
-                if args.fault:
-                    recs, truth = faulty_trace(tid, args.fault, seed=seed, **kw)
-                    truths.append(truth)
-                else:
-                    recs = clean_trace(tid, seed=seed, **kw)
-                batch.extend(recs)
-                if len(batch) >= BATCH:
-                    w.write_many(batch)
-                    batch = []
-                if bar is not None:
-                    bar.update()
+            try:
+                for i in range(args.traces):
+                    tid = f"t{i}"
+                    seed = args.seed + i
+                    if args.fault:
+                        recs, truth = faulty_trace(tid, args.fault, seed=seed, **kw)
+                        truths.append(truth)
+                    else:
+                        recs = clean_trace(tid, seed=seed, **kw)
+                    with uninterrupted():  # the count of traces goes with the batch
+                        batch.extend(recs)
+                        made += 1
+                    if len(batch) >= BATCH:
+                        w.write_many(batch)  # Ctrl-C waits for it (traces/interrupt.py)
+                        batch = []
+                    if bar is not None:
+                        bar.update()
+            except KeyboardInterrupt:
+                # the traces made so far are whole: written, then the writer closes the
+                # file as a valid one and says how many records it kept
+                w.write_many(batch)
+                raise
             w.write_many(batch)
         n = w.count
+    except KeyboardInterrupt as e:
+        if w is not None and w.count:
+            add_note(e, f"they are the first {made:,} of {args.traces:,} traces, each "
+                     f"whole (seed {args.seed})")
+        raise
     except ValueError as e:  # a fault that needs more processes or messages
         print(f"tomkit sample: {e}", file=sys.stderr)
         return 2

@@ -273,6 +273,7 @@ def prepare_process(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
+    from tomkit.traces.interrupt import add_note
     from tomkit.traces.writer import output_format, write_records
 
     try:
@@ -311,6 +312,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # the trace is written after the simulation
+        add_note(e, f"nothing written to {args.out}: stopped while simulating, before "
+                 f"the trace is written (seed {cfg.seed})")
+        raise
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,94 @@
+"""Rough edges of issue 30 part 7, round 7, on the command line: Ctrl-C while a command
+writes a file leaves a file the readers take (complete records, the count said on
+stderr) or says plainly that nothing was written; never a truncated file, never a
+silent deletion."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cli_run import run
+
+from tomkit.traces import generate as traces_generate
+from tomkit.traces.reader import read_records
+
+
+def _interrupted_at(monkeypatch, owner, name, k):
+    """``owner.name`` raises KeyboardInterrupt (as Ctrl-C would) on its call ``k``."""
+    real = getattr(owner, name)
+    calls = []
+
+    def fn(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == k:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, fn)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])
+def test_a_stopped_sample_keeps_the_whole_traces_made_so_far(capsys, monkeypatch, tmp_path,
+                                                             suffix):
+    out = tmp_path / f"s{suffix}"
+    _interrupted_at(monkeypatch, traces_generate, "clean_trace", 8)
+    code, _, err = run(capsys, "sample", "--out", out, "--traces", "50", "-q")
+    kept = read_records(out)
+    assert code == 130
+    assert err.splitlines() == [
+        "tomkit sample: interrupted",
+        f"tomkit sample: kept {len(kept):,} complete records in {out}, a valid file that "
+        "ends where the run was stopped",
+        "tomkit sample: they are the first 7 of 50 traces, each whole (seed 1)"]
+    assert sorted({r["trace"] for r in kept}) == [f"t{i}" for i in range(7)]
+    code, out_text, _ = run(capsys, "check", out)
+    assert code == 0 and "verdict: holds" in out_text
+
+
+def test_a_sample_stopped_before_its_first_trace_leaves_no_file_and_says_so(
+        capsys, monkeypatch, tmp_path):
+    out = tmp_path / "s.jsonl"
+    _interrupted_at(monkeypatch, traces_generate, "clean_trace", 1)
+    code, _, err = run(capsys, "sample", "--out", out, "--traces", "5", "-q")
+    assert code == 130 and not out.exists()
+    assert err.splitlines()[1] == (f"tomkit sample: removed {out}: stopped before any "
+                                   "record was written")
+
+
+def test_a_simulation_stopped_says_nothing_was_written(capsys, monkeypatch, tmp_path):
+    from tomkit.cli import simulate as cli_simulate
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_simulate, "simulate", stopped)
+    out = tmp_path / "run.jsonl"
+    code, _, err = run(capsys, "simulate", "--out", out, "--messages", "10", "--seed", "4")
+    assert code == 130 and not out.exists()
+    assert err.splitlines() == [
+        "tomkit simulate: interrupted",
+        f"tomkit simulate: nothing written to {out}: stopped while simulating, before the "
+        "trace is written (seed 4)"]
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_a_stopped_generate_says_its_folder_was_left_as_it_was(capsys, monkeypatch, tmp_path,
+                                                               before):
+    from tomkit.cli import generate as cli_generate
+
+    out = tmp_path / "data"
+    if before:  # a data set of an earlier run
+        out.mkdir()
+        (out / "_generate.json").write_text("{}")
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_generate, "write_bulk", stopped)
+    code, _, err = run(capsys, "generate", "--protocol", "synthetic", "--traces", "10",
+                       "--out", out, "-q")
+    assert code == 130 and os.path.exists(out) == before
+    assert err.splitlines()[1] == (
+        f"tomkit generate: {out} {'left as it was' if before else 'not made'}: a data set "
+        "replaces it only once complete (the part made so far was removed)")
