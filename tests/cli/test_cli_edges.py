@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from cli_run import run
+from cli_run import one_line, run
 
 from tomkit.traces import generate as traces_generate
 from tomkit.traces.reader import read_records
@@ -92,3 +92,45 @@ def test_a_stopped_generate_says_its_folder_was_left_as_it_was(capsys, monkeypat
     assert err.splitlines()[1] == (
         f"tomkit generate: {out} {'left as it was' if before else 'not made'}: a data set "
         "replaces it only once complete (the part made so far was removed)")
+
+
+# ---- tomkit sample: numbers the machine cannot hold, a seed numpy refuses ---------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["--traces", "99999999999999999999999"], "--traces 99999999999999999999999: at least "),
+    (["--processes", "100000000", "--messages", "100000"],
+     "--processes 100000000 --messages 100000: a trace is made whole in memory, at least "),
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--fault", "swapp"], "did you mean 'swap'?"),
+])
+def test_sample_refuses_what_cannot_be_made_before_writing(capsys, tmp_path, argv, said):
+    out = tmp_path / "s.jsonl"
+    code, _, err = run(capsys, "sample", "--out", out, *argv)
+    assert code == 2 and said in one_line(err, "tomkit sample: ") and not out.exists()
+
+
+def test_sample_refuses_a_folder_for_out(capsys, tmp_path):
+    folder = tmp_path / "runs.jsonl"
+    folder.mkdir()
+    code, _, err = run(capsys, "sample", "--out", folder)
+    assert code == 2 and not os.listdir(folder)
+    assert one_line(err, "tomkit sample: ") == (f"tomkit sample: --out {folder}: a folder; "
+                                                "give a file name")
+
+
+def test_the_disk_bound_is_a_lower_bound_of_what_sample_writes(capsys, tmp_path):
+    # what the bound assumes per record is at most what the default traces take
+    from argparse import Namespace
+
+    from tomkit.cli.sample import DISK_BYTES
+
+    for suffix, kind in ((".jsonl", "jsonl"), (".jsonl.gz", "compressed"),
+                         (".parquet", "compressed")):
+        out = tmp_path / f"s{suffix}"
+        assert run(capsys, "sample", "--out", out, "--traces", "40", "-q")[0] == 0
+        assert out.stat().st_size >= 40 * 12 * 5 * DISK_BYTES[kind], suffix
+    from tomkit.cli.sample import beyond_machine
+
+    args = Namespace(out=str(tmp_path / "s.jsonl"), traces=1000, processes=4, messages=12)
+    assert beyond_machine(args, "jsonl", free=10**9) is None
+    assert "its disk has 977 KB free" in beyond_machine(args, "jsonl", free=10**6)

@@ -24,6 +24,7 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
+from tomkit.cli.sizes import RECORD_BYTES, show_bytes
 from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at, parse_renegotiation
 from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
@@ -226,9 +227,6 @@ def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
     return topology, load
 
 
-#: bytes a record takes in memory at the least (a dict of its six fields, measured 272;
-#: a simulated record with its extra fields takes about 620: docs/sim-speed.md)
-RECORD_BYTES = 200
 #: bytes the simulator's per-pair tables take at the least (three n x n lists of
 #: references: delays, last arrivals, the other processes)
 PAIR_BYTES = 24
@@ -248,17 +246,9 @@ def beyond_memory(n: int, messages: int, *, crashes: bool = False,
     if need <= memory:
         return None
     return (f"--n {n} --messages {messages}: the simulator keeps its whole trace in memory, "
-            f"at least {records:,} records and {n}x{n} link tables, about {_bytes(need)}, "
-            f"and this machine has {_bytes(memory)}; simulate fewer (tomkit generate "
+            f"at least {records:,} records and {n}x{n} link tables, about {show_bytes(need)}, "
+            f"and this machine has {show_bytes(memory)}; simulate fewer (tomkit generate "
             "writes a data set of many runs)")
-
-
-def _bytes(b: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if b < 1024 or unit == "PB":
-            return f"{b:,.0f} {unit}"
-        b /= 1024
-    return f"{b:,.0f} PB"
 
 
 def prepare_process(args: argparse.Namespace) -> None:
