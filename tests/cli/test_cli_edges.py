@@ -134,3 +134,47 @@ def test_the_disk_bound_is_a_lower_bound_of_what_sample_writes(capsys, tmp_path)
     args = Namespace(out=str(tmp_path / "s.jsonl"), traces=1000, processes=4, messages=12)
     assert beyond_machine(args, "jsonl", free=10**9) is None
     assert "its disk has 977 KB free" in beyond_machine(args, "jsonl", free=10**6)
+
+
+# ---- simulate: numbers by their flags, before the seed line; none that never ends -------
+
+@pytest.mark.parametrize("argv, said", [
+    (["--mean-delay", "inf"], "--mean-delay must be a positive, finite number, got inf"),
+    (["--rate", "inf"], "--rate must be a positive, finite number, got inf"),
+    (["--rate", "0"], "--rate must be a positive, finite number, got 0.0"),
+    (["--gamma-cv2", "nan"], "--gamma-cv2 must be a positive, finite number, got nan"),
+    (["--jitter", "-1"], "--jitter must be a non-negative, finite number, got -1.0"),
+    (["--n", "1"], "--n must be at least 2 processes, got 1"),
+])
+def test_simulate_says_a_bad_number_by_its_flag_before_anything(capsys, tmp_path, argv, said):
+    # an infinite mean delay ran for ever; the others were said after "seed 1" on
+    # stdout, by the model's names (rate, mean delay, jitter)
+    code, out, err = run(capsys, "simulate", "--out", tmp_path / "r.jsonl", *argv)
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit simulate: ") == f"tomkit simulate: {said}"
+
+
+@pytest.mark.parametrize("kw", [{"rate": float("inf")}, {"rate": 0}])
+def test_the_api_refuses_an_infinite_rate_too(kw):
+    import tomkit
+
+    with pytest.raises(ValueError, match="rate must be a positive, finite number"):
+        tomkit.simulate("toto", n=3, messages=5, **kw)
+
+
+def test_an_infinite_mean_delay_is_refused_where_delays_are_made():
+    from tomkit.model.net.links import Delay
+
+    with pytest.raises(ValueError, match="mean delay must be a positive, finite number"):
+        Delay("exponential", float("inf"))
+
+
+def test_fuzz_takes_runs_for_examples(capsys):
+    # "--runs" was "no option --runs", with no closest spelling; the docs say runs
+    from tomkit.cli import build_parser
+
+    args = build_parser("fuzz").parse_args(["fuzz", "toto", "--runs", "7"])
+    assert args.examples == 7
+    code, _, err = run(capsys, "fuzz", "toto", "--runs", "0")
+    assert code == 2
+    assert one_line(err, "tomkit fuzz: ") == "tomkit fuzz: --examples must be at least 1, got 0"

@@ -283,6 +283,16 @@ def run(args: argparse.Namespace) -> int:
         if args.messages < 1:
             raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
                              "without messages has no trace to write")
+        # said by their flags, before the seed line (the model names its fields)
+        if args.n < 2:
+            raise ValueError(f"--n must be at least 2 processes, got {args.n}")
+        for flag, value, kind in (("--rate", args.rate, "positive"),
+                                  ("--mean-delay", args.mean_delay, "positive"),
+                                  ("--gamma-cv2", args.gamma_cv2, "positive"),
+                                  ("--jitter", args.jitter, "non-negative")):
+            if not (math.isfinite(value) and (value > 0 or kind != "positive")
+                    and value >= 0):
+                raise ValueError(f"{flag} must be a {kind}, finite number, got {value}")
         cfg = config_from_args(args)
         too_big = beyond_memory(cfg.n, cfg.messages, crashes=bool(
             cfg.crashes or cfg.leaves or cfg.partitions))
