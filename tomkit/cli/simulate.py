@@ -233,19 +233,21 @@ PAIR_BYTES = 24
 
 
 def beyond_memory(n: int, messages: int, *, crashes: bool = False,
-                  memory: int | None = None) -> str | None:
+                  memory: int | None = None, given: str | None = None) -> str | None:
     """Why a run of ``n`` processes and ``messages`` cannot fit in this machine's memory
     (``memory`` bytes; default: all of it), from lower bounds: the simulator keeps the
     whole trace in memory until it writes it, at least a send and, without crashes, n
     deliveries per message; and its per-pair tables. None when it may fit (it may still
-    be slow). A huge number is a typo far more often than a wish."""
+    be slow). A huge number is a typo far more often than a wish. ``given`` names the
+    settings as the caller took them (default: the command's flags)."""
     if memory is None:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     records = messages * (1 if crashes else n + 1)
     need = records * RECORD_BYTES + PAIR_BYTES * n * n
     if need <= memory:
         return None
-    return (f"--n {n} --messages {messages}: the simulator keeps its whole trace in memory, "
+    given = given or f"--n {n} --messages {messages}"
+    return (f"{given}: the simulator keeps its whole trace in memory, "
             f"at least {records:,} records and {n}x{n} link tables, about {show_bytes(need)}, "
             f"and this machine has {show_bytes(memory)}; simulate fewer (tomkit generate "
             "writes a data set of many runs)")
