@@ -139,6 +139,8 @@ class RetiredSequence(CheckpointedFile):
         self.wpath = _mkfile(directory, "witness")
         self.ipath = _mkfile(directory, "ids")
         self.id_bytes = 0
+        #: (start, end) of the positions whose ids were not kept (their rows read as "")
+        self.lost: list[tuple[int, int]] = []
         #: member liveness's send clocks, by name: a file each, made when first needed
         self.cpaths: dict[str, str] = {}
         #: per process name, its delivery lines
@@ -168,11 +170,28 @@ class RetiredSequence(CheckpointedFile):
             self.id_bytes += int(offs[-1] - offs[0])
         else:
             wit["idend"] = self.id_bytes
+            self.lost.append((self.rows, self.rows + n))
         at = self.rows
         self.rows += n
+        if sends is not None:  # in memory, then one write (a memory map costs a flush)
+            wit["sender"], wit["sidx"] = sends.sender, sends.sidx
+            wit["sloc"] = self._packed(sends)
         _write(self.wpath, at * _WITNESS.itemsize, wit.tobytes())
-        if sends is not None:
-            self.fill(np.arange(at, at + n), sends)
+        if sends is None:
+            return
+        for c, t in sends.clocks.items():
+            t = np.asarray(t, "<f8")
+            if c not in self.cpaths:
+                if np.isnan(t).all():
+                    continue
+                self.cpaths[c] = _mkfile(self.directory, c)
+            self._grow_clock(c, at)
+            _write(self.cpaths[c], at * 8, t.tobytes())
+
+    def _packed(self, sends: Sends) -> np.ndarray:
+        line = np.asarray(sends.line, np.int64)
+        src = np.asarray(sends.source, np.int64)
+        return np.where(line >= 0, (src << _SHIFT) | (line & _LINE_MASK), -1)
 
     def fill(self, pos: np.ndarray, sends: Sends) -> None:
         """The sends of retired positions ``pos`` (each below ``rows``)."""
@@ -182,9 +201,7 @@ class RetiredSequence(CheckpointedFile):
         try:
             mm["sender"][pos] = sends.sender
             mm["sidx"][pos] = sends.sidx
-            line = np.asarray(sends.line, np.int64)
-            src = np.asarray(sends.source, np.int64)
-            mm["sloc"][pos] = np.where(line >= 0, (src << _SHIFT) | (line & _LINE_MASK), -1)
+            mm["sloc"][pos] = self._packed(sends)
             mm.flush()
         finally:
             del mm
@@ -202,12 +219,13 @@ class RetiredSequence(CheckpointedFile):
             finally:
                 del cm
 
-    def _grow_clock(self, c: str) -> None:
-        """Pad clock ``c``'s file with absent values (NaN) up to ``rows``."""
+    def _grow_clock(self, c: str, upto: int | None = None) -> None:
+        """Pad clock ``c``'s file with absent values (NaN) up to ``upto`` rows (None:
+        ``rows``)."""
+        upto = self.rows if upto is None else upto
         have = os.path.getsize(self.cpaths[c]) // 8
-        if have < self.rows:
-            _write(self.cpaths[c], have * 8,
-                   np.full(self.rows - have, np.nan, "<f8").tobytes())
+        if have < upto:
+            _write(self.cpaths[c], have * 8, np.full(upto - have, np.nan, "<f8").tobytes())
 
     def deliveries(self, process: str, lines: np.ndarray, source: str, fmt: str) -> None:
         """``process``'s next deliveries that left memory, in its delivery order."""
@@ -253,6 +271,8 @@ class RetiredSequence(CheckpointedFile):
         kept)."""
         if hi <= lo:
             return pa.array([], pa.large_string())
+        if any(a < hi and lo < b for a, b in self.lost):
+            return None
         ends = self.witness(max(lo - 1, 0), hi)["idend"].astype(np.int64)
         start = int(ends[0]) if lo else 0
         ends = ends[1:] if lo else ends
