@@ -150,7 +150,7 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
 
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
-          no_witness: bool = False) -> None:
+          no_witness: bool = False, liveness: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -214,10 +214,10 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
                 out["buffer_mb"] = max(out["buffer_mb"], size)
 
         canon.TraceState.feed = feed_and_weigh
-        props = plan(Options()).properties
+        props = plan(Options(), liveness=liveness).properties
         run = _Run(props, Options(), False)
         report = check_stream([path], props, Options(), run=run)
-        out |= {"exit": report.exit_code(), "modes": dict(run.modes),
+        out |= {"exit": report.exit_code(), "modes": dict(run.modes), "whole": len(run.whole),
                "events": sum(o.events for o in report.outcomes),
                "held": run.peak_held, "window": run.peak_window,
                "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
@@ -233,7 +233,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
             label: str = "", no_lag: bool = False, no_cut: bool = False,
-            no_wait: bool = False, no_witness: bool = False) -> dict:
+            no_wait: bool = False, no_witness: bool = False,
+            liveness: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if no_lag:
         cmd += ["--no-lag"]
@@ -243,6 +244,8 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
         cmd += ["--no-wait"]
     if no_witness:
         cmd += ["--no-witness"]
+    if liveness:
+        cmd += ["--liveness"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -388,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-witness", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--liveness", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
@@ -397,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut, args.no_wait, args.no_witness)
+              args.no_cut, args.no_wait, args.no_witness, args.liveness)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0

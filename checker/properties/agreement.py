@@ -184,7 +184,9 @@ def stream_agreement(clean: Clean, options: Options) -> Result | None:
     prefix of each view's range of one sequence, so p's deliveries in view v reach a
     correct q that owes v exactly when q delivered as many in v; the first violation in
     check_agreement's order (p, then p's deliveries, then q) is p's delivery at q's count
-    in the first such view. None: its witness is no longer held (the whole trace)."""
+    in the first such view; that delivery is held, or retired and read back from disk
+    (checker/stream/retired.py: its id, p's line by its delivery number). None: its
+    witness is not kept (the whole trace)."""
     led = clean.ledger
     if led is None:
         return None
