@@ -172,6 +172,9 @@ class TraceState:
     #: positions retired (viewheld.py; None: not such a trace); a class default too, so a
     #: state pickled by tomkit watch before it existed reads as None
     vprefix: ViewPrefix | None = None
+    #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
+    #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
+    witnesses: bool = True
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -696,7 +699,7 @@ class TraceState:
             if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
                 return False
             self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
-            if self.past is not None:  # its witness, at its retired position
+            if self.past is not None and self.witnesses:  # its witness, where it retired
                 r = rows[wait]
                 self.past.fill(at + self.vpos, Sends(
                     ps[wait], sidx[wait], piece.lines[r].astype(np.int64),
@@ -788,7 +791,7 @@ class TraceState:
         deliveries, judged already): a trace that lagged goes whole if it breaks, so
         they are never read again."""
         piece, codes = self.buffer[-1]
-        if self.past is not None:  # the lagging deliveries' lines, for the witnesses
+        if self.past is not None and self.witnesses:  # the lagging deliveries' lines
             self._retire_deliveries(piece, codes == -2)
         keep = np.flatnonzero(codes != -2)
         if not len(keep):
@@ -964,7 +967,7 @@ class TraceState:
         self.retired.add(self.h1[gone])
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
-        ids, sends = self._retire_witnesses(gone)
+        ids, sends = self._retire_witnesses(gone) if self.witnesses else (None, None)
         self.past.append(self.h1[gone], self.h2[gone],
                          {c: self.t_send[c][gone] for c in self.clocks}, ids, sends)
         for c in self.clocks:
