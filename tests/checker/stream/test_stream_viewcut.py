@@ -93,8 +93,8 @@ def test_planted_view_faults_early(fault, tiny, longer, monkeypatch, tmp_path):
 
 def test_an_early_swap_in_both_scopes_layouts_and_windows(tiny, longer, cut, monkeypatch,
                                                         tmp_path):
-    """The swap again: in the correct-process scope, grouped by process, and with a window that retires nothing before the break (cut without a
-    retired prefix)."""
+    """The swap again: in the correct-process scope, grouped by process, and with a
+    window that retires nothing before the break (cut without a retired prefix)."""
     recs = broken.plant("swap", 0.1)
     path, grouped = tmp_path / "i.jsonl", tmp_path / "g.jsonl"
     write_records(path, recs)
