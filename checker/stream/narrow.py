@@ -285,6 +285,7 @@ class Cut:
         self.m1, self.m2 = m1, m2
         self.procs = Procs()
         self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
+        self.tail.witnesses = False  # its clean verdicts are never asked
         for run in state.retired.runs:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
