@@ -91,6 +91,10 @@ def case(name: str) -> tuple[list[dict], set[str], bool]:
     if name == "grouped, every process sends, a sender stops short":
         return rounds(24, p4, p4, {"p2": 9}), \
             {"agreement", "validity", "liveness", "member-liveness"}, True
+    if name == "grouped, the first deliverer crashed, one process stops short":
+        # the correct scope's witness and liveness's cite p1, whose deliveries lagged
+        return rounds(24, p4, ["p0"], {"p3": 7}) + [rec("p0", "crash", 25.0)], \
+            {"agreement", "liveness"}, True
     if name == "grouped, every process delivers everything":
         return rounds(24, p4, p4), set(), False
     if name == "a leaver, without views":
@@ -136,6 +140,7 @@ def case(name: str) -> tuple[list[dict], set[str], bool]:
 
 CASES = ["grouped, one process stops short",
          "grouped, every process sends, a sender stops short",
+         "grouped, the first deliverer crashed, one process stops short",
          "grouped, every process delivers everything",
          "a leaver, without views",
          "a member stalled in an early view",
