@@ -292,3 +292,47 @@ def test_hypothesis_runs_behind_the_retired_prefix(tmp_path_factory, records, tr
         agree_end(path)
     finally:
         canon.TRIM_AT, driver.READ_ROWS = saved
+
+
+def test_the_retired_witnesses_read_back_and_cut_back_at_a_restart(tmp_path):
+    """Ids, sends (filled later too), clocks and each process's delivery lines read back
+    by position and delivery number; a checkpoint (pickle) cuts every file back, and
+    what is written after it is written again."""
+    import pickle
+
+    import numpy as np
+    import pyarrow as pa
+
+    from tomkit.checker.stream.retired import Sends
+
+    seq = RetiredSequence([], str(tmp_path))
+    h = np.arange(4, dtype=np.uint64)
+
+    def sends(first: int, n: int, t: float | None) -> Sends:
+        return Sends(np.full(n, 1), np.arange(first, first + n), np.arange(10, 10 + n),
+                     np.full(n, seq.source("a.jsonl", "jsonl")),
+                     {"time": np.full(n, np.nan if t is None else t),
+                      "real_time": np.full(n, np.nan), "slot": np.full(n, np.nan)})
+
+    seq.append(h, h, {}, pa.array(["m0", "m1", "longer-id", ""]), sends(0, 4, None))
+    seq.deliveries("p", np.array([3, 4, 5]), "a.jsonl", "jsonl")
+    saved = pickle.dumps(seq)  # tomkit watch's checkpoint
+    seq.append(h + 4, h + 4, {}, pa.array(["x4", "x5", "x6", "x7"]), sends(4, 4, 7.5))
+    seq.deliveries("p", np.array([6, 7]), "b.parquet", "parquet")
+    assert seq.ids(2, 6).to_pylist() == ["longer-id", "", "x4", "x5"]
+    assert seq.send_at(5)[:2] == (1, 5) and seq.send_at(5)[2].line == 11
+    assert seq.send_clocks(np.array([1, 6]))["time"].tolist()[1] == 7.5
+    assert str(seq.delivery("p", 4)) == "b.parquet: row 7"
+    assert seq.delivery("p", 5) is None and seq.delivery("q", 0) is None
+    back = pickle.loads(saved)
+    assert back.rows == 4 and back.ids(0, 4).to_pylist() == ["m0", "m1", "longer-id", ""]
+    assert back.delivery("p", 3) is None and str(back.delivery("p", 2)) == "a.jsonl:5"
+    back.append(h + 8, h + 8, {}, pa.array(["y4", "y5", "y6", "y7"]), sends(4, 4, None))
+    assert back.ids(3, 8).to_pylist() == ["", "y4", "y5", "y6", "y7"]
+    back.fill(np.array([6]), sends(9, 1, 2.0))  # a send that came after it retired
+    assert back.send_at(6)[1] == 9 and back.send_clocks(np.array([6]))["time"][0] == 2.0
+    back.append(h, h, {})  # not kept: its ids read as not kept, not as ""
+    assert back.ids(8, 12) is None and back.id_at(7) == "y7"
+    back.close()
+    seq.close()
+    assert not list(tmp_path.iterdir())
