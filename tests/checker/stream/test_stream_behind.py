@@ -336,3 +336,41 @@ def test_the_retired_witnesses_read_back_and_cut_back_at_a_restart(tmp_path):
     back.close()
     seq.close()
     assert not list(tmp_path.iterdir())
+
+
+def test_a_checkpoint_from_before_the_witnesses_goes_whole_where_they_are_missing(
+        monkeypatch, tmp_path):
+    """A tomkit watch state pickled before the retired witnesses existed (no send
+    indexes, no witness files) reads on: the positions retired before it keep no
+    witness, so a violation there goes whole, with the whole-trace checker's report."""
+    import os
+    import pickle
+
+    monkeypatch.setattr(canon, "TRIM_AT", 2)
+    monkeypatch.setattr(driver, "READ_ROWS", 8)
+    recs, _, _ = case("grouped, one process stops short")
+    path = tmp_path / "t.jsonl"
+    write_records(path, by_process(recs))
+    feed = _Run.feed
+    done = []
+
+    def old_state(self, tid, part):
+        feed(self, tid, part)
+        st = self.states[tid]
+        if done or st.past is None or st.past.rows < 20:
+            return
+        done.append(tid)
+        del st.__dict__["sidx"]
+        past = st.past
+        for p in [past.wpath, past.ipath, *(x.path for x in past.lines.values()),
+                  *past.cpaths.values()]:
+            os.unlink(p)
+        for k in ("wpath", "ipath", "id_bytes", "cpaths", "lines", "sources", "lost",
+                  "directory"):
+            del past.__dict__[k]
+        self.states[tid] = pickle.loads(pickle.dumps(st))
+
+    monkeypatch.setattr(_Run, "feed", old_state)
+    run = _Run(END[:1], Options(), False)
+    agree([path], END[:1], run=run)
+    assert done and set(run.whole) == {"t"}
