@@ -137,7 +137,8 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
 
 def make_behind(path: Path, grouped: Path, processes: int) -> None:
     """The grouped trace of ``make_grouped`` with its last process's deliveries cut after
-    the first half: that process stops behind the retired prefix."""
+    the first half: that process stops behind the retired prefix. Read a row group at a
+    time (a child's peak memory counts its parent's: ru_maxrss survives exec)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -147,14 +148,18 @@ def make_behind(path: Path, grouped: Path, processes: int) -> None:
 
     if path.exists():
         return
-    t = pq.read_table(grouped)
-    last = np.flatnonzero(np.asarray(pc.equal(t.column("process"), f"p{processes - 1}")))
-    keep = np.setdiff1d(np.arange(t.num_rows), last[len(last) // 2:])
-    t = t.take(pa.array(keep))
+    last = f"p{processes - 1}"
+    f = pq.ParquetFile(grouped)
+    total = sum(int(pc.sum(pc.equal(b.column("process"), last)).as_py() or 0)
+                for b in f.iter_batches(columns=["process"]))
+    seen = 0
     tmp = path.with_name("tmp-" + path.name)
     with TraceWriter(tmp) as w:
-        for lo in range(0, t.num_rows, 100_000):  # row groups as make_grouped writes them
-            w.write_table(t.slice(lo, 100_000))
+        for b in f.iter_batches(batch_size=100_000):
+            mine = np.asarray(pc.equal(b.column("process"), last))
+            nth = seen + np.cumsum(mine) - 1  # the last process's row number
+            seen += int(mine.sum())
+            w.write_table(pa.Table.from_batches([b.filter(pa.array(~mine | (nth < total // 2)))]))
     tmp.rename(path)
 
 
