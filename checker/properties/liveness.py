@@ -77,6 +77,9 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 
     correct = sorted(correct_processes(trace))
     delivered = {p: set(trace.delivery_index[p]) for p in trace.processes}
+    # each sender's events by identity -> their index, made once per sender: a scan of
+    # its events per message made this check quadratic on long traces
+    at: dict[str, dict[int, int]] = {}
     for m in sorted(trace.messages):
         sent = trace.sends.get(m)
         by_correct = [p for p in correct if m in delivered[p]]
@@ -84,7 +87,9 @@ def check(trace: Trace, options: Options = Options()) -> Result:
             continue
         if sent and sent[1].process in correct:
             s = sent[1].process
-            k = next(i for i, e in enumerate(trace.events[s]) if e is sent[1])
+            if s not in at:
+                at[s] = {id(e): i for i, e in enumerate(trace.events[s])}
+            k = at[s][id(sent[1])]
             cause, view = W.send(trace, m), trace.views_at[s][k]
         else:
             d = by_correct[0]
