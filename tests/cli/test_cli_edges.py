@@ -178,3 +178,31 @@ def test_fuzz_takes_runs_for_examples(capsys):
     code, _, err = run(capsys, "fuzz", "toto", "--runs", "0")
     assert code == 2
     assert one_line(err, "tomkit fuzz: ") == "tomkit fuzz: --examples must be at least 1, got 0"
+
+
+# ---- the words before the subcommand ----------------------------------------------------
+
+def test_options_before_the_subcommand_are_said_with_the_line_meant(capsys):
+    # argparse took the option's value for the subcommand: "invalid choice: '1'"
+    code, _, err = run(capsys, "--seed", "1", "simulate", "--out", "a.jsonl")
+    assert code == 2 and one_line(err, "tomkit: ") == (
+        "tomkit: options go after the subcommand: tomkit simulate --seed 1 --out a.jsonl "
+        "(tomkit --help gives the usage)")
+
+
+def test_a_file_where_the_subcommand_goes_is_pointed_to_check(capsys, tmp_path):
+    trace = tmp_path / "run.jsonl"
+    trace.write_text("")
+    code, _, err = run(capsys, trace, "--liveness")
+    assert code == 2 and one_line(err, "tomkit: ") == (
+        f"tomkit: '{trace}' is a file, not a subcommand; to check it: tomkit check {trace} "
+        "--liveness (tomkit --help gives the usage)")
+
+
+def test_help_as_a_word_gives_the_help_asked_for(capsys):
+    code, out, _ = run(capsys, "help", "check")
+    assert code == 0 and out.startswith("usage: tomkit check ")
+    code, out, _ = run(capsys, "help")
+    assert code == 0 and out.startswith("usage: tomkit ")
+    code, _, err = run(capsys, "help", "chek")
+    assert code == 2 and "did you mean 'check'?" in one_line(err, "tomkit: ")
