@@ -149,7 +149,8 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
 
 
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
-          no_lag: bool = False, no_cut: bool = False, no_wait: bool = False) -> None:
+          no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
+          no_witness: bool = False, liveness: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -182,6 +183,19 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             driver.follow = lambda st: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
+        if no_witness:  # as before the retired witnesses: hashes (and latency) only
+            canon.TraceState._retire_witnesses = lambda self, gone: (None, None)
+            canon.TraceState._retire_deliveries = lambda *a, **k: None
+        close = canon.TraceState.close
+        out["retired_mb"] = 0.0
+
+        def close_and_weigh(self):  # the retired sequence's files on disk
+            if self.past is not None:
+                out["retired_mb"] = max(out["retired_mb"], self.past.disk() / 2 ** 20)
+                out["retired_rows"] = max(out.get("retired_rows", 0), self.past.rows)
+            close(self)
+
+        canon.TraceState.close = close_and_weigh
         exact = driver.check_held
 
         def before_checks(*a, **k):  # the peak while the trace was read
@@ -200,10 +214,10 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
                 out["buffer_mb"] = max(out["buffer_mb"], size)
 
         canon.TraceState.feed = feed_and_weigh
-        props = plan(Options()).properties
+        props = plan(Options(), liveness=liveness).properties
         run = _Run(props, Options(), False)
         report = check_stream([path], props, Options(), run=run)
-        out |= {"exit": report.exit_code(), "modes": dict(run.modes),
+        out |= {"exit": report.exit_code(), "modes": dict(run.modes), "whole": len(run.whole),
                "events": sum(o.events for o in report.outcomes),
                "held": run.peak_held, "window": run.peak_window,
                "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
@@ -219,7 +233,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
             label: str = "", no_lag: bool = False, no_cut: bool = False,
-            no_wait: bool = False) -> dict:
+            no_wait: bool = False, no_witness: bool = False,
+            liveness: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if no_lag:
         cmd += ["--no-lag"]
@@ -227,6 +242,10 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
         cmd += ["--no-cut"]
     if no_wait:
         cmd += ["--no-wait"]
+    if no_witness:
+        cmd += ["--no-witness"]
+    if liveness:
+        cmd += ["--liveness"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -236,8 +255,9 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
     label = f"{kind} {path.name}{label}"
     read = f" (reading: {fig['read_mb']:.0f} MB; held in memory {fig['buffer_mb']:.0f} " \
         "MB)" if "read_mb" in fig else ""
+    disk = f" (retired on disk: {fig['retired_mb']:.0f} MB)" if fig.get("retired_mb") else ""
     print(f"  {label:<44} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
-          f"{fig['rss_mb']:7.0f} MB{read}", flush=True)
+          f"{fig['rss_mb']:7.0f} MB{read}{disk}", flush=True)
     return fig
 
 
@@ -370,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-witness", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--liveness", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
@@ -379,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut, args.no_wait)
+              args.no_cut, args.no_wait, args.no_witness, args.liveness)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
