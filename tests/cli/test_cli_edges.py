@@ -206,3 +206,30 @@ def test_help_as_a_word_gives_the_help_asked_for(capsys):
     assert code == 0 and out.startswith("usage: tomkit ")
     code, _, err = run(capsys, "help", "chek")
     assert code == 2 and "did you mean 'check'?" in one_line(err, "tomkit: ")
+
+
+# ---- generate: numbers the machine cannot serve ------------------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["--traces", "99999999999999999999"], "--traces 99999999999999999999: at least "),
+    (["--traces", "10", "--workers", "100000"], "--workers must be from 1 to "),
+    (["--traces", "10", "--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--traces", "10", "--protocol", "totto"], "did you mean 'toto'?"),
+])
+def test_generate_refuses_what_cannot_be_served_before_any_work(capsys, tmp_path, argv, said):
+    # numpy's "Maximum allowed dimension exceeded"; 100,000 workers forked until the
+    # machine refused; numpy's "expected non-negative integer"; no closest protocol
+    out = tmp_path / "data"
+    code, _, err = run(capsys, "generate", "--out", out, *argv)
+    assert code == 2 and said in one_line(err, "tomkit generate: ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_generate_disk_bound_is_below_what_a_data_set_takes(tmp_path):
+    from argparse import Namespace
+
+    from tomkit.cli.generate import TRACE_BYTES, bad_numbers
+
+    args = Namespace(out=str(tmp_path / "d"), traces=1000, faulty=0.0, seed=1, workers=None)
+    assert bad_numbers(args, free=1000 * TRACE_BYTES) is None
+    assert "ask for fewer" in bad_numbers(args, free=1000 * TRACE_BYTES - 1)
