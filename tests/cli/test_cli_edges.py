@@ -233,3 +233,19 @@ def test_generate_disk_bound_is_below_what_a_data_set_takes(tmp_path):
     args = Namespace(out=str(tmp_path / "d"), traces=1000, faulty=0.0, seed=1, workers=None)
     assert bad_numbers(args, free=1000 * TRACE_BYTES) is None
     assert "ask for fewer" in bad_numbers(args, free=1000 * TRACE_BYTES - 1)
+
+
+def test_a_node_that_breaks_the_protocol_gets_one_line_and_no_asyncio_traceback(tmp_path):
+    # /bin/cat answers init with the init itself (src is the client's id): the run's one
+    # line was followed by asyncio's "_GatheringFuture exception was never retrieved"
+    # and a traceback of the cancelled starts
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tomkit", "run", "-w", "echo", "--bin",
+                           "/bin/cat", "--node-count", "2", "--time-limit", "1", "--out",
+                           str(tmp_path / "run"), "--seed", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
+    assert "not the node's own id" in proc.stderr  # n0's or n1's, whichever is first
