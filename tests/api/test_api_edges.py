@@ -92,3 +92,17 @@ def test_write_makes_the_folder_as_the_commands_do(tmp_path, trace):
     assert read_records(path) == read_records(trace)
     with pytest.raises(ValueError, match="cannot make the folder"):
         tomkit.write(trace / "x.jsonl", read_records(trace))
+
+
+def test_every_report_of_the_api_has_to_dict_and_exit_code(trace):
+    # check's and conform's reports had exit_code(), prove's outcome had not
+    run = tomkit.simulate("toto", n=3, messages=10, seed=1)
+    reports = [tomkit.check(trace), tomkit.conform(run.records, "toto"),
+               tomkit.prove("toto", n=3, delta=2, props=["agreement"])]
+    for report in reports:
+        assert isinstance(report.to_dict(), dict)
+        assert report.exit_code() == 0
+    from tomkit.fuzz.prove.delivery.prove import Outcome
+
+    assert [Outcome(3, 2, status, "z3", 0.0, 3).exit_code()
+            for status in ("proved", "counterexample", "unknown")] == [0, 1, 3]
