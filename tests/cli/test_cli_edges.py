@@ -249,3 +249,23 @@ def test_a_node_that_breaks_the_protocol_gets_one_line_and_no_asyncio_traceback(
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
     assert "not the node's own id" in proc.stderr  # n0's or n1's, whichever is first
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_importing_a_trace_as_a_jepsen_history_points_to_check(capsys, tmp_path, suffix):
+    # "s.jsonl:1: field 'type': operation without type"; a Parquet file "not EDN"
+    trace = tmp_path / f"s{suffix}"
+    assert run(capsys, "sample", "--out", trace, "-q")[0] == 0
+    code, _, err = run(capsys, "import", "--format", "jepsen", trace, "--out",
+                       tmp_path / "y.jsonl")
+    assert code == 2 and one_line(err, "tomkit import: ") == (
+        f"tomkit import: {trace} is a tomkit trace already (its first record has trace, "
+        f"process and kind), not a Jepsen history: check it with tomkit check {trace}")
+
+
+def test_a_bad_jepsen_history_is_still_said_as_before(capsys, tmp_path):
+    history = tmp_path / "h.json"
+    history.write_text('{"type":\n')
+    code, _, err = run(capsys, "import", "--format", "jepsen", history, "--out",
+                       tmp_path / "y.jsonl")
+    assert code == 2 and "not JSON" in one_line(err, "tomkit import: bad input: ")
