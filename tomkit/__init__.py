@@ -230,6 +230,8 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
             _typed(key, config[key], kind)
     # as tomkit simulate says it: numpy's own words name no setting, and a run without
     # messages has no trace (its statistics were nan)
+    if config.get("trace_id") == "":  # every record would be refused by the writers
+        raise ValueError("trace_id must not be empty")
     if config.get("seed", 0) < 0:
         raise ValueError(f"seed must be >= 0, got {config['seed']}")
     if config.get("messages", 1) < 1:

@@ -269,3 +269,30 @@ def test_a_bad_jepsen_history_is_still_said_as_before(capsys, tmp_path):
     code, _, err = run(capsys, "import", "--format", "jepsen", history, "--out",
                        tmp_path / "y.jsonl")
     assert code == 2 and "not JSON" in one_line(err, "tomkit import: bad input: ")
+
+
+# ---- empty names (an unset shell variable) ----------------------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["simulate", "--out", "", "--messages", "5"],
+     "tomkit simulate: --out is an empty name; give a file name"),
+    (["simulate", "--out", "T", "--trace-id", "", "--messages", "5"],
+     "tomkit simulate: --trace-id must not be empty"),
+    (["sample", "--out", ""], "tomkit sample: --out is an empty name; give a file name"),
+    (["check", ""], "tomkit check: an empty file name (''); give a file or folder"),
+    (["conform", "", "--protocol", "toto"],
+     "tomkit conform: an empty file name (''); give a file or folder"),
+])
+def test_an_empty_name_is_said_as_one(capsys, tmp_path, argv, said):
+    # ": cannot tell the format", ": file not found"; an empty trace id was a
+    # TraceFormatError traceback after the simulation
+    argv = [str(tmp_path / "r.jsonl") if a == "T" else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "seed" not in out and one_line(err, "tomkit ") == said
+
+
+def test_the_api_refuses_an_empty_trace_id():
+    import tomkit
+
+    with pytest.raises(ValueError, match="trace_id must not be empty"):
+        tomkit.simulate("toto", n=3, messages=5, trace_id="")

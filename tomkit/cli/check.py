@@ -96,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.files:
         print("tomkit check: give at least one FILE", file=sys.stderr)
         return 2
+    if "" in args.files:  # an unset shell variable, say; not ": file not found"
+        print("tomkit check: an empty file name (''); give a file or folder",
+              file=sys.stderr)
+        return 2
     if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
         print("tomkit check: '-': standard input is not read; give a file, or follow a "
               "growing one with tomkit watch", file=sys.stderr)

@@ -47,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit conform: {e}", file=sys.stderr)
         return 2
+    if "" in args.files:  # an unset shell variable, say; not ": file not found"
+        print("tomkit conform: an empty file name (''); give a file or folder",
+              file=sys.stderr)
+        return 2
     records: list[dict] = []
     try:
         for path in trace_files(args.files):  # a folder: the trace files below it
