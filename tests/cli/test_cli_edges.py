@@ -5,6 +5,7 @@ silent deletion."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -296,3 +297,36 @@ def test_the_api_refuses_an_empty_trace_id():
 
     with pytest.raises(ValueError, match="trace_id must not be empty"):
         tomkit.simulate("toto", n=3, messages=5, trace_id="")
+
+
+# ---- a first file that is no trace: what it seems to be, and what to do -----------------
+
+RECS = [{"trace": "t", "process": "p", "kind": "send", "msg": "a"},
+        {"trace": "t", "process": "p", "kind": "deliver", "msg": "a"}]
+
+
+@pytest.mark.parametrize("name, content, said", [
+    ("run.json", json.dumps(RECS, indent=1),
+     "; it holds one JSON array, not JSON Lines (one record per line): jq -c '.[]' "),
+    ("run.json", "\ufeff" + json.dumps(RECS), "; it holds one JSON array"),
+    ("run.csv", "trace,process,kind,msg\nt,p,send,a\n",
+     "; it looks like CSV: tomkit import --mapping MAP.toml "),
+    ("run.parquet", "\n".join(map(json.dumps, RECS)) + "\n",
+     "not a parquet file; it reads as JSON Lines: name it .jsonl"),
+])
+@pytest.mark.parametrize("command", [["check"], ["conform", "--protocol", "toto"]])
+def test_a_file_of_another_kind_is_named_with_what_to_do(capsys, tmp_path, name, content,
+                                                         said, command):
+    # "invalid JSON at column 2: Expecting value"; "Parquet magic bytes not found"
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    code, _, err = run(capsys, command[0], path, *command[1:])
+    assert code == 2 and said in one_line(err, f"tomkit {command[0]}: bad input: ")
+
+
+def test_a_bad_record_of_a_trace_gets_no_guess(capsys, tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"process": "p", "kind": "send", "msg": "a"}\n')
+    code, _, err = run(capsys, "check", path)
+    assert code == 2 and one_line(err, "tomkit check: bad input: ").endswith(
+        "run.jsonl:1: field 'trace': missing required field")

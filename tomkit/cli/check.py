@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.checker.report import to_json, to_text
     from tomkit.traces.errors import TraceFormatError
 
+    from .sniff import explained
+
     if args.list_guarantees:
         try:
             profiles = builtin()
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                        pictures=pictures if args.draw or args.html else None,
                        stream=True if args.stream else None)
     except TraceFormatError as e:
-        print(f"tomkit check: bad input: {e}", file=sys.stderr)
+        print(f"tomkit check: bad input: {explained(e)}", file=sys.stderr)
         return 2
     except UsageError as e:
         print(f"tomkit check: {e}", file=sys.stderr)

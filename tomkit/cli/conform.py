@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.traces.errors import TraceFormatError
     from tomkit.traces.reader import read_records, trace_files
 
+    from .sniff import explained
+
     try:
         p = protocol(args.protocol)
         options = protocol_options(args, p)
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         for path in trace_files(args.files):  # a folder: the trace files below it
             records.extend(read_records(path))
     except TraceFormatError as e:
-        print(f"tomkit conform: bad input: {e}", file=sys.stderr)
+        print(f"tomkit conform: bad input: {explained(e)}", file=sys.stderr)
         return 2
     try:
         report = conform_traces(records, args.protocol, options)
