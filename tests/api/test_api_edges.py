@@ -106,3 +106,16 @@ def test_every_report_of_the_api_has_to_dict_and_exit_code(trace):
 
     assert [Outcome(3, 2, status, "z3", 0.0, 3).exit_code()
             for status in ("proved", "counterexample", "unknown")] == [0, 1, 3]
+
+
+def test_a_json_array_given_to_the_api_carries_what_to_do(tmp_path):
+    import json
+
+    from tomkit.traces.errors import TraceFormatError
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps([{"trace": "t", "process": "p", "kind": "send", "msg": "a"}]))
+    for call in (lambda: tomkit.check(path), lambda: tomkit.conform(path, "toto")):
+        with pytest.raises(TraceFormatError) as ei:
+            call()
+        assert ei.value.__notes__[0].startswith("it holds one JSON array, not JSON Lines")
