@@ -330,3 +330,40 @@ def test_a_bad_record_of_a_trace_gets_no_guess(capsys, tmp_path):
     code, _, err = run(capsys, "check", path)
     assert code == 2 and one_line(err, "tomkit check: bad input: ").endswith(
         "run.jsonl:1: field 'trace': missing required field")
+
+
+# ---- scan --out, replaced whole: never the user's file, folder or input ----------------
+
+@pytest.fixture
+def data_set(capsys, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    assert run(capsys, "sample", "--out", folder / "s.jsonl", "--traces", "2", "-q")[0] == 0
+    return folder
+
+
+@pytest.mark.parametrize("out, said", [
+    ("data/s.jsonl", "a file; --out takes a folder, which is replaced whole"),
+    ("mine", "a folder that tomkit scan did not write (no report.json)"),
+    ("data", "holds the input"),
+    (".", "holds the input"),
+    ("data/verdicts", "inside the input"),
+])
+def test_scan_refuses_an_out_it_would_destroy(capsys, tmp_path, data_set, out, said,
+                                              monkeypatch):
+    # the trace file, the user's folder and the input were replaced by the scan's folder,
+    # with no word; an out inside the input was read as traces by the next scan
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "scan", "data", "--out", out)
+    assert code == 2 and said in one_line(err, f"tomkit scan: --out {out}: ")
+    assert (data_set / "s.jsonl").is_file() and (tmp_path / "mine" / "notes.txt").exists()
+
+
+def test_scan_replaces_its_own_out(capsys, tmp_path, data_set):
+    out = tmp_path / "verdicts"
+    for _ in range(2):
+        code, stdout, err = run(capsys, "scan", data_set, "--out", out)
+        assert code == 0 and "verdict: holds" in stdout, err
+    assert (out / "report.json").exists()
