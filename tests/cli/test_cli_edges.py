@@ -367,3 +367,14 @@ def test_scan_replaces_its_own_out(capsys, tmp_path, data_set):
         code, stdout, err = run(capsys, "scan", data_set, "--out", out)
         assert code == 0 and "verdict: holds" in stdout, err
     assert (out / "report.json").exists()
+
+
+def test_run_refuses_a_file_for_its_folder(capsys, tmp_path):
+    # a FileExistsError traceback from the harness's mkdir
+    trace = tmp_path / "s.jsonl"
+    trace.write_text("keep me")
+    code, _, err = run(capsys, "run", "-w", "echo", "--bin", "/bin/cat", "--node-count", "1",
+                       "--time-limit", "1", "--out", trace)
+    assert code == 2 and one_line(err, "tomkit run: ") == (
+        f"tomkit run: --out {trace}: a file; --out takes the run's folder")
+    assert trace.read_text() == "keep me"
