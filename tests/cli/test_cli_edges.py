@@ -378,3 +378,19 @@ def test_run_refuses_a_file_for_its_folder(capsys, tmp_path):
     assert code == 2 and one_line(err, "tomkit run: ") == (
         f"tomkit run: --out {trace}: a file; --out takes the run's folder")
     assert trace.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("argv", [
+    ["fuzz", "majority", "--n", "4", "--delta", "2", "--examples", "1"],
+    ["prove", "toto", "--n", "3", "--delta", "2"],
+    ["tlc", "ABCAST"],
+])
+def test_an_out_folder_that_is_a_file_is_refused_before_the_work(capsys, tmp_path, argv):
+    # fuzz found its failure, then stopped with a FileExistsError traceback, the finding
+    # lost
+    trace = tmp_path / "s.jsonl"
+    trace.write_text("keep me")
+    code, out, err = run(capsys, *argv, "--out", trace)
+    assert code == 2 and out == "" and trace.read_text() == "keep me"
+    assert one_line(err, f"tomkit {argv[0]}: ") == (
+        f"tomkit {argv[0]}: --out {trace}: a file; --out takes a folder")

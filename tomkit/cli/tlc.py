@@ -24,6 +24,8 @@ import json
 import os
 import sys
 
+from .parser import not_a_folder
+
 __all__ = ["add_parser", "run"]
 
 
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.tlc.tracemap import TraceMapError, load_trace_map
     from tomkit.fuzz.tlc.values import TlaValueError
 
-    bad = _bad_numbers(args)
+    bad = _bad_numbers(args) or not_a_folder("--out", args.out)
     if bad:
         print(f"tomkit tlc: {bad}", file=sys.stderr)
         return 2
