@@ -394,3 +394,12 @@ def test_an_out_folder_that_is_a_file_is_refused_before_the_work(capsys, tmp_pat
     assert code == 2 and out == "" and trace.read_text() == "keep me"
     assert one_line(err, f"tomkit {argv[0]}: ") == (
         f"tomkit {argv[0]}: --out {trace}: a file; --out takes a folder")
+
+
+def test_check_draw_to_a_file_says_a_folder_is_wanted(capsys, tmp_path):
+    # "--draw s.jsonl: cannot make the folder s.jsonl: File exists"
+    trace = tmp_path / "s.jsonl"
+    assert run(capsys, "sample", "--out", trace, "-q")[0] == 0
+    code, _, err = run(capsys, "check", trace, "--draw", trace)
+    assert code == 2 and one_line(err, "tomkit check: ") == (
+        f"tomkit check: --draw {trace}: a file; --draw takes a folder")
