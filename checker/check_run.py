@@ -212,6 +212,8 @@ def prepare_outputs(*, draw: str | os.PathLike | None = None,
     for name, given, folder in folders:
         if not folder:
             continue
+        if given is draw and os.path.isfile(folder):  # not "cannot make ...: File exists"
+            raise UsageError(f"{name} {os.fspath(given)}: a file; {name} takes a folder")
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as e:

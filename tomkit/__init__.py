@@ -44,7 +44,8 @@ Everything is imported when first used, so ``import tomkit`` stays quick.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -164,13 +165,33 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
                 guarantee_file=guarantee_file)
     prepare_outputs(draw=draw, html=html, plot_latency=plot_latency)
     pictures: list[tuple[str, str, str]] = []
-    report = run_check(paths, todo, keep_going=keep_going, merge=merge, progress=progress,
-                       pictures=pictures if draw or html else None, stream=stream)
+    with _hinted():
+        report = run_check(paths, todo, keep_going=keep_going, merge=merge,
+                           progress=progress, pictures=pictures if draw or html else None,
+                           stream=stream)
     write_outputs(report, pictures, draw=draw, html=html, plot_latency=plot_latency)
     problem = no_real_time(report, todo, paths)
     if problem is not None:
         raise UsageError(problem)
     return report
+
+
+@contextmanager
+def _hinted() -> Iterator[None]:
+    """A TraceFormatError raised in the block carries, as a note, what its file seems to
+    be and what to do (a JSON array, CSV, JSON Lines named .parquet), as the command
+    says it (tomkit/cli/sniff.py)."""
+    from tomkit.cli.sniff import hint
+    from tomkit.traces.errors import TraceFormatError
+    from tomkit.traces.interrupt import add_note
+
+    try:
+        yield
+    except TraceFormatError as e:
+        more = hint(e)
+        if more:
+            add_note(e, more.removeprefix("; "))
+        raise
 
 
 def _typed(name: str, value: Any, kind: type) -> None:
@@ -230,6 +251,8 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
             _typed(key, config[key], kind)
     # as tomkit simulate says it: numpy's own words name no setting, and a run without
     # messages has no trace (its statistics were nan)
+    if config.get("trace_id") == "":  # every record would be refused by the writers
+        raise ValueError("trace_id must not be empty")
     if config.get("seed", 0) < 0:
         raise ValueError(f"seed must be >= 0, got {config['seed']}")
     if config.get("messages", 1) < 1:
@@ -278,7 +301,8 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
     if isinstance(records, (str, os.PathLike)):
         from tomkit.traces.reader import read_records
 
-        records = read_records(records)
+        with _hinted():
+            records = read_records(records)
     elif isinstance(records, Mapping) or not isinstance(records, Iterable):
         raise TypeError(f"records must be trace records (dicts) or a file name, got "
                         f"{type(records).__name__}"

@@ -92,3 +92,30 @@ def test_write_makes_the_folder_as_the_commands_do(tmp_path, trace):
     assert read_records(path) == read_records(trace)
     with pytest.raises(ValueError, match="cannot make the folder"):
         tomkit.write(trace / "x.jsonl", read_records(trace))
+
+
+def test_every_report_of_the_api_has_to_dict_and_exit_code(trace):
+    # check's and conform's reports had exit_code(), prove's outcome had not
+    run = tomkit.simulate("toto", n=3, messages=10, seed=1)
+    reports = [tomkit.check(trace), tomkit.conform(run.records, "toto"),
+               tomkit.prove("toto", n=3, delta=2, props=["agreement"])]
+    for report in reports:
+        assert isinstance(report.to_dict(), dict)
+        assert report.exit_code() == 0
+    from tomkit.fuzz.prove.delivery.prove import Outcome
+
+    assert [Outcome(3, 2, status, "z3", 0.0, 3).exit_code()
+            for status in ("proved", "counterexample", "unknown")] == [0, 1, 3]
+
+
+def test_a_json_array_given_to_the_api_carries_what_to_do(tmp_path):
+    import json
+
+    from tomkit.traces.errors import TraceFormatError
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps([{"trace": "t", "process": "p", "kind": "send", "msg": "a"}]))
+    for call in (lambda: tomkit.check(path), lambda: tomkit.conform(path, "toto")):
+        with pytest.raises(TraceFormatError) as ei:
+            call()
+        assert ei.value.__notes__[0].startswith("it holds one JSON array, not JSON Lines")

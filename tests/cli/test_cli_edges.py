@@ -5,6 +5,7 @@ silent deletion."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -178,3 +179,227 @@ def test_fuzz_takes_runs_for_examples(capsys):
     code, _, err = run(capsys, "fuzz", "toto", "--runs", "0")
     assert code == 2
     assert one_line(err, "tomkit fuzz: ") == "tomkit fuzz: --examples must be at least 1, got 0"
+
+
+# ---- the words before the subcommand ----------------------------------------------------
+
+def test_options_before_the_subcommand_are_said_with_the_line_meant(capsys):
+    # argparse took the option's value for the subcommand: "invalid choice: '1'"
+    code, _, err = run(capsys, "--seed", "1", "simulate", "--out", "a.jsonl")
+    assert code == 2 and one_line(err, "tomkit: ") == (
+        "tomkit: options go after the subcommand: tomkit simulate --seed 1 --out a.jsonl "
+        "(tomkit --help gives the usage)")
+
+
+def test_a_file_where_the_subcommand_goes_is_pointed_to_check(capsys, tmp_path):
+    trace = tmp_path / "run.jsonl"
+    trace.write_text("")
+    code, _, err = run(capsys, trace, "--liveness")
+    assert code == 2 and one_line(err, "tomkit: ") == (
+        f"tomkit: '{trace}' is a file, not a subcommand; to check it: tomkit check {trace} "
+        "--liveness (tomkit --help gives the usage)")
+
+
+def test_help_as_a_word_gives_the_help_asked_for(capsys):
+    code, out, _ = run(capsys, "help", "check")
+    assert code == 0 and out.startswith("usage: tomkit check ")
+    code, out, _ = run(capsys, "help")
+    assert code == 0 and out.startswith("usage: tomkit ")
+    code, _, err = run(capsys, "help", "chek")
+    assert code == 2 and "did you mean 'check'?" in one_line(err, "tomkit: ")
+
+
+# ---- generate: numbers the machine cannot serve ------------------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["--traces", "99999999999999999999"], "--traces 99999999999999999999: at least "),
+    (["--traces", "10", "--workers", "100000"], "--workers must be from 1 to "),
+    (["--traces", "10", "--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--traces", "10", "--protocol", "totto"], "did you mean 'toto'?"),
+])
+def test_generate_refuses_what_cannot_be_served_before_any_work(capsys, tmp_path, argv, said):
+    # numpy's "Maximum allowed dimension exceeded"; 100,000 workers forked until the
+    # machine refused; numpy's "expected non-negative integer"; no closest protocol
+    out = tmp_path / "data"
+    code, _, err = run(capsys, "generate", "--out", out, *argv)
+    assert code == 2 and said in one_line(err, "tomkit generate: ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_generate_disk_bound_is_below_what_a_data_set_takes(tmp_path):
+    from argparse import Namespace
+
+    from tomkit.cli.generate import TRACE_BYTES, bad_numbers
+
+    args = Namespace(out=str(tmp_path / "d"), traces=1000, faulty=0.0, seed=1, workers=None)
+    assert bad_numbers(args, free=1000 * TRACE_BYTES) is None
+    assert "ask for fewer" in bad_numbers(args, free=1000 * TRACE_BYTES - 1)
+
+
+def test_a_node_that_breaks_the_protocol_gets_one_line_and_no_asyncio_traceback(tmp_path):
+    # /bin/cat answers init with the init itself (src is the client's id): the run's one
+    # line was followed by asyncio's "_GatheringFuture exception was never retrieved"
+    # and a traceback of the cancelled starts
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tomkit", "run", "-w", "echo", "--bin",
+                           "/bin/cat", "--node-count", "2", "--time-limit", "1", "--out",
+                           str(tmp_path / "run"), "--seed", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
+    assert "not the node's own id" in proc.stderr  # n0's or n1's, whichever is first
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_importing_a_trace_as_a_jepsen_history_points_to_check(capsys, tmp_path, suffix):
+    # "s.jsonl:1: field 'type': operation without type"; a Parquet file "not EDN"
+    trace = tmp_path / f"s{suffix}"
+    assert run(capsys, "sample", "--out", trace, "-q")[0] == 0
+    code, _, err = run(capsys, "import", "--format", "jepsen", trace, "--out",
+                       tmp_path / "y.jsonl")
+    assert code == 2 and one_line(err, "tomkit import: ") == (
+        f"tomkit import: {trace} is a tomkit trace already (its first record has trace, "
+        f"process and kind), not a Jepsen history: check it with tomkit check {trace}")
+
+
+def test_a_bad_jepsen_history_is_still_said_as_before(capsys, tmp_path):
+    history = tmp_path / "h.json"
+    history.write_text('{"type":\n')
+    code, _, err = run(capsys, "import", "--format", "jepsen", history, "--out",
+                       tmp_path / "y.jsonl")
+    assert code == 2 and "not JSON" in one_line(err, "tomkit import: bad input: ")
+
+
+# ---- empty names (an unset shell variable) ----------------------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (["simulate", "--out", "", "--messages", "5"],
+     "tomkit simulate: --out is an empty name; give a file name"),
+    (["simulate", "--out", "T", "--trace-id", "", "--messages", "5"],
+     "tomkit simulate: --trace-id must not be empty"),
+    (["sample", "--out", ""], "tomkit sample: --out is an empty name; give a file name"),
+    (["check", ""], "tomkit check: an empty file name (''); give a file or folder"),
+    (["conform", "", "--protocol", "toto"],
+     "tomkit conform: an empty file name (''); give a file or folder"),
+])
+def test_an_empty_name_is_said_as_one(capsys, tmp_path, argv, said):
+    # ": cannot tell the format", ": file not found"; an empty trace id was a
+    # TraceFormatError traceback after the simulation
+    argv = [str(tmp_path / "r.jsonl") if a == "T" else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "seed" not in out and one_line(err, "tomkit ") == said
+
+
+def test_the_api_refuses_an_empty_trace_id():
+    import tomkit
+
+    with pytest.raises(ValueError, match="trace_id must not be empty"):
+        tomkit.simulate("toto", n=3, messages=5, trace_id="")
+
+
+# ---- a first file that is no trace: what it seems to be, and what to do -----------------
+
+RECS = [{"trace": "t", "process": "p", "kind": "send", "msg": "a"},
+        {"trace": "t", "process": "p", "kind": "deliver", "msg": "a"}]
+
+
+@pytest.mark.parametrize("name, content, said", [
+    ("run.json", json.dumps(RECS, indent=1),
+     "; it holds one JSON array, not JSON Lines (one record per line): jq -c '.[]' "),
+    ("run.json", "\ufeff" + json.dumps(RECS), "; it holds one JSON array"),
+    ("run.csv", "trace,process,kind,msg\nt,p,send,a\n",
+     "; it looks like CSV: tomkit import --mapping MAP.toml "),
+    ("run.parquet", "\n".join(map(json.dumps, RECS)) + "\n",
+     "not a parquet file; it reads as JSON Lines: name it .jsonl"),
+])
+@pytest.mark.parametrize("command", [["check"], ["conform", "--protocol", "toto"]])
+def test_a_file_of_another_kind_is_named_with_what_to_do(capsys, tmp_path, name, content,
+                                                         said, command):
+    # "invalid JSON at column 2: Expecting value"; "Parquet magic bytes not found"
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    code, _, err = run(capsys, command[0], path, *command[1:])
+    assert code == 2 and said in one_line(err, f"tomkit {command[0]}: bad input: ")
+
+
+def test_a_bad_record_of_a_trace_gets_no_guess(capsys, tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"process": "p", "kind": "send", "msg": "a"}\n')
+    code, _, err = run(capsys, "check", path)
+    assert code == 2 and one_line(err, "tomkit check: bad input: ").endswith(
+        "run.jsonl:1: field 'trace': missing required field")
+
+
+# ---- scan --out, replaced whole: never the user's file, folder or input ----------------
+
+@pytest.fixture
+def data_set(capsys, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    assert run(capsys, "sample", "--out", folder / "s.jsonl", "--traces", "2", "-q")[0] == 0
+    return folder
+
+
+@pytest.mark.parametrize("out, said", [
+    ("data/s.jsonl", "a file; --out takes a folder, which is replaced whole"),
+    ("mine", "a folder that tomkit scan did not write (no report.json)"),
+    ("data", "holds the input"),
+    (".", "holds the input"),
+    ("data/verdicts", "inside the input"),
+])
+def test_scan_refuses_an_out_it_would_destroy(capsys, tmp_path, data_set, out, said,
+                                              monkeypatch):
+    # the trace file, the user's folder and the input were replaced by the scan's folder,
+    # with no word; an out inside the input was read as traces by the next scan
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "scan", "data", "--out", out)
+    assert code == 2 and said in one_line(err, f"tomkit scan: --out {out}: ")
+    assert (data_set / "s.jsonl").is_file() and (tmp_path / "mine" / "notes.txt").exists()
+
+
+def test_scan_replaces_its_own_out(capsys, tmp_path, data_set):
+    out = tmp_path / "verdicts"
+    for _ in range(2):
+        code, stdout, err = run(capsys, "scan", data_set, "--out", out)
+        assert code == 0 and "verdict: holds" in stdout, err
+    assert (out / "report.json").exists()
+
+
+def test_run_refuses_a_file_for_its_folder(capsys, tmp_path):
+    # a FileExistsError traceback from the harness's mkdir
+    trace = tmp_path / "s.jsonl"
+    trace.write_text("keep me")
+    code, _, err = run(capsys, "run", "-w", "echo", "--bin", "/bin/cat", "--node-count", "1",
+                       "--time-limit", "1", "--out", trace)
+    assert code == 2 and one_line(err, "tomkit run: ") == (
+        f"tomkit run: --out {trace}: a file; --out takes the run's folder")
+    assert trace.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("argv", [
+    ["fuzz", "majority", "--n", "4", "--delta", "2", "--examples", "1"],
+    ["prove", "toto", "--n", "3", "--delta", "2"],
+    ["tlc", "ABCAST"],
+])
+def test_an_out_folder_that_is_a_file_is_refused_before_the_work(capsys, tmp_path, argv):
+    # fuzz found its failure, then stopped with a FileExistsError traceback, the finding
+    # lost
+    trace = tmp_path / "s.jsonl"
+    trace.write_text("keep me")
+    code, out, err = run(capsys, *argv, "--out", trace)
+    assert code == 2 and out == "" and trace.read_text() == "keep me"
+    assert one_line(err, f"tomkit {argv[0]}: ") == (
+        f"tomkit {argv[0]}: --out {trace}: a file; --out takes a folder")
+
+
+def test_check_draw_to_a_file_says_a_folder_is_wanted(capsys, tmp_path):
+    # "--draw s.jsonl: cannot make the folder s.jsonl: File exists"
+    trace = tmp_path / "s.jsonl"
+    assert run(capsys, "sample", "--out", trace, "-q")[0] == 0
+    code, _, err = run(capsys, "check", trace, "--draw", trace)
+    assert code == 2 and one_line(err, "tomkit check: ") == (
+        f"tomkit check: --draw {trace}: a file; --draw takes a folder")

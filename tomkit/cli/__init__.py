@@ -78,7 +78,32 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + 13
 
 
+def _before_parsing(argv: list[str]) -> tuple[list[str], str | None]:
+    """The command line as meant, or why it cannot be: ``tomkit help [SUB]`` is ``tomkit
+    [SUB] --help``; options before the subcommand, and a file where the subcommand
+    goes, are said (argparse took the first word for a subcommand and said "invalid
+    choice: '1'")."""
+    if argv[:1] == ["help"]:  # an unknown name after it is said as one, closest too
+        return ([argv[1], "--help"] if argv[1:2] and argv[1] in SUBCOMMANDS
+                else argv[1:2] or ["--help"]), None
+    if not argv or argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version"):
+        return argv, None
+    subs = [i for i, a in enumerate(argv) if a in SUBCOMMANDS]
+    if argv[0].startswith("-") and subs:
+        i = subs[0]
+        return argv, (f"options go after the subcommand: tomkit {argv[i]} "
+                      f"{' '.join(argv[:i] + argv[i + 1:])}")
+    if os.path.exists(argv[0]):
+        return argv, (f"{argv[0]!r} is a {'folder' if os.path.isdir(argv[0]) else 'file'}, "
+                      f"not a subcommand; to check it: tomkit check {' '.join(argv)}")
+    return argv, None
+
+
 def _main(argv: list[str], own_process: bool) -> int:
+    argv, wrong = _before_parsing(argv)
+    if wrong:
+        print(f"tomkit: {wrong} (tomkit --help gives the usage)", file=sys.stderr)
+        return 2
     if own_process and argv[:1] == ["check"]:
         prepare_check_process()  # before the check path's modules load
     elif own_process and argv[:1] == ["scan"]:

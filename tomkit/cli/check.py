@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.checker.report import to_json, to_text
     from tomkit.traces.errors import TraceFormatError
 
+    from .sniff import explained
+
     if args.list_guarantees:
         try:
             profiles = builtin()
@@ -95,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.files:
         print("tomkit check: give at least one FILE", file=sys.stderr)
+        return 2
+    if "" in args.files:  # an unset shell variable, say; not ": file not found"
+        print("tomkit check: an empty file name (''); give a file or folder",
+              file=sys.stderr)
         return 2
     if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
         print("tomkit check: '-': standard input is not read; give a file, or follow a "
@@ -120,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                        pictures=pictures if args.draw or args.html else None,
                        stream=True if args.stream else None)
     except TraceFormatError as e:
-        print(f"tomkit check: bad input: {e}", file=sys.stderr)
+        print(f"tomkit check: bad input: {explained(e)}", file=sys.stderr)
         return 2
     except UsageError as e:
         print(f"tomkit check: {e}", file=sys.stderr)

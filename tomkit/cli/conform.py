@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.traces.errors import TraceFormatError
     from tomkit.traces.reader import read_records, trace_files
 
+    from .sniff import explained
+
     try:
         p = protocol(args.protocol)
         options = protocol_options(args, p)
@@ -47,12 +49,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit conform: {e}", file=sys.stderr)
         return 2
+    if "" in args.files:  # an unset shell variable, say; not ": file not found"
+        print("tomkit conform: an empty file name (''); give a file or folder",
+              file=sys.stderr)
+        return 2
     records: list[dict] = []
     try:
         for path in trace_files(args.files):  # a folder: the trace files below it
             records.extend(read_records(path))
     except TraceFormatError as e:
-        print(f"tomkit conform: bad input: {e}", file=sys.stderr)
+        print(f"tomkit conform: bad input: {explained(e)}", file=sys.stderr)
         return 2
     try:
         report = conform_traces(records, args.protocol, options)

@@ -26,6 +26,7 @@ import sys
 import time
 
 from tomkit.cli.common import add_protocol_arguments, protocol_options
+from tomkit.cli.parser import not_a_folder
 from tomkit.model.protocols import PROTOCOLS
 
 __all__ = ["add_parser", "run"]
@@ -105,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
               "CPU a run there, so the default runs take 10 to 50 minutes); give "
               "--no-size-limit to run it anyway (and --examples N to bound the runs)",
               file=sys.stderr)
+        return 2
+    bad = not_a_folder("--out", args.out)
+    if bad:  # a FileExistsError traceback after the fuzzing, its finding lost
+        print(f"tomkit fuzz: {bad}", file=sys.stderr)
         return 2
     return run_protocol(args) if args.protocol else run_rule(args)
 

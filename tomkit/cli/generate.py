@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 
 from tomkit.model.dataset import CONFIGS, generate, write_bulk
 from tomkit.traces.interrupt import add_note
 
-__all__ = ["add_parser", "run"]
+from .parser import closest
+from .sizes import show_bytes
+
+__all__ = ["add_parser", "bad_numbers", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -43,7 +47,11 @@ def run(args: argparse.Namespace) -> int:
     if args.traces < 1:
         print("tomkit generate: --traces must be >= 1", file=sys.stderr)
         return 2
-    bad = _bad_out(args.out) or _bad_numbers(args)
+    known = [*CONFIGS, "synthetic"]
+    unknown = [p for p in names if p not in known]
+    bad = (f"unknown protocol {unknown[0]}; known: {', '.join(known)}"
+           f"{closest(unknown[0], known)}" if unknown else None) or \
+        _bad_out(args.out) or bad_numbers(args)
     if bad:
         print(f"tomkit generate: {bad}", file=sys.stderr)
         return 2
@@ -88,9 +96,31 @@ def _bad_out(out: str) -> str | None:
     return None
 
 
-def _bad_numbers(args: argparse.Namespace) -> str | None:
+#: bytes a trace takes on disk at the least: a send and a delivery, 2 bytes each in
+#: Parquet (the smallest trace any configuration makes holds tens of records)
+TRACE_BYTES = 4
+#: worker processes per core at most: more only wait their turn (and a typo's 100,000
+#: would fork until the machine refuses)
+WORKERS_PER_CORE = 4
+
+
+def bad_numbers(args: argparse.Namespace, *, free: int | None = None) -> str | None:
+    """Why ``--faulty``, ``--seed``, ``--workers`` or ``--traces`` cannot be served here
+    (``free``: the bytes free on --out's disk; default: measured), or None."""
     if not 0.0 <= args.faulty <= 1.0:
         return f"--faulty is a fraction of the traces, from 0 to 1, got {args.faulty}"
-    if args.workers is not None and args.workers < 1:
-        return f"--workers must be at least 1, got {args.workers}"
+    if args.seed < 0:  # numpy's seeds are >= 0; its own message names no flag
+        return f"--seed must be >= 0, got {args.seed}"
+    cores = os.cpu_count() or 1
+    if args.workers is not None and not 1 <= args.workers <= WORKERS_PER_CORE * cores:
+        return (f"--workers must be from 1 to {WORKERS_PER_CORE * cores} "
+                f"({WORKERS_PER_CORE} per core, {cores} cores here), got {args.workers}")
+    if free is None:
+        folder = os.path.dirname(os.path.abspath(args.out))
+        while not os.path.isdir(folder):
+            folder = os.path.dirname(folder)
+        free = shutil.disk_usage(folder).free
+    if args.traces * TRACE_BYTES > free:
+        return (f"--traces {args.traces}: at least {show_bytes(args.traces * TRACE_BYTES)} "
+                f"on disk, and {args.out}'s has {show_bytes(free)} free; ask for fewer")
     return None

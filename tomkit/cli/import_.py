@@ -92,7 +92,12 @@ def run_jepsen(args: argparse.Namespace) -> int:
     try:
         records, stats = import_history(args.logs[0], args.workload)
     except TraceFormatError as e:
-        print(f"tomkit import: bad input: {e}", file=sys.stderr)
+        if _is_trace(args.logs[0]):
+            print(f"tomkit import: {args.logs[0]} is a tomkit trace already (its first "
+                  "record has trace, process and kind), not a Jepsen history: check it "
+                  f"with tomkit check {args.logs[0]}", file=sys.stderr)
+        else:
+            print(f"tomkit import: bad input: {e}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"tomkit import: {_os_error(e)}", file=sys.stderr)
@@ -109,6 +114,20 @@ def run_jepsen(args: argparse.Namespace) -> int:
           + (f"; wrote {args.out}\n  next: tomkit check {args.out} -p {props}" if records
              else "; nothing written"))
     return 0 if records else 2
+
+
+def _is_trace(path: str) -> bool:
+    """Whether ``path`` reads as a v1 trace: its first record has trace, process and kind
+    (the header line, if any, skipped). Read in full only by the trace readers."""
+    from tomkit.traces.reader import TraceReader
+
+    try:
+        for batch in TraceReader(path):
+            return batch.table.num_rows > 0
+    except Exception:  # noqa: BLE001 (anything unreadable is no trace: the caller's
+        # own message stands)
+        return False
+    return False
 
 
 def _os_error(e: OSError) -> str:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["Parser", "closest", "unknown_options"]
+__all__ = ["Parser", "closest", "not_a_folder", "unknown_options"]
 
 
 def closest(given: str, known: Iterable[str]) -> str:
@@ -61,6 +62,14 @@ class Parser(argparse.ArgumentParser):
                 raise
             raise argparse.ArgumentError(
                 action, f"{e.message}{closest(value, map(str, action.choices))}") from None
+
+
+def not_a_folder(flag: str, path: str | None) -> str | None:
+    """Why ``path``, given to ``flag`` to be a folder to write in, cannot be one (it is a
+    file: the command found out only when it came to write, after its work), or None."""
+    if path and os.path.exists(path) and not os.path.isdir(path):
+        return f"{flag} {path}: a file; {flag} takes a folder"
+    return None
 
 
 def unknown_options(parser: Parser, extras: list[str]) -> NoReturn:

@@ -21,6 +21,7 @@ import math
 import sys
 
 from tomkit.cli.common import add_option_flag
+from tomkit.cli.parser import not_a_folder
 from tomkit.fuzz.prove.provers import PROVERS, by_protocol, rule_prover
 from tomkit.model.process import Option
 from tomkit.model.toto.mutants import MUTANTS
@@ -96,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"give a RULE or --protocol, not both (got {args.rule!r}; the "
                         f"{prover.name} prover of {args.protocol} takes no RULE)")
     given = {n: getattr(args, n) for n in _declared() if getattr(args, n, None) is not None}
+    bad = not_a_folder("--out", given.get("out"))
+    if bad:  # found when a counterexample was to be written, after the proof
+        return fail(bad)
     # NaN too: not "no time at all"; inf: Z3 takes milliseconds as an integer (leave it out
     # for no bound)
     if "timeout" in given and not 0 < given["timeout"] < math.inf:

@@ -173,6 +173,9 @@ def _bad_arguments(args: argparse.Namespace) -> str | None:
             return f"{flag} must be {'> 0' if positive else '>= 0'}, got {value}"
     if args.key_count < 1:
         return f"--key-count must be at least 1, got {args.key_count}"
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        # a FileExistsError traceback from the harness's mkdir
+        return f"--out {args.out}: a file; --out takes the run's folder"
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft != resource.RLIM_INFINITY and args.node_count * FILES_PER_NODE > soft:
         return (f"--node-count {args.node_count}: a node costs {FILES_PER_NODE} open files "

@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit sample: --seed must be >= 0, got {args.seed}", file=sys.stderr)
         return 2
     try:
+        if not args.out:  # an unset shell variable, say; not ": cannot tell the format"
+            raise ValueError("--out is an empty name; give a file name")
         fmt, compressed = output_format(args.out)
         if os.path.isdir(args.out):
             raise ValueError(f"--out {args.out}: a folder; give a file name")

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit scan: needs Spark, which is not installed: "
               "pip install 'tomkit[spark]' (or 'tomkit[all]')", file=sys.stderr)
         return 2
-    bad = _missing_local_input(args.inputs)
+    bad = _missing_local_input(args.inputs) or _bad_out(getattr(args, "out", None),
+                                                        args.inputs)
     if bad:  # said now, not after a JVM has started
         print(f"tomkit scan: {bad}", file=sys.stderr)
         return 2
@@ -72,6 +73,38 @@ def _missing_local_input(inputs: list[str]) -> str | None:
                            if part != ".")):
             return (f"{given}: no trace file (.parquet, .jsonl, ...) below it (names "
                     "starting with _ or . are skipped)")
+    return None
+
+
+#: files a scan's --out holds (checker/spark/job.py): a folder with one of them is a
+#: scan's own, which a new scan may replace
+SCAN_FILES = ("_SUCCESS", "report.json", "report.txt")
+
+
+def _bad_out(out: str | None, inputs: list[str]) -> str | None:
+    """A local --out the scan must not replace whole: a file (a trace, say), a folder of
+    the user's own files, or one that holds an input (they were replaced, with no word);
+    or a folder inside an input (the next scan of it read the verdicts as traces)."""
+    if out is None or urllib.parse.urlsplit(out).scheme not in ("", "file"):
+        return None
+    path = urllib.parse.urlsplit(out).path if "://" in out else out
+    if os.path.isfile(path):
+        return f"--out {out}: a file; --out takes a folder, which is replaced whole"
+    here = os.path.realpath(path)
+    for given in inputs:
+        if urllib.parse.urlsplit(given).scheme in ("", "file"):
+            source = os.path.realpath(urllib.parse.urlsplit(given).path
+                                      if "://" in given else given)
+            if source == here or source.startswith(here + os.sep):
+                return (f"--out {out}: holds the input {given}, which it would replace; "
+                        "give another folder")
+            if here.startswith(source + os.sep):
+                return (f"--out {out}: inside the input {given}, whose next scan would "
+                        "read the verdicts as traces; give a folder outside it")
+    if os.path.isdir(path) and os.listdir(path) and \
+            not any(os.path.exists(os.path.join(path, f)) for f in SCAN_FILES):
+        return (f"--out {out}: a folder that tomkit scan did not write (no report.json); "
+                "it would be replaced whole: give a new folder")
     return None
 
 

@@ -265,10 +265,15 @@ def prepare_process(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
+    from tomkit.traces.errors import TraceFormatError
     from tomkit.traces.interrupt import add_note
     from tomkit.traces.writer import output_format, write_records
 
     try:
+        if not args.out:  # an unset shell variable, say; not ": cannot tell the format"
+            raise ValueError("--out is an empty name; give a file name")
+        if not args.trace_id:  # the writer refused it after the simulation, a traceback
+            raise ValueError("--trace-id must not be empty")
         output_format(args.out)
         if os.path.isdir(args.out):  # found before the simulation, not after it
             raise ValueError(f"--out {args.out}: a folder; give a file name")
@@ -325,6 +330,9 @@ def run(args: argparse.Namespace) -> int:
         count = write_records(args.out, result.records, grouped=True)
     except OSError as e:
         print(f"tomkit simulate: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except TraceFormatError as e:  # a record the writer refuses: one line, not a traceback
+        print(f"tomkit simulate: cannot write {args.out}: {e}", file=sys.stderr)
         return 2
     p, st = protocol(cfg.protocol), result.stats
     opts = " ".join(f"{k}={v}" for k, v in result.options.items()

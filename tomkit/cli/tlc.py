@@ -24,6 +24,8 @@ import json
 import os
 import sys
 
+from .parser import not_a_folder
+
 __all__ = ["add_parser", "run"]
 
 
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.tlc.tracemap import TraceMapError, load_trace_map
     from tomkit.fuzz.tlc.values import TlaValueError
 
-    bad = _bad_numbers(args)
+    bad = _bad_numbers(args) or not_a_folder("--out", args.out)
     if bad:
         print(f"tomkit tlc: {bad}", file=sys.stderr)
         return 2
@@ -145,13 +147,20 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.status == "violation" else 0
 
 
+#: TLC worker threads per core at most: more only wait their turn
+WORKERS_PER_CORE = 4
+
+
 def _bad_numbers(args: argparse.Namespace) -> str | None:
     if args.timeout is not None and not args.timeout > 0:
         return f"--timeout must be a positive number of seconds, got {args.timeout}"
     if args.simulate and args.depth < 1:  # TLC would simulate behaviours of no step, forever
         return f"--depth must be at least 1 step, got {args.depth}"
-    if args.workers < 1:
-        return f"--workers must be at least 1, got {args.workers}"
+    cores = os.cpu_count() or 1
+    if not 1 <= args.workers <= WORKERS_PER_CORE * cores:  # 100,000 threads: a JVM that
+        # never came back
+        return (f"--workers must be from 1 to {WORKERS_PER_CORE * cores} "
+                f"({WORKERS_PER_CORE} per core, {cores} cores here), got {args.workers}")
     return None
 
 

@@ -245,6 +245,9 @@ class Harness:
         done, _ = await asyncio.wait({task, self.fatal}, return_when=asyncio.FIRST_COMPLETED)
         if self.fatal in done:
             task.cancel()
+            # the cancelled work's own outcome is not wanted; unread, asyncio printed it as
+            # a traceback ("exception was never retrieved") below the run's one line
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
             self.fatal.result()
         return task.result()
 

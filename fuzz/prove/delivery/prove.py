@@ -50,6 +50,11 @@ class Outcome:
     #: per query, the CPU seconds of each part of the facts encoding (``solve.facts_parts``)
     parts_cpu: dict[str, list[float]] = field(default_factory=dict)
 
+    def exit_code(self) -> int:
+        """``tomkit prove``'s exit code for this outcome: 0 proved, 1 a counterexample, 3
+        unknown (as ``CheckReport.exit_code`` and ``ConformReport.exit_code``)."""
+        return {"proved": 0, "counterexample": 1}.get(self.status, 3)
+
     def to_dict(self) -> dict[str, Any]:
         """The outcome as plain data (the counterexample as its property, views and the
         two deliveries)."""

@@ -74,7 +74,8 @@ def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
         if opts["delta"] is not None:
             if opts["delta"] not in deltas and deltas != [None]:
                 raise ProveUsageError(f"{name} does not accept delta = {opts['delta']} with "
-                                      f"n = {n} (it accepts {deltas or 'none'})")
+                                      f"n = {n} (it accepts "
+                                      f"{', '.join(map(str, deltas)) or 'none'})")
             deltas = [opts["delta"]]
         if not deltas:
             say(f"{name} n={n}: no delta in 1..{n - 1} is allowed; skipped")
