@@ -54,6 +54,7 @@ from ..result import WitnessEvent
 from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .latencies import Slowest, Tally
 from .ledger import Join, Ledger, Stay, Window
 from .retired import RetiredSequence
 from .viewheld import ViewPrefix, summarize
@@ -62,6 +63,9 @@ from .views import NONE, Views
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
 FAST, SLOW, WHOLE = "fast", "slow", "whole"
+#: the window's deliveries, with a clock measured: message code, process, delivery
+#: index, line and source (and ``t_CLOCK`` per clock)
+DL_KEYS = ("code", "proc", "index", "line", "src")
 BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: retire positions whose sends are still to come (a file grouped by process where
 #: every process sends), checking their senders as the sends come; False: the window
@@ -182,13 +186,21 @@ class TraceState:
         self.spill_dir = spill_dir
         self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
-        #: per message its send's time and its latest delivery's (a message's largest
-        #: latency), folded into ``slowest`` as it retires
+        #: per message its send's time, index and location (code -> ``t_send``,
+        #: ``s_index``, ``s_line``, ``s_src``), and the window's deliveries (``dl``: the
+        #: message's code, the process, its delivery index, location and times), folded
+        #: into ``tally`` as their messages retire (latencies.py)
         self.clocks = tuple(clocks)
         self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
-        self.t_last = {c: np.zeros(0, np.float64) for c in self.clocks}
-        #: per clock, the largest latency of the retired messages (None: none measured)
-        self.slowest: dict[str, float | None] = {c: None for c in self.clocks}
+        self.s_index = np.zeros(0, np.int64)
+        self.s_line = np.zeros(0, np.int64)
+        self.s_src = np.zeros(0, np.int64)
+        self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
+        self.dl.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
+        #: per clock, the retired messages' measured first deliveries
+        self.tally = {c: Tally() for c in self.clocks}
+        #: the sources and formats the locations above index
+        self.src_names: dict[tuple[str, str], int] = {}
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
         self.keep_whole = keep_whole
@@ -471,6 +483,8 @@ class TraceState:
         if crash.any():
             self.crashed[proc[crash]] = True
         s = kinds == SEND
+        if self.clocks:
+            self._note_clocks(piece, kinds, codes, proc)
         if s.any() and (codes[s] == -2).any() and \
                 np.asarray(pc.is_valid(table.column("deps")).to_numpy(
                     zero_copy_only=False), bool)[s & (codes == -2)].any():
@@ -479,15 +493,6 @@ class TraceState:
             return self._slow("a message id sent twice")
         if s.any():
             self._deps(table.column("deps"), s, codes, proc)
-        for c in self.clocks:
-            if c not in table.column_names:  # a file without that clock
-                continue
-            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
-            if s.any():
-                self.t_send[c][codes[s]] = t[s]
-            d = (kinds == DELIVER) & (codes >= 0)  # a retired one: _deliveries
-            if d.any():
-                np.fmax.at(self.t_last[c], codes[d], t[d])  # NaN: a record without it
         d = kinds == DELIVER
         if d.any():
             why = self._deliveries(codes[d], proc[d], table, d)
@@ -662,7 +667,9 @@ class TraceState:
             self.first_seen = _grow(self.first_seen, n, 0.0)
             for c in self.clocks:
                 self.t_send[c] = _grow(self.t_send[c], n, np.nan)
-                self.t_last[c] = _grow(self.t_last[c], n, np.nan)
+            self.s_index = _grow(self.s_index, n, -1)
+            self.s_line = _grow(self.s_line, n, -1)
+            self.s_src = _grow(self.s_src, n, -1)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
@@ -744,7 +751,7 @@ class TraceState:
                             "delivered less")
         lag = k < self.base
         if lag.any():
-            why = self._lagging(k[lag], cd[lag], table, np.flatnonzero(rows)[lag])
+            why = self._lagging(k[lag], cd[lag], pd[lag], np.flatnonzero(rows)[lag])
             if why:
                 self._whole(why)
                 return WHOLE
@@ -784,11 +791,12 @@ class TraceState:
             self.buffer[-1] = (Piece(piece.table.take(pa.array(keep)), piece.lines[keep],
                                      piece.source, piece.fmt), codes[keep])
 
-    def _lagging(self, k: np.ndarray, cd: np.ndarray, table: pa.Table,
+    def _lagging(self, k: np.ndarray, cd: np.ndarray, pd: np.ndarray,
                  rows: np.ndarray) -> str:
-        """Deliveries at retired positions ``k`` (of a process lagging behind the retired
-        prefix): each must be the retired S[k], by both hashes (retired.py); its latency
-        folds into the retired messages' largest. Why the trace goes whole, else ""."""
+        """Deliveries at retired positions ``k`` by processes ``pd`` (lagging behind the
+        retired prefix), ``rows`` of the batch: each must be the retired S[k], by both
+        hashes (retired.py); its latency folds into the retired messages' tally. Why the
+        trace goes whole, else ""."""
         # with views too: position k lies in the range of the lagging process's view
         # (its cursor is that view's range start plus its deliveries in it, checked
         # against the view's frozen length), and S[k] was checked to be sent in it
@@ -800,16 +808,8 @@ class TraceState:
                 (past["h2"] != self._row_h2[rows]).any():
             return "a process lagging behind the retired prefix delivers otherwise there"
         self.lagged = True
-        for c in self.clocks:
-            if c not in table.column_names:
-                continue
-            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
-            x = t - past[f"t_{c}"]
-            x = x[~np.isnan(x)]
-            if len(x):
-                top = float(x.max())
-                cur = self.slowest[c]
-                self.slowest[c] = top if cur is None else max(cur, top)
+        if self.clocks:
+            self._fold_lagging(past, pd, rows)
         return ""
 
     def _deps(self, col: pa.ChunkedArray, s: np.ndarray, codes: np.ndarray,
@@ -949,10 +949,18 @@ class TraceState:
         self.retired.add(self.h1[gone])
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
+        sends = None
+        if self.clocks:
+            sends = {"sender": self.sender[gone], "s_index": self.s_index[gone],
+                     "s_line": self.s_line[gone], "s_src": self.s_src[gone]}
+            out = np.zeros(self.nmsgs, bool)
+            out[gone] = True
+            leaving = out[self.dl["code"]]
+            for c in self.clocks:
+                self.tally[c] = self._fold(c, np.flatnonzero(leaving), self.tally[c])
+            self.dl = {k: v[~leaving] for k, v in self.dl.items()}
         self.past.append(self.h1[gone], self.h2[gone],
-                         {c: self.t_send[c][gone] for c in self.clocks})
-        for c in self.clocks:
-            self.slowest[c] = self._fold(c, gone, self.slowest[c])
+                         {c: self.t_send[c][gone] for c in self.clocks}, sends)
         checked = gone[:first]
         self.soff[:np_] += np.bincount(self.sender[checked], minlength=np_)
         np.maximum.at(self.rowed, self.sender[checked].astype(np.int64),
@@ -964,11 +972,13 @@ class TraceState:
         remap = np.cumsum(keep) - 1
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
-        for attr in ("sender", "rank", "spos", "sview", "dview", "h1", "h2", "first_seen"):
+        for attr in ("sender", "rank", "spos", "sview", "dview", "h1", "h2", "first_seen",
+                     "s_index", "s_line", "s_src"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
-            self.t_last[c] = self.t_last[c][:self.nmsgs][keep]
+        if self.clocks:
+            self.dl["code"] = remap[self.dl["code"]]
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
         self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
@@ -987,26 +997,117 @@ class TraceState:
             buf.append((piece, np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)))
         self.buffer = buf
 
-    def _fold(self, clock: str, codes: np.ndarray, into: float | None) -> float | None:
-        """The largest latency on ``clock`` of messages ``codes`` and ``into``."""
-        x = self.t_last[clock][codes] - self.t_send[clock][codes]
-        x = x[~np.isnan(x)]
-        if not len(x):
-            return into
-        top = float(x.max())
-        return top if into is None else max(into, top)
+    # ---- latencies (latencies.py) --------------------------------------------------------
+
+    def _src(self, piece: Piece) -> int:
+        return self.src_names.setdefault((piece.source, piece.fmt), len(self.src_names))
+
+    def _where(self, src: int, line: int) -> Location:
+        source, fmt = list(self.src_names)[src]
+        return Location(source, row=line) if fmt == "parquet" else Location(source, line=line)
+
+    def _note_clocks(self, piece: Piece, kinds: np.ndarray, codes: np.ndarray,
+                     proc: np.ndarray) -> None:
+        """A batch's send times, indexes and locations (by message code), and its window
+        deliveries (``dl``), before its sends and deliveries are counted."""
+        table, np_ = piece.table, len(self.procs)
+        src = self._src(piece)
+        times = {c: table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
+                 if c in table.column_names else None for c in self.clocks}
+        s = np.flatnonzero(kinds == SEND)
+        if len(s):
+            index = self.scount[proc[s]] + cumcount(proc[s], np_)
+            ok = codes[s] >= 0  # -2: a send retired before it came (_sends)
+            cs = codes[s][ok]
+            for c, t in times.items():
+                self.t_send[c][cs] = np.nan if t is None else t[s][ok]
+            self.s_index[cs], self.s_line[cs], self.s_src[cs] = index[ok], \
+                piece.lines[s][ok], src
+        d = np.flatnonzero(kinds == DELIVER)
+        if not len(d):
+            return
+        index = self.dcount[proc[d]] + cumcount(proc[d], np_)
+        # a retired one (-2) is a lagging delivery, folded as it is read (_lagging)
+        self._dindex = np.full(len(kinds), -1, np.int64)
+        self._dindex[d] = index
+        ok = codes[d] >= 0
+        d = d[ok]
+        add = {"code": codes[d], "proc": proc[d], "index": index[ok],
+               "line": piece.lines[d].astype(np.int64), "src": np.full(len(d), src, np.int64)}
+        for c, t in times.items():
+            add[f"t_{c}"] = np.full(len(d), np.nan) if t is None else t[d]
+        self.dl = {k: np.concatenate((v, add[k])) for k, v in self.dl.items()}
+        self._batch = piece
+
+    def _fold(self, clock: str, rows: np.ndarray, into: Tally) -> Tally:
+        """``into`` with the window deliveries ``rows`` (of ``dl``) on ``clock``; their
+        messages' sends are read (a message retires or a trace ends clean only then)."""
+        dl = self.dl
+        code = dl["code"][rows]
+        x = dl[f"t_{clock}"][rows] - self.t_send[clock][code]
+        ok = ~np.isnan(x)
+        into.unmeasured += int(len(x) - ok.sum())
+        names = list(self.procs)
+        sel = rows[ok]
+
+        def resolve(r: int) -> Slowest:
+            row = int(sel[r])
+            m = int(dl["code"][row])
+            msg = self.message_id(m)
+            assert msg is not None  # its records are held until it retires
+            return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
+                           msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
+                           names[int(self.sender[m])], int(self.s_index[m]),
+                           self._where(int(self.s_src[m]), int(self.s_line[m])))
+
+        into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
+        return into
+
+    def _fold_lagging(self, past: np.ndarray, pd: np.ndarray, rows: np.ndarray) -> None:
+        """Lagging deliveries (``rows`` of the batch, processes ``pd``; ``past``: their
+        positions' retired rows) into the retired messages' tally."""
+        piece = self._batch
+        table = piece.table
+        names = list(self.procs)
+        for c in self.clocks:
+            if c in table.column_names:
+                t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
+            else:
+                t = np.full(len(rows), np.nan)
+            x = t - past[f"t_{c}"]
+            ok = ~np.isnan(x)
+            self.tally[c].unmeasured += int(len(x) - ok.sum())
+            at = np.flatnonzero(ok)
+
+            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
+                i = int(at[r])
+                row, sent = int(rows[i]), past[i]
+                return Slowest(float(x[i]), names[int(pd[i])], int(self._dindex[row]),
+                               table.column("msg")[row].as_py(), _location(piece, row),
+                               names[int(sent["sender"])], int(sent["s_index"]),
+                               self._where(int(sent["s_src"]), int(sent["s_line"])))
+
+            self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
+
+    def latencies(self, clock: str) -> Tally:
+        """The measured first deliveries so far on ``clock`` whose sends were read: the
+        retired messages' and the window's (a clean trace's at its end: every one)."""
+        out = Tally()
+        sent = self.sender[self.dl["code"]] >= 0
+        self._fold(clock, np.flatnonzero(sent), out)
+        return self.tally[clock].merge(out)
 
     def latency(self, clock: str) -> tuple[float | None, int]:
         """The largest send-to-delivery latency on ``clock`` so far (None: none measured),
         and the message in the window that has it (-1: a retired one, or none)."""
-        n = self.nmsgs
-        x = self.t_last[clock][:n] - self.t_send[clock][:n]
+        top = None if self.tally[clock].slowest is None else self.tally[clock].slowest.latency
+        code = -1
+        x = self.dl[f"t_{clock}"] - self.t_send[clock][self.dl["code"]]
         ok = np.flatnonzero(~np.isnan(x))
-        top, code = self.slowest[clock], -1
         if len(ok):
             k = int(ok[np.argmax(x[ok])])
             if top is None or x[k] > top:
-                top, code = float(x[k]), k
+                top, code = float(x[k]), int(self.dl["code"][k])
         return top, code
 
     def locate(self, code: int, kind: str, late: str | None = None) -> tuple[str, object] | None:
@@ -1070,7 +1171,7 @@ class TraceState:
                      membership=self.membership or bool(self.left[:np_].any()),
                      gaps=bool(vs is not None and vs.gaps()),
                      sent=int(self.scount[:np_].sum()),
-                     latency={c: self.latency(c)[0] for c in self.clocks},
+                     latency={c: self.latencies(c) for c in self.clocks},
                      ledger=self.ledger())
 
     def ledger(self) -> Ledger | None:
