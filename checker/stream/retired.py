@@ -68,6 +68,20 @@ class RetiredSequence(CheckpointedFile):
             f.write(rec.tobytes())
         self.rows += len(h1)
 
+    def fill(self, pos: np.ndarray, cols: dict[str, np.ndarray]) -> None:
+        """Columns of the rows at positions ``pos``, written in place: the send of a
+        position that retired before its send was read (canon.py's awaited sends), once
+        it is."""
+        if not len(pos):
+            return
+        mm = np.memmap(self.path, self.dtype, mode="r+", shape=(self.rows,))
+        try:
+            for name, v in cols.items():
+                mm[name][pos] = v
+            mm.flush()
+        finally:
+            del mm
+
     def at(self, pos: np.ndarray) -> np.ndarray:
         """The rows at positions ``pos`` (each below ``rows``), read through a memory
         map: only the pages they lie on are read."""
