@@ -35,6 +35,12 @@ process where every process sends): their senders and ranks are filled in as the
 come and checked in S's order (``_validate_waiting``); a trace where that happened goes
 whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
 properties' stream deciders give its verdicts.
+
+With a latency bound, each delivery's latency is measured when its message retires (or
+as a lagging delivery is read, or when the send of a position retired before it comes)
+and tallied per process (latencies.py: count, exact sum, maximum, the slowest with its
+witness's locations), so that a clean trace's verdict and details, and a broken one's
+retired part, need no record of the retired prefix.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ FAST, SLOW, WHOLE = "fast", "slow", "whole"
 #: the window's deliveries, with a clock measured: message code, process, delivery
 #: index, line and source (and ``t_CLOCK`` per clock)
 DL_KEYS = ("code", "proc", "index", "line", "src")
+#: the deliveries waiting for their sends at retired positions (``pend``)
+PEND_KEYS = ("pos", "proc", "index", "line", "src")
 BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: retire positions whose sends are still to come (a file grouped by process where
 #: every process sends), checking their senders as the sends come; False: the window
@@ -197,8 +205,19 @@ class TraceState:
         self.s_src = np.zeros(0, np.int64)
         self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
         self.dl.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
+        self.dl_parts: list[dict[str, np.ndarray]] = []
         #: per clock, the retired messages' measured first deliveries
         self.tally = {c: Tally() for c in self.clocks}
+        #: deliveries at retired positions whose sends are not read yet (the awaited
+        #: sends, below): the position, process, delivery index, location and times,
+        #: measured when the send comes
+        self.pend: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in PEND_KEYS}
+        self.pend.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
+        #: the batch being fed: its piece, clocks, and per row its send or delivery index
+        self._batch: Piece | None = None
+        self._times: dict[str, np.ndarray | None] = {}
+        self._sindex = np.zeros(0, np.int64)
+        self._dindex = np.zeros(0, np.int64)
         #: the sources and formats the locations above index
         self.src_names: dict[tuple[str, str], int] = {}
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
@@ -697,6 +716,8 @@ class TraceState:
             if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
                 return False
             self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
+            if self.clocks:
+                self._sent_late(self.vpos + at, ps[wait], rows[wait])
         # each sender's latest send (fancy assignment: the last row of each wins); a
         # retired one holds nothing
         latest = np.full(np_, -3, np.int64)
@@ -809,7 +830,7 @@ class TraceState:
             return "a process lagging behind the retired prefix delivers otherwise there"
         self.lagged = True
         if self.clocks:
-            self._fold_lagging(past, pd, rows)
+            self._fold_lagging(past, pd, rows, k)
         return ""
 
     def _deps(self, col: pa.ChunkedArray, s: np.ndarray, codes: np.ndarray,
@@ -925,7 +946,6 @@ class TraceState:
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
         wait = AWAIT_SENDS and self.views is None and not self.has_views and \
-            not self.clocks and \
             not self.keep_whole and not self.deps_from and not len(self.dep_m)
         w = min(low, self.base + len(self.S) if wait else self.vpos,
                 self.base + len(self.S) - 1)
@@ -955,9 +975,16 @@ class TraceState:
                      "s_line": self.s_line[gone], "s_src": self.s_src[gone]}
             out = np.zeros(self.nmsgs, bool)
             out[gone] = True
-            leaving = out[self.dl["code"]]
+            leaving = out[self._dl()["code"]]
+            sent = self.sender[self.dl["code"]] >= 0
             for c in self.clocks:
-                self.tally[c] = self._fold(c, np.flatnonzero(leaving), self.tally[c])
+                self.tally[c] = self._fold(c, np.flatnonzero(leaving & sent), self.tally[c])
+            # a position retiring before its send was read: its deliveries wait for it
+            wait_rows = np.flatnonzero(leaving & ~sent)
+            if len(wait_rows):
+                add = {k: self.dl[k][wait_rows] for k in self.dl if k != "code"}
+                add["pos"] = self.spos[self.dl["code"][wait_rows]]
+                self._pend(add)
             self.dl = {k: v[~leaving] for k, v in self.dl.items()}
         self.past.append(self.h1[gone], self.h2[gone],
                          {c: self.t_send[c][gone] for c in self.clocks}, sends)
@@ -1012,11 +1039,14 @@ class TraceState:
         deliveries (``dl``), before its sends and deliveries are counted."""
         table, np_ = piece.table, len(self.procs)
         src = self._src(piece)
-        times = {c: table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
+        times = {c: np.asarray(table.column(c).to_numpy(zero_copy_only=False), np.float64)
                  if c in table.column_names else None for c in self.clocks}
+        self._batch, self._times = piece, times
         s = np.flatnonzero(kinds == SEND)
         if len(s):
             index = self.scount[proc[s]] + cumcount(proc[s], np_)
+            self._sindex = np.full(len(kinds), -1, np.int64)
+            self._sindex[s] = index
             ok = codes[s] >= 0  # -2: a send retired before it came (_sends)
             cs = codes[s][ok]
             for c, t in times.items():
@@ -1031,13 +1061,22 @@ class TraceState:
         self._dindex = np.full(len(kinds), -1, np.int64)
         self._dindex[d] = index
         ok = codes[d] >= 0
-        d = d[ok]
-        add = {"code": codes[d], "proc": proc[d], "index": index[ok],
-               "line": piece.lines[d].astype(np.int64), "src": np.full(len(d), src, np.int64)}
+        if not ok.all():
+            d, index = d[ok], index[ok]
+        add = {"code": codes[d], "proc": proc[d], "index": index,
+               "line": np.asarray(piece.lines[d], np.int64),
+               "src": np.full(len(d), src, np.int64)}
         for c, t in times.items():
             add[f"t_{c}"] = np.full(len(d), np.nan) if t is None else t[d]
-        self.dl = {k: np.concatenate((v, add[k])) for k, v in self.dl.items()}
-        self._batch = piece
+        self.dl_parts.append(add)  # joined when read (_dl): one copy a trim, not a batch
+
+    def _dl(self) -> dict[str, np.ndarray]:
+        """The window's deliveries (``dl``), the batches' parts joined."""
+        if self.dl_parts:
+            self.dl = {k: np.concatenate([v] + [a[k] for a in self.dl_parts])
+                       for k, v in self.dl.items()}
+            self.dl_parts = []
+        return self.dl
 
     def _fold(self, clock: str, rows: np.ndarray, into: Tally) -> Tally:
         """``into`` with the window deliveries ``rows`` (of ``dl``) on ``clock``; their
@@ -1063,18 +1102,27 @@ class TraceState:
         into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
         return into
 
-    def _fold_lagging(self, past: np.ndarray, pd: np.ndarray, rows: np.ndarray) -> None:
-        """Lagging deliveries (``rows`` of the batch, processes ``pd``; ``past``: their
-        positions' retired rows) into the retired messages' tally."""
+    def _fold_lagging(self, past: np.ndarray, pd: np.ndarray, rows: np.ndarray,
+                      k: np.ndarray) -> None:
+        """Lagging deliveries (``rows`` of the batch, processes ``pd``, at retired
+        positions ``k``; ``past``: those positions' retired rows) into the retired
+        messages' tally, or, where the send is not read yet, waiting for it (``pend``)."""
         piece = self._batch
+        assert piece is not None
         table = piece.table
         names = list(self.procs)
-        for c in self.clocks:
-            if c in table.column_names:
-                t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
-            else:
-                t = np.full(len(rows), np.nan)
-            x = t - past[f"t_{c}"]
+        later = past["sender"] < 0
+        if later.any():
+            r = rows[later]
+            add = {"pos": k[later], "proc": pd[later], "index": self._dindex[r],
+                   "line": piece.lines[r].astype(np.int64),
+                   "src": np.full(len(r), self._src(piece), np.int64)}
+            for c, t in self._times.items():
+                add[f"t_{c}"] = np.full(len(r), np.nan) if t is None else t[r]
+            self._pend(add)
+            past, pd, rows = past[~later], pd[~later], rows[~later]
+        for c, t in self._times.items():
+            x = (np.full(len(rows), np.nan) if t is None else t[rows]) - past[f"t_{c}"]
             ok = ~np.isnan(x)
             self.tally[c].unmeasured += int(len(x) - ok.sum())
             at = np.flatnonzero(ok)
@@ -1089,11 +1137,59 @@ class TraceState:
 
             self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
 
+    def _pend(self, add: dict[str, np.ndarray]) -> None:
+        self.pend = {k: np.concatenate((v, add[k].astype(v.dtype))) for k, v in
+                     self.pend.items()}
+
+    def _sent_late(self, pos: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> None:
+        """Sends (``rows`` of the batch, by processes ``ps``) of positions ``pos`` that
+        retired before they were read: their columns on disk (for deliveries still to
+        come), and the deliveries that waited for them measured."""
+        piece = self._batch
+        assert piece is not None and self.past is not None
+        src = self._src(piece)
+        t_send = {c: np.full(len(rows), np.nan) if t is None else t[rows]
+                  for c, t in self._times.items()}
+        self.past.fill(pos, {**{f"t_{c}": v for c, v in t_send.items()},
+                             "sender": ps, "s_index": self._sindex[rows],
+                             "s_line": piece.lines[rows], "s_src": np.full(len(rows), src)})
+        if not len(self.pend["pos"]):
+            return
+        order = np.argsort(pos)
+        spos = pos[order]
+        j = np.minimum(np.searchsorted(spos, self.pend["pos"]), len(spos) - 1)
+        hit = spos[j] == self.pend["pos"]
+        if not hit.any():
+            return
+        sel = np.flatnonzero(hit)
+        which = order[j[sel]]  # the send of each waiting delivery
+        names = list(self.procs)
+        table = piece.table
+        pend = {key: v[sel] for key, v in self.pend.items()}
+        for c in self.clocks:
+            x = pend[f"t_{c}"] - t_send[c][which]
+            ok = ~np.isnan(x)
+            self.tally[c].unmeasured += int(len(x) - ok.sum())
+            at = np.flatnonzero(ok)
+
+            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
+                i = int(at[r])
+                w = int(which[i])
+                row = int(rows[w])
+                return Slowest(float(x[i]), names[int(pend["proc"][i])],
+                               int(pend["index"][i]), table.column("msg")[row].as_py(),
+                               self._where(int(pend["src"][i]), int(pend["line"][i])),
+                               names[int(ps[w])], int(self._sindex[row]),
+                               _location(piece, row))
+
+            self.tally[c].add(x[ok], pend["proc"][ok], names, pend["index"][ok], resolve)
+        self.pend = {key: v[~hit] for key, v in self.pend.items()}
+
     def latencies(self, clock: str) -> Tally:
         """The measured first deliveries so far on ``clock`` whose sends were read: the
         retired messages' and the window's (a clean trace's at its end: every one)."""
         out = Tally()
-        sent = self.sender[self.dl["code"]] >= 0
+        sent = self.sender[self._dl()["code"]] >= 0
         self._fold(clock, np.flatnonzero(sent), out)
         return self.tally[clock].merge(out)
 
@@ -1102,7 +1198,8 @@ class TraceState:
         and the message in the window that has it (-1: a retired one, or none)."""
         top = None if self.tally[clock].slowest is None else self.tally[clock].slowest.latency
         code = -1
-        x = self.dl[f"t_{clock}"] - self.t_send[clock][self.dl["code"]]
+        dl = self._dl()
+        x = dl[f"t_{clock}"] - self.t_send[clock][dl["code"]]
         ok = np.flatnonzero(~np.isnan(x))
         if len(ok):
             k = int(ok[np.argmax(x[ok])])

@@ -43,16 +43,26 @@ def exact_sums(x: np.ndarray, group: np.ndarray, ngroups: int) -> list[int]:
     big = (m * float(1 << 53)).astype(np.int64)  # exact: |m| < 1, 53 bits
     hi, lo = big >> 26, big & (_HALF - 1)  # big = hi * 2**26 + lo; floor shift
     shift = e.astype(np.int64) + (_UNIT - 53)  # >= 0 for every double
-    key = group.astype(np.int64) * 4096 + shift
-    keys, inv = np.unique(key, return_inverse=True)
-    # at most 2**18 rows a call keep these float sums of < 2**27 integers exact
     if len(x) > 1 << 24:
         raise ValueError("exact_sums: at most 2**24 values a call")
-    shi = np.bincount(inv, weights=hi.astype(np.float64), minlength=len(keys))
-    slo = np.bincount(inv, weights=lo.astype(np.float64), minlength=len(keys))
-    for k, a, b in zip(keys.tolist(), shi.tolist(), slo.tolist()):
-        g, s = divmod(k, 4096)
-        out[g] += ((int(a) << 26) + int(b)) << s
+    # one bin per group and exponent (a batch's latencies span a few exponents): the
+    # float sums of < 2**27 integers, at most 2**24 of them, stay exact
+    low = int(shift.min())
+    width = int(shift.max()) - low + 1
+    key = group.astype(np.int64) * width + (shift - low)
+    if ngroups * width <= 1 << 22:
+        bins = np.arange(ngroups * width)
+        shi = np.bincount(key, weights=hi.astype(np.float64), minlength=len(bins))
+        slo = np.bincount(key, weights=lo.astype(np.float64), minlength=len(bins))
+        some = np.flatnonzero((shi != 0) | (slo != 0))
+        bins, shi, slo = bins[some], shi[some], slo[some]
+    else:  # many groups: only the bins used
+        bins, inv = np.unique(key, return_inverse=True)
+        shi = np.bincount(inv, weights=hi.astype(np.float64), minlength=len(bins))
+        slo = np.bincount(inv, weights=lo.astype(np.float64), minlength=len(bins))
+    for k, a, b in zip(bins.tolist(), shi.tolist(), slo.tolist()):
+        g, s = divmod(k, width)
+        out[g] += ((int(a) << 26) + int(b)) << (s + low)
     return out
 
 
