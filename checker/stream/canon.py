@@ -184,6 +184,23 @@ class TraceState:
     #: positions retired (viewheld.py; None: not such a trace); a class default too, so a
     #: state pickled by tomkit watch before it existed reads as None
     vprefix: ViewPrefix | None = None
+    #: the batch being fed (``_note_clocks``): scratch, not pickled (``__getstate__``)
+    _batch: Piece | None = None
+    _SCRATCH = ("_batch", "_times", "_sindex", "_dindex", "_row_h1", "_row_h2")
+
+    def __getstate__(self) -> dict:
+        """The state tomkit watch checkpoints, less the scratch of the batch last fed (its
+        records are in the buffer if they are held)."""
+        state = self.__dict__.copy()
+        for k in self._SCRATCH:
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._batch, self._times = None, {}
+        self._sindex = self._dindex = np.zeros(0, np.int64)
+        self._row_h1 = self._row_h2 = None
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -214,7 +231,7 @@ class TraceState:
         self.pend: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in PEND_KEYS}
         self.pend.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
         #: the batch being fed: its piece, clocks, and per row its send or delivery index
-        self._batch: Piece | None = None
+        self._batch = None
         self._times: dict[str, np.ndarray | None] = {}
         self._sindex = np.zeros(0, np.int64)
         self._dindex = np.zeros(0, np.int64)
