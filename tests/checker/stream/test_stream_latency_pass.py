@@ -22,11 +22,13 @@ from stream_oracle import agree, by_process
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
+import tomkit.checker.stream.spill as spill
 from tomkit.checker.check_run import plan
 from tomkit.checker.engine import check_paths
 from tomkit.checker.properties import Options, properties
 from tomkit.checker.stream.driver import _Run
 from tomkit.checker.stream.latencies import Tally, exact_sums, value
+from tomkit.traces.generate import FAULTS, LATENCY_BOUND, faulty_trace
 from tomkit.traces.long_trace import long_trace_tables
 from tomkit.traces.writer import TraceWriter, write_records
 
@@ -99,7 +101,7 @@ def decided(tmp_path, records, options, grouped=False, props=PROPS) -> _Run:
     alone = _Run(props[:2], options, False)
     agree([path], props[:2], options, alone)
     assert bool(run.whole) == bool(alone.whole), "latency sent the trace whole"
-    if not grouped:
+    if not grouped and not alone.whole:
         assert not run.whole, "decided by the whole-trace engine"
     return run
 
@@ -258,3 +260,21 @@ def test_grouped_where_every_process_sends_awaits_the_sends(bound, monkeypatch, 
     agree([path], props, options, run)
     assert run.modes == {"fast": 1} and not run.whole
     assert run.peak_window < 500, run.peak_window  # before: all 3,000 positions
+
+
+@pytest.mark.parametrize("fault", ["slow", "swap", "gap", "duplicate-delivery",
+                                   "unsent-delivery", "causal", "view-mismatch"])
+def test_planted_faults_with_a_bound_spilled(fault, small, monkeypatch, tmp_path):
+    # the generators' faults (one per kind of break: the others are the differential
+    # tests') with a latency bound the slow fault breaks, read 8 records at a time with
+    # a window of 4 positions, the held records spilled past 6 records: the whole-trace
+    # checker's report, and latency sends no trace whole by itself
+    assert fault in FAULTS
+    monkeypatch.setattr(driver, "READ_ROWS", 8)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 6)
+    recs, _ = faulty_trace(f"t-{fault}", fault, seed=1, n_messages=20)
+    options = Options(latency_bound=LATENCY_BOUND, realtime_bound=LATENCY_BOUND)
+    for grouped in (False, True):
+        run = decided(tmp_path, recs, options, grouped)
+        if fault == "slow" and not grouped:
+            assert run.modes == {"fast": 1}
