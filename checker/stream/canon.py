@@ -55,7 +55,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...traces.errors import Location
-from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, SLOT_COLUMN, VIEW, Piece, kind_codes
+from ..chunk import (
+    CRASH,
+    DELIVER,
+    JOIN,
+    LEAVE,
+    SEND,
+    SLOT_COLUMN,
+    VIEW,
+    Piece,
+    concat_ranges,
+    kind_codes,
+)
 from ..result import WitnessEvent
 from . import spill as spill_
 from .clean import NEVER, Clean
@@ -72,8 +83,6 @@ FAST, SLOW, WHOLE = "fast", "slow", "whole"
 #: the window's deliveries, with a clock measured: message code, process, delivery
 #: index, line and source (and ``t_CLOCK`` per clock)
 DL_KEYS = ("code", "proc", "index", "line", "src")
-#: the deliveries waiting for their sends at retired positions (``pend``)
-PEND_KEYS = ("pos", "proc", "index", "line", "src")
 BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: retire positions whose sends are still to come (a file grouped by process where
 #: every process sends), checking their senders as the sends come; False: the window
@@ -227,9 +236,9 @@ class TraceState:
         self.tally = {c: Tally() for c in self.clocks}
         #: deliveries at retired positions whose sends are not read yet (the awaited
         #: sends, below): the position, process, delivery index, location and times,
-        #: measured when the send comes
-        self.pend: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in PEND_KEYS}
-        self.pend.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
+        #: measured when the send comes; in parts as they came, each sorted by position
+        #: (a send finds its deliveries by binary search, not by a pass over all)
+        self.pend: list[dict[str, np.ndarray]] = []
         #: the batch being fed: its piece, clocks, and per row its send or delivery index
         self._batch = None
         self._times: dict[str, np.ndarray | None] = {}
@@ -1155,8 +1164,8 @@ class TraceState:
             self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
 
     def _pend(self, add: dict[str, np.ndarray]) -> None:
-        self.pend = {k: np.concatenate((v, add[k].astype(v.dtype))) for k, v in
-                     self.pend.items()}
+        order = np.argsort(add["pos"], kind="stable")
+        self.pend.append({k: v[order] for k, v in add.items()})
 
     def _sent_late(self, pos: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> None:
         """Sends (``rows`` of the batch, by processes ``ps``) of positions ``pos`` that
@@ -1170,19 +1179,23 @@ class TraceState:
         self.past.fill(pos, {**{f"t_{c}": v for c, v in t_send.items()},
                              "sender": ps, "s_index": self._sindex[rows],
                              "s_line": piece.lines[rows], "s_src": np.full(len(rows), src)})
-        if not len(self.pend["pos"]):
+        if not self.pend:
             return
         order = np.argsort(pos)
         spos = pos[order]
-        j = np.minimum(np.searchsorted(spos, self.pend["pos"]), len(spos) - 1)
-        hit = spos[j] == self.pend["pos"]
-        if not hit.any():
+        found = []  # per part, the rows of it waiting for these sends, and their sends
+        for part in self.pend:
+            lo = np.searchsorted(part["pos"], spos, "left")
+            n = np.searchsorted(part["pos"], spos, "right") - lo
+            if n.any():
+                found.append((part, concat_ranges(lo, n), np.repeat(order, n)))
+        if not found:
             return
-        sel = np.flatnonzero(hit)
-        which = order[j[sel]]  # the send of each waiting delivery
+        pend = {k: np.concatenate([part[k][at] for part, at, _ in found])
+                for k in found[0][0]}
+        which = np.concatenate([w for _, _, w in found])  # the send of each
         names = list(self.procs)
         table = piece.table
-        pend = {key: v[sel] for key, v in self.pend.items()}
         for c in self.clocks:
             x = pend[f"t_{c}"] - t_send[c][which]
             ok = ~np.isnan(x)
@@ -1200,7 +1213,17 @@ class TraceState:
                                _location(piece, row))
 
             self.tally[c].add(x[ok], pend["proc"][ok], names, pend["index"][ok], resolve)
-        self.pend = {key: v[~hit] for key, v in self.pend.items()}
+        hit = {id(part): at for part, at, _ in found}
+        rest = []
+        for part in self.pend:
+            at = hit.get(id(part))
+            if at is not None:
+                keep = np.ones(len(part["pos"]), bool)
+                keep[at] = False
+                part = {k: v[keep] for k, v in part.items()}
+            if len(part["pos"]):
+                rest.append(part)
+        self.pend = rest
 
     def latencies(self, clock: str) -> Tally:
         """The measured first deliveries so far on ``clock`` whose sends were read: the
