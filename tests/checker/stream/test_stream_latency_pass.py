@@ -3,9 +3,10 @@
 whole-trace checker's verdicts, witnesses, sentences and details (count, unmeasured,
 mean, maximum, slowest, per process) on timed runs with a breach early, in the middle
 and late, ties at the maximum, unmeasured deliveries, deliveries read before their
-sends, reused ids, real time, both layouts, and windows of a few positions so that the
-retired prefix carries most of the latencies; each asserts the pass decided (not the
-whole-trace engine)."""
+sends, reused ids, real time, both layouts (grouped by process: the lag read from disk,
+the sends awaited), the generators' faults with the held records spilled, and windows of
+a few positions so that the retired prefix carries most of the latencies; each asserts
+the pass decided (not the whole-trace engine)."""
 
 from __future__ import annotations
 
