@@ -530,14 +530,14 @@ class TraceState:
         s = kinds == SEND
         if self.clocks:
             self._note_clocks(piece, kinds, codes, proc)
-        if s.any() and (codes[s] == -2).any() and \
-                np.asarray(pc.is_valid(table.column("deps")).to_numpy(
-                    zero_copy_only=False), bool)[s & (codes == -2)].any():
-            return self._whole("deps on the send of a message retired before it came")
+        if s.any() and (codes[s] == -2).any():
+            why = self._late_deps(table.column("deps"), s & (codes == -2), proc)
+            if why:
+                return self._slow(why)
         if s.any() and not self._sends(codes[s], proc[s], np.flatnonzero(s)):
             return self._slow("a message id sent twice")
         if s.any():
-            self._deps(table.column("deps"), s, codes, proc)
+            self._deps(table.column("deps"), s & (codes >= 0), codes, proc)
         d = kinds == DELIVER
         if d.any():
             why = self._deliveries(codes[d], proc[d], table, d)
@@ -549,7 +549,9 @@ class TraceState:
         if why:
             return self._slow(why)
         if len(self.S) > (self.trim_at or TRIM_AT):
-            self._trim()
+            why = self._trim()
+            if why:
+                return self._slow(why)
 
     def _seq_follows_arrival(self, col: pa.ChunkedArray, proc: np.ndarray) -> bool:
         """Whether ``seq``, where given, numbers each process's records in the order they
@@ -859,6 +861,42 @@ class TraceState:
             self._fold_lagging(past, pd, rows, k)
         return ""
 
+    def _late_deps(self, col: pa.ChunkedArray, rows: np.ndarray, proc: np.ndarray) -> str:
+        """The deps of sends (``rows``) of positions that retired before them (the awaited
+        sends): each dependency must lie before its message's position P in S. One in
+        the window lies after P; one still waiting for its send has its position in
+        ``waiting``; any other retired one was validated, so it lies below the FIFO
+        pointer, which is at most P. Why the picture broke, else ""."""
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if col.null_count == len(col):
+            return ""
+        has = rows & ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
+        at = np.flatnonzero(has)
+        if not len(at):
+            return ""
+        self.deps_from.update(np.unique(proc[at]).tolist())
+        lists = col.take(pa.array(at))
+        lens = np.asarray(pc.list_value_length(lists).to_numpy(zero_copy_only=False),
+                          np.int64)
+        if not lens.sum():
+            return ""
+        assert self._row_h1 is not None  # a retired id in the batch (_msg_codes)
+        where = np.repeat(self.waiting.get(self._row_h1[at]), lens)  # each one's P
+        h1, h2 = hash_ids(pc.list_flatten(lists))
+        code = self.ids.get(h1)
+        if ((code >= 0) & (self.h2[np.maximum(code, 0)] == h2)).any():
+            return "a message before one of its dependencies"
+        if not self.retired.contains(h1).all():
+            return "a message before one of its dependencies"
+        pos = self.waiting.get(h1) if len(self.w_sender) else np.full(len(h1), -1)
+        waits = pos >= self.vpos
+        if waits.any():
+            assert self.past is not None
+            if (self.past.at(pos[waits])["h2"] != h2[waits]).any() or \
+                    (pos[waits] >= where[waits]).any():
+                return "a message before one of its dependencies"
+        return ""
+
     def _deps(self, col: pa.ChunkedArray, s: np.ndarray, codes: np.ndarray,
               proc: np.ndarray) -> None:
         """Keep the deps of the batch's sends until their message is validated in S."""
@@ -959,8 +997,10 @@ class TraceState:
             ok[rest] = self.retired.contains(h1[rest])
         return bool(ok.all())
 
-    def _trim(self) -> None:
-        """Retire the positions every process (but a crashed one) has passed."""
+    def _trim(self) -> str:
+        """Retire the positions every process (but a crashed one) has passed; why the
+        picture broke (a message retiring before it is validated, before one of its
+        dependencies), else ""."""
         np_ = len(self.procs)
         # a process whose view's range has not started will deliver after S's end
         live = ~self.crashed[:np_] & ~self.left[:np_] & (self.cursor[:np_] >= 0)
@@ -972,7 +1012,7 @@ class TraceState:
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
         wait = AWAIT_SENDS and self.views is None and not self.has_views and \
-            not self.keep_whole and not self.deps_from and not len(self.dep_m)
+            not self.keep_whole
         w = min(low, self.base + len(self.S) if wait else self.vpos,
                 self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
@@ -982,8 +1022,21 @@ class TraceState:
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))
         if w - self.base < (self.trim_at or TRIM_AT) // 2:
-            return
+            return ""
         gone = self.S[:w - self.base]
+        if len(self.dep_m):
+            # a message retiring past the FIFO pointer, its send read but not validated:
+            # its dependencies are checked now, while its position and theirs are known
+            # (each before it in S: in the window below it, or retired)
+            mine = np.isin(self.dep_m, gone)
+            if mine.any():
+                if not self._deps_before(self.dep_m[mine], self.dep_h1[mine],
+                                         self.dep_h2[mine]):
+                    return "a message before one of its dependencies"
+                keep_dep = ~mine
+                self.dep_m, self.dep_h1, self.dep_h2 = (self.dep_m[keep_dep],
+                                                        self.dep_h1[keep_dep],
+                                                        self.dep_h2[keep_dep])
         # from the FIFO pointer on, their sends are still to come
         first = min(max(self.vpos - self.base, 0), len(gone))
         if first < len(gone):
@@ -1035,7 +1088,7 @@ class TraceState:
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
         self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
-        self.dep_m = remap[self.dep_m]  # deps of messages not validated: none retired
+        self.dep_m = remap[self.dep_m]  # those of retiring messages were checked above
         self.S = remap[self.S]
         buf = []
         for piece, codes in self.buffer:
@@ -1049,6 +1102,7 @@ class TraceState:
                 codes = codes[idx]
             buf.append((piece, np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)))
         self.buffer = buf
+        return ""
 
     # ---- latencies (latencies.py) --------------------------------------------------------
 
