@@ -196,6 +196,9 @@ class TraceState:
     #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
     #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
     witnesses: bool = True
+    #: code -> its index among its sender's sends (a class default too: a state pickled
+    #: by tomkit watch before it existed reads its messages' indexes as not known)
+    sidx: np.ndarray = np.zeros(0, np.int64)
     #: the batch being fed (``_note_clocks``): scratch, not pickled (``__getstate__``)
     _batch: Piece | None = None
     _SCRATCH = ("_batch", "_times", "_sindex", "_dindex", "_row_h1", "_row_h2")
@@ -744,6 +747,7 @@ class TraceState:
     def _sends(self, cs: np.ndarray, ps: np.ndarray, rows: np.ndarray,
                piece: Piece) -> bool:
         np_ = len(self.procs)
+        self.sidx = _grow(self.sidx, self.nmsgs, -1)  # (a state from before it: short)
         nth = cumcount(ps, np_)
         rank = self.vscount[ps] + nth  # its rank in its view
         sidx = self.scount[ps] + nth  # its index among its sender's sends
@@ -1065,6 +1069,7 @@ class TraceState:
             self.w_sender = np.concatenate((self.w_sender, self.sender[late].astype(np.int64)))
             self.w_rank = np.concatenate((self.w_rank, self.rank[late]))
         self.retired.add(self.h1[gone])
+        self.sidx = _grow(self.sidx, self.nmsgs, -1)  # (a state from before it: short)
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
         if self.clocks:
@@ -1168,8 +1173,9 @@ class TraceState:
         if found.all() and chunks:
             order = np.argsort(np.concatenate([u for u, _ in chunks]))
             ids = pa.concat_arrays([a for _, a in chunks]).take(pa.array(order))
-        return ids, Sends(self.sender[gone].astype(np.int64), self.sidx[gone], line, src,
-                          clocks)
+        sidx = self.sidx[gone]
+        line[sidx < 0] = -1  # an index not known: its send is not kept (whole)
+        return ids, Sends(self.sender[gone].astype(np.int64), sidx, line, src, clocks)
 
     def _retire_deliveries(self, piece: Piece, mask: np.ndarray,
                            kinds: np.ndarray | None = None) -> None:

@@ -21,10 +21,12 @@ deliveries that name M, make a cut when
    whose retired prefix is M and the retired ids, keep its picture to the end: every
    process delivers after its cut a prefix B_p of one sequence S' of distinct messages,
    each sent once, each sender's in its send order;
-4. the held records are sends and deliveries only (no crash, view, join or leave), the
-   properties asked for are among ``NARROWED`` (the view properties are unknown on a
-   trace without views, on any part of it), and if anything after the cut is sent,
-   something before it is too; some process delivers a message of M;
+4. the held records are sends and deliveries only (no crash, view, join or leave: a
+   trace with views sends its membership records to both sides and reads condition 5
+   per view, viewcut.py), the properties asked for are among ``NARROWED`` (the view
+   properties are unknown on a trace without views, on any part of it; with views,
+   viewcut.py argues them), and if anything after the cut is sent, something before it
+   is too; some process delivers a message of M;
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
    continuing process's A_p ends with one message, the same for all (or all are empty);
@@ -214,10 +216,9 @@ class Deliveries:
 
     def __init__(self, k: int, cont: Continuing | None = None) -> None:
         self.k = k
-        #: with views, what viewcut.py gathers (it checks strong order's part of
-        #: condition 5 per view at the end); None: checked here as processes continue
+        #: with views, what viewcut.py gathers (strong order's part of condition 5 is
+        #: then read per view); None: without views
         self.cont = cont
-        self.strong = cont is None
         self.closed = np.zeros(0, bool)
         self.got = np.zeros((0, k), bool)
         self.seqs: list[list[np.ndarray]] = []
@@ -259,8 +260,11 @@ class Deliveries:
             self.closed[q] = True
             # strong order (condition 5), checked as processes continue: a cut refuted
             # here costs no more of the pass
-            if not self.strong:
-                pass
+            if self.cont is not None:  # with views, per (view, first message past the cut)
+                dv = self.cont.dviews.get(q)
+                if not self.cont.continues(q, int(self.lastf[q]),
+                                           int(dv[-1][-1]) if dv else -2):
+                    return False
             elif self.joint is None:
                 self.joint = int(self.lastf[q])
             elif self.joint != self.lastf[q]:

@@ -366,6 +366,13 @@ class RetiredSequence(CheckpointedFile):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        if "wpath" not in state:  # a checkpoint from before the witnesses: none kept
+            self.directory = os.path.dirname(self.path)
+            self.wpath = _mkfile(self.directory, "witness")
+            self.ipath = _mkfile(self.directory, "ids")
+            self.id_bytes, self.cpaths, self.lines, self.sources = 0, {}, {}, []
+            self.lost = [(0, self.rows)]
+            _write(self.wpath, 0, np.full(self.rows, -1, _WITNESS).tobytes())
         for path, size in [(self.path, self.kept()),
                            (self.wpath, self.rows * _WITNESS.itemsize),
                            (self.ipath, self.id_bytes),

@@ -134,6 +134,8 @@ class Continuing:
         self.dviews: dict[int, list[np.ndarray]] = {}
         #: the view of each send of M (narrow.py's ``Cut.send_p``, in the same order)
         self.sviews: list[np.ndarray] = []
+        #: strong order's part, as processes continue: (v_p, t_p) -> z_p (-1: none)
+        self.keyed: dict[tuple[int, str], int] = {}
 
     def row_views(self, table: pa.Table, kinds: np.ndarray, proc: np.ndarray) -> np.ndarray:
         """Each row's installed view (the view record itself counts), as trace.py's
@@ -168,6 +170,15 @@ class Continuing:
             if q not in self.first:
                 r = int(tail_d[np.argmax(proc[tail_d] == q)])
                 self.first[q] = (table.column("msg")[r].as_py(), int(views[r]))
+
+    def continues(self, q: int, last: int, view: int) -> bool:
+        """Process q delivers past its cut, its last first delivery of M ``last`` (M's
+        code; -1: none) made in ``view``: whether strong order's part of condition 5v
+        still holds (checked as processes continue, so that a cut refuted here costs no
+        more of the pass; ``_strong`` checks it again at the end)."""
+        t, v = self.first[q]
+        z = last if view == v else -1
+        return self.keyed.setdefault((v, t), z) == z and (z < 0 or t == self.head)
 
     def delivered(self, q: int, views: np.ndarray) -> None:
         """The views of process q's new first deliveries of M."""

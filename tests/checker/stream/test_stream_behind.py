@@ -91,6 +91,10 @@ def case(name: str) -> tuple[list[dict], set[str], bool]:
     if name == "grouped, every process sends, a sender stops short":
         return rounds(24, p4, p4, {"p2": 9}), \
             {"agreement", "validity", "liveness", "member-liveness"}, True
+    if name == "grouped, the first deliverer crashed, one process stops short":
+        # the correct scope's witness and liveness's cite p1, whose deliveries lagged
+        return rounds(24, p4, ["p0"], {"p3": 7}) + [rec("p0", "crash", 25.0)], \
+            {"agreement", "liveness"}, True
     if name == "grouped, every process delivers everything":
         return rounds(24, p4, p4), set(), False
     if name == "a leaver, without views":
@@ -136,6 +140,7 @@ def case(name: str) -> tuple[list[dict], set[str], bool]:
 
 CASES = ["grouped, one process stops short",
          "grouped, every process sends, a sender stops short",
+         "grouped, the first deliverer crashed, one process stops short",
          "grouped, every process delivers everything",
          "a leaver, without views",
          "a member stalled in an early view",
@@ -287,3 +292,85 @@ def test_hypothesis_runs_behind_the_retired_prefix(tmp_path_factory, records, tr
         agree_end(path)
     finally:
         canon.TRIM_AT, driver.READ_ROWS = saved
+
+
+def test_the_retired_witnesses_read_back_and_cut_back_at_a_restart(tmp_path):
+    """Ids, sends (filled later too), clocks and each process's delivery lines read back
+    by position and delivery number; a checkpoint (pickle) cuts every file back, and
+    what is written after it is written again."""
+    import pickle
+
+    import numpy as np
+    import pyarrow as pa
+
+    from tomkit.checker.stream.retired import Sends
+
+    seq = RetiredSequence([], str(tmp_path))
+    h = np.arange(4, dtype=np.uint64)
+
+    def sends(first: int, n: int, t: float | None) -> Sends:
+        return Sends(np.full(n, 1), np.arange(first, first + n), np.arange(10, 10 + n),
+                     np.full(n, seq.source("a.jsonl", "jsonl")),
+                     {"time": np.full(n, np.nan if t is None else t),
+                      "real_time": np.full(n, np.nan), "slot": np.full(n, np.nan)})
+
+    seq.append(h, h, {}, pa.array(["m0", "m1", "longer-id", ""]), sends(0, 4, None))
+    seq.deliveries("p", np.array([3, 4, 5]), "a.jsonl", "jsonl")
+    saved = pickle.dumps(seq)  # tomkit watch's checkpoint
+    seq.append(h + 4, h + 4, {}, pa.array(["x4", "x5", "x6", "x7"]), sends(4, 4, 7.5))
+    seq.deliveries("p", np.array([6, 7]), "b.parquet", "parquet")
+    assert seq.ids(2, 6).to_pylist() == ["longer-id", "", "x4", "x5"]
+    assert seq.send_at(5)[:2] == (1, 5) and seq.send_at(5)[2].line == 11
+    assert seq.send_clocks(np.array([1, 6]))["time"].tolist()[1] == 7.5
+    assert str(seq.delivery("p", 4)) == "b.parquet: row 7"
+    assert seq.delivery("p", 5) is None and seq.delivery("q", 0) is None
+    back = pickle.loads(saved)
+    assert back.rows == 4 and back.ids(0, 4).to_pylist() == ["m0", "m1", "longer-id", ""]
+    assert back.delivery("p", 3) is None and str(back.delivery("p", 2)) == "a.jsonl:5"
+    back.append(h + 8, h + 8, {}, pa.array(["y4", "y5", "y6", "y7"]), sends(4, 4, None))
+    assert back.ids(3, 8).to_pylist() == ["", "y4", "y5", "y6", "y7"]
+    back.fill(np.array([6]), sends(9, 1, 2.0))  # a send that came after it retired
+    assert back.send_at(6)[1] == 9 and back.send_clocks(np.array([6]))["time"][0] == 2.0
+    back.append(h, h, {})  # not kept: its ids read as not kept, not as ""
+    assert back.ids(8, 12) is None and back.id_at(7) == "y7"
+    back.close()
+    seq.close()
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_checkpoint_from_before_the_witnesses_goes_whole_where_they_are_missing(
+        monkeypatch, tmp_path):
+    """A tomkit watch state pickled before the retired witnesses existed (no send
+    indexes, no witness files) reads on: the positions retired before it keep no
+    witness, so a violation there goes whole, with the whole-trace checker's report."""
+    import os
+    import pickle
+
+    monkeypatch.setattr(canon, "TRIM_AT", 2)
+    monkeypatch.setattr(driver, "READ_ROWS", 8)
+    recs, _, _ = case("grouped, one process stops short")
+    path = tmp_path / "t.jsonl"
+    write_records(path, by_process(recs))
+    feed = _Run.feed
+    done = []
+
+    def old_state(self, tid, part):
+        feed(self, tid, part)
+        st = self.states[tid]
+        if done or st.past is None or st.past.rows < 20:
+            return
+        done.append(tid)
+        del st.__dict__["sidx"]
+        past = st.past
+        for p in [past.wpath, past.ipath, *(x.path for x in past.lines.values()),
+                  *past.cpaths.values()]:
+            os.unlink(p)
+        for k in ("wpath", "ipath", "id_bytes", "cpaths", "lines", "sources", "lost",
+                  "directory"):
+            del past.__dict__[k]
+        self.states[tid] = pickle.loads(pickle.dumps(st))
+
+    monkeypatch.setattr(_Run, "feed", old_state)
+    run = _Run(END[:1], Options(), False)
+    agree([path], END[:1], run=run)
+    assert done and set(run.whole) == {"t"}

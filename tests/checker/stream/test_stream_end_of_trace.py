@@ -128,9 +128,9 @@ def test_the_real_systems_fixtures(path, small_window, tmp_path):
 
 def test_real_runs_with_views_are_decided_in_the_pass(small_window):
     """Every real run that keeps the picture is decided in the pass with --liveness
-    (before, its views sent it to the whole-trace engine). Member liveness may still
-    send one whole: JGroups' late joiner logs no join, so it owes what was sent before
-    it came, retired by then (its witness's id is gone)."""
+    (before, its views sent it to the whole-trace engine). Member liveness too, since
+    the retired witnesses are kept on disk: JGroups' late joiner logs no join, so it
+    owes what was sent before it came, retired by then (test_stream_behind.py)."""
     fast = []
     for path in REAL:
         run = _Run(END[:3], Options(), False)
