@@ -40,6 +40,15 @@ the late breach within 1.5x the clean trace's time and memory; the early breach 
 ``--huge`` adds one trace of 10^8 events (stream only); ``--targets-only`` runs the
 issue's targets alone (not the grouped, small early-breach and delay runs). ``--smoke``
 is the tiny form tests/bench/ runs.
+
+``--latency-only`` checks the default properties and latency with a bound
+(``--latency-bound``, a tenth of a second: above every delay of the clean trace) on the
+clean trace, and on the same trace with one delivery of p1 made 5 s late near its end
+(message ``messages - 1000``: a latency breach late), in the single pass; and both a
+tenth as long, in the single pass and in the whole-trace engine (``tomkit check``
+without ``--stream``). ``--python PATH`` runs the measured children with another
+interpreter (another checkout's virtualenv: the code before a change, on the same
+files).
 """
 
 from __future__ import annotations
@@ -70,6 +79,39 @@ def make(path: Path, messages: int, processes: int, seed: int,
     with TraceWriter(tmp) as w:
         for table in long_trace_tables(messages, n_processes=processes, seed=seed,
                                        swap_at=swap_at):
+            w.write_table(table)
+    tmp.rename(path)
+
+
+#: latency-only's bound (seconds): the clean trace's delays are at most DELAY_MAX (0.05 s)
+#: plus the merge's ramp
+LATENCY_BOUND = 0.1
+
+
+def make_slow(path: Path, messages: int, processes: int, seed: int, at: int) -> None:
+    """The long trace with p1's delivery of message ``at`` made 5 s late (its time only:
+    the order of the records is the clean trace's)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+    with TraceWriter(tmp) as w:
+        for table in long_trace_tables(messages, n_processes=processes, seed=seed):
+            hit = pc.and_(pc.and_(pc.equal(table.column("process"), "p1"),
+                                  pc.equal(table.column("kind"), "deliver")),
+                          pc.equal(table.column("msg"), f"m{at}"))
+            rows = np.flatnonzero(np.asarray(hit))
+            if len(rows):
+                t = table.column("time").to_numpy().copy()
+                t[rows] += 5.0
+                i = table.column_names.index("time")
+                table = table.set_column(i, "time", pa.array(t, pa.float64()))
             w.write_table(table)
     tmp.rename(path)
 
@@ -185,11 +227,26 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
 
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
-          no_witness: bool = False, liveness: bool = False) -> None:
+          no_witness: bool = False, liveness: bool = False,
+          bound: float | None = None) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
-    if kind == "peer":
+    if kind == "whole":  # the whole-trace engine (tomkit check without --stream)
+        from tomkit.checker.check_run import plan
+        from tomkit.checker.engine import check_paths
+        from tomkit.checker.properties import Options
+
+        options = Options(latency_bound=bound)
+        props = plan(options).properties
+        report = check_paths([path], props, options)
+        out = {"exit": report.exit_code(), "modes": {"whole": 1},
+               "events": sum(o.events for o in report.outcomes),
+               "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
+                                  if str(r.verdict) == "violated"),
+               "latency": [r.to_dict() for o in report.outcomes
+                           for n, r in o.results.items() if n == "latency"]}
+    elif kind == "peer":
         spec = importlib.util.spec_from_file_location("check_bench", HERE / "check_bench.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -249,17 +306,20 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
                 out["buffer_mb"] = max(out["buffer_mb"], size)
 
         canon.TraceState.feed = feed_and_weigh
-        props = plan(Options(), properties=["integrity", "total-order-weak",
-                                            "total-order-strong", "global-order",
-                                            "agreement", "validity"] if liveness else None
-                      ).properties
-        run = _Run(props, Options(), False)
-        report = check_stream([path], props, Options(), run=run)
+        options = Options(latency_bound=bound)
+        props = plan(options, properties=["integrity", "total-order-weak",
+                                          "total-order-strong", "global-order",
+                                          "agreement", "validity"] if liveness else None
+                     ).properties
+        run = _Run(props, options, False)
+        report = check_stream([path], props, options, run=run)
         out |= {"exit": report.exit_code(), "modes": dict(run.modes), "whole": len(run.whole),
                "events": sum(o.events for o in report.outcomes),
                "held": run.peak_held, "window": run.peak_window,
                "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
-                                  if str(r.verdict) == "violated")}
+                                  if str(r.verdict) == "violated"),
+               "latency": [r.to_dict() for o in report.outcomes
+                           for n, r in o.results.items() if n == "latency"]}
     out["seconds"] = time.perf_counter() - t0
     use = resource.getrusage(resource.RUSAGE_SELF)
     out["rss_mb"] = use.ru_maxrss / 1024
@@ -269,11 +329,17 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
     print(json.dumps(out), flush=True)
 
 
+#: the interpreter of the measured children (``--python``)
+PYTHON = sys.executable
+
+
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
             label: str = "", no_lag: bool = False, no_cut: bool = False,
             no_wait: bool = False, no_witness: bool = False,
-            liveness: bool = False) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+            liveness: bool = False, bound: float | None = None) -> dict:
+    cmd = [PYTHON, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if bound is not None:
+        cmd += ["--bound", str(bound)]
     if no_lag:
         cmd += ["--no-lag"]
     if no_cut:
@@ -440,11 +506,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grouped-only", action="store_true",
                     help="only the trace grouped by process (a tenth as long)")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    ap.add_argument("--bound", type=float, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--latency-only", action="store_true",
+                    help="a latency bound on the clean trace and a late latency breach")
+    ap.add_argument("--latency-bound", type=float, default=LATENCY_BOUND)
+    ap.add_argument("--python", default=None,
+                    help="the measured children's interpreter (another checkout's venv)")
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut, args.no_wait, args.no_witness, args.liveness)
+              args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound)
         return 0
+    if args.python:
+        global PYTHON
+        PYTHON = args.python
+    if args.latency_only:
+        return latency_runs(args)
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
     n, np_ = args.messages, args.processes
@@ -593,6 +670,45 @@ def main(argv: list[str] | None = None) -> int:
     if "huge" in figs:
         h = figs["huge"]
         print(f"  10^8 events: {h['seconds']:.0f} s, {h['rss_mb']:.0f} MB, exit {h['exit']}")
+    return 0
+
+
+def latency_runs(args: argparse.Namespace) -> int:
+    """``--latency-only`` (module docstring)."""
+    n, np_, b = args.messages, args.processes, args.latency_bound
+    if args.smoke:
+        n, np_ = 3000, 4
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    print(f"stream_bench --latency-only (seed {args.seed}, bound {b:g} s): "
+          f"{np_} processes x {n:,} messages, {n * (np_ + 1):,} events, Parquet; "
+          f"children run by {PYTHON}", flush=True)
+    figs = {}
+    # the smoke (tests/bench/) checks the tiny trace only, against the whole-trace engine
+    sizes = (("", n),) if args.smoke else (("", n), ("small ", n // 10))
+    for tag, m in sizes:
+        at = m - min(1000, m // 10)
+        clean = d / f"long-{np_}x{m}-{args.seed}.parquet"
+        slow = d / f"long-{np_}x{m}-{args.seed}-slow{at}.parquet"
+        make(clean, m, np_, args.seed)
+        make_slow(slow, m, np_, args.seed, at)
+        figs[tag + "clean"] = measure("stream", clean, args.trim, label=", bound", bound=b)
+        figs[tag + "slow"] = measure("stream", slow, args.trim, label=", bound", bound=b)
+        if tag == sizes[-1][0]:
+            figs[tag + "slow whole"] = measure("whole", slow, None, label=", bound",
+                                               bound=b)
+    for k, f in figs.items():
+        print(f"  {k:<18} exit {f['exit']} decided {f['modes']} whole {f.get('whole', '-')}: "
+              f"{f['cpu']:.1f} s CPU, {f['rss_mb']:.0f} MB; violated {f['violated']}")
+    c, s = figs["clean"], figs["slow"]
+    print(f"  late latency breach / clean: CPU {s['cpu'] / c['cpu']:.2f}x, memory "
+          f"{s['rss_mb'] / c['rss_mb']:.2f}x")
+    tag = sizes[-1][0]
+    w, p = figs[tag + "slow whole"], figs[tag + "slow"]
+    assert p["violated"] == w["violated"] == ["latency"] and not p["whole"], (p, w)
+    print(f"  {tag or 'the same size, '}whole-trace engine / single pass: CPU "
+          f"{w['cpu'] / p['cpu']:.2f}x, memory {w['rss_mb'] / p['rss_mb']:.2f}x; the same "
+          f"latency report: {w['latency'] == p['latency']}")
     return 0
 
 

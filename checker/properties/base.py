@@ -181,7 +181,7 @@ class Property:
     #: whether its exact check on the records a broken trace still holds (everything
     #: after a prefix every process delivered alike, checker/stream/reduced.py) gives
     #: the whole trace's verdict; False: such a trace goes to the whole-trace engine
-    #: (latency: the slowest delivery may lie in that prefix)
+    #: (a property with a ``clock`` is combined there with the prefix's latencies)
     held: bool = True
     #: a latency bound: the clock the single pass measures send-to-delivery latency on
     #: for this property's stream decider ("time", "real_time"), and the run's bound

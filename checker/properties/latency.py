@@ -22,10 +22,19 @@ Unknown when no bound is given, or no delivery has a timed send and
 delivery. Deliveries without times are counted in the details, not passed.
 Witness: the send and the slowest delivery over the bound.
 Details: per trace the count, mean and maximum, per process mean and
-maximum, and the slowest message.
+maximum, and the slowest message. The means are ``math.fsum`` (correctly rounded, so
+the order of the terms does not change them: the single pass, checker/stream/, reads
+them in another order and sums them exactly) divided by the count.
+
+The single pass decides it on a long trace (``stream`` and ``held``): per process the
+count, exact sum and maximum of the latencies, the unmeasured count and the slowest
+delivery with its witness, kept as messages retire (checker/stream/latencies.py), and
+on a broken trace combined with this check's measurements of the held records.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -34,6 +43,7 @@ from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Option, Options, Property, positive, verdicts
 from tomkit.checker.result import Result, Verdict, WitnessEvent
 from tomkit.checker.stream.clean import Clean
+from tomkit.checker.stream.latencies import Slowest, Tally
 from tomkit.checker.trace import Ev, Trace
 
 NAME = "latency"
@@ -107,10 +117,11 @@ def stats(trace: Trace) -> dict:
     return {
         "deliveries": len(lat),
         "unmeasured": unmeasured,
-        "mean": sum(x for x, _, _ in lat) / len(lat),
+        "mean": math.fsum(x for x, _, _ in lat) / len(lat),
         "max": worst[0],
         "slowest": {"process": worst[1], "msg": trace.deliveries[worst[1]][worst[2]].msg},
-        "per_process": {p: {"mean": sum(v) / len(v), "max": max(v)} for p, v in per.items()},
+        "per_process": {p: {"mean": math.fsum(v) / len(v), "max": max(v)}
+                        for p, v in per.items()},
     }
 
 
@@ -177,24 +188,66 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 
 
 def stream(clean: Clean, options: Options) -> Result | None:
-    """A clean single pass (checker/stream/) measured each message's largest latency on
-    the local clocks: holds when the largest of all is within the bound; else None (the
-    witness is the slowest delivery and the details the statistics of every latency,
-    which the whole-trace engine gives)."""
-    return largest_within(NAME, clean, "time", options.latency_bound, NO_BOUND, NO_TIMES)
+    """A clean single pass (checker/stream/) kept the latencies' statistics and the
+    slowest delivery on the local clocks (stream/latencies.py): the verdict, witness and
+    details of :func:`check`; None (the whole-trace engine) when a latency overflowed."""
+    return from_tally(NAME, clean, "time", options.latency_bound, NO_BOUND, NO_TIMES)
 
 
-def largest_within(name: str, clean: Clean, clock: str, bound: float | None,
-                   no_bound: str, no_times: str) -> Result | None:
-    """The stream decider of a latency bound on ``clock``: holds when the largest
-    latency the single pass measured is within ``bound``, unknown (with the reason)
-    without a bound or a time, None (the whole-trace engine) when it exceeds it."""
+def from_tally(name: str, clean: Clean, clock: str, bound: float | None, no_bound: str,
+               no_times: str, full: bool = True, of: str = "") -> Result | None:
+    """The stream decider of a latency bound on ``clock``, from the single pass's tally
+    (``Clean.latency``: a clean trace's, or a broken one's retired prefix and held
+    records together, stream/reduced.py): unknown (with the reason) without a bound or a
+    measured delivery, else :func:`judge`'s verdict, witness and sentence, with ``full``
+    details (latency's) or the count, unmeasured and maximum (realtime latency's)."""
     if bound is None:
         return Result(name, clean.trace, Verdict.UNKNOWN, explanation=no_bound)
-    top = clean.latency.get(clock)
-    if top is None:
-        return Result(name, clean.trace, Verdict.UNKNOWN, explanation=no_times)
-    return None if top > bound else Result(name, clean.trace, Verdict.HOLDS)
+    t = clean.latency.get(clock)
+    if t is None or t.odd:
+        return None
+    details = t.details(full)
+    if not t.measured():
+        # the vectorized engine reads a trace with a reused id by this exact check, whose
+        # unknown carries the details
+        return Result(name, clean.trace, Verdict.UNKNOWN, explanation=no_times,
+                      details=details if clean.resent else {})
+    s = t.slowest
+    assert s is not None
+    if s.latency <= bound:
+        return Result(name, clean.trace, Verdict.HOLDS, details=details)
+    wit = [WitnessEvent(s.sender, "send", s.msg, s.send_index, s.send_location),
+           WitnessEvent(s.process, "deliver", s.msg, s.index, s.location)]
+    sent = f"its first send (by {s.sender})" if s.resent else "its send"
+    text = f"{s.process} delivers {s.msg} {s.latency:.6g} s {of}after {sent}, over the " \
+        f"bound of {bound:g} s."
+    return Result(name, clean.trace, Verdict.VIOLATED, wit, text, "over-bound", details)
+
+
+def tally(trace: Trace, clock: str = "time") -> Tally:
+    """The measured first deliveries of ``trace`` on ``clock`` as the single pass keeps
+    them (stream/latencies.py): a broken trace's held records, combined there with its
+    retired prefix's."""
+    lat = latencies(trace, clock)
+    firsts = sum(len(v) for v in trace.first_deliveries.values())
+    out = Tally(unmeasured=firsts - len(lat))
+    if not lat:
+        return out
+    code = {p: k for k, p in enumerate(trace.processes)}
+    x = np.array([v[0] for v in lat], np.float64)
+    proc = np.array([code[v[1]] for v in lat], np.int64)
+    index = np.array([v[2] for v in lat], np.int64)
+    first = first_sends(trace, clock)
+
+    def resolve(row: int) -> Slowest:
+        _, p, i = lat[row]
+        e = trace.deliveries[p][i]
+        k, s = first[e.msg]
+        return Slowest(lat[row][0], p, i, e.msg, e.location, s.process, k, s.location,
+                       _resent(trace, e.msg))
+
+    out.add(x, proc, trace.processes, index, resolve)
+    return out
 
 
 #: the bound (seconds, local clocks); realtime-latency reads it too, as its fallback
@@ -207,5 +260,5 @@ BOUND = Option("latency_bound", float,
 PROPERTY = Property(NAME, "every send-to-delivery time within the user's bound", False,
                     check, detect, __doc__,
                     lambda c, ti, o: NO_BOUND if o.latency_bound is None else NO_TIMES,
-                    options=(BOUND,), scan=False, stream=stream, held=False, clock="time",
+                    options=(BOUND,), scan=False, stream=stream, clock="time",
                     bound=lambda o: o.latency_bound)

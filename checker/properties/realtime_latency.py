@@ -31,7 +31,7 @@ import numpy as np
 
 from tomkit.checker.chunk import Chunk
 from tomkit.checker.properties.base import Option, Options, Property, positive
-from tomkit.checker.properties.latency import judge, largest_within, latencies, measure, over_bound
+from tomkit.checker.properties.latency import from_tally, judge, latencies, measure, over_bound
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
 from tomkit.checker.trace import Trace
@@ -68,8 +68,9 @@ def detect(c: Chunk, options: Options) -> np.ndarray:
 
 
 def stream(clean: Clean, options: Options) -> Result | None:
-    """As latency's decider (latency.py), on ``real_time``."""
-    return largest_within(NAME, clean, "real_time", bound(options), NO_BOUND, NO_REAL_TIME)
+    """As latency's decider (latency.py), on ``real_time``, with this check's details."""
+    return from_tally(NAME, clean, "real_time", bound(options), NO_BOUND, NO_REAL_TIME,
+                      full=False, of="of real time ")
 
 
 # 003's bound, Delta + delta + 2 epsilon with failures (Bar-Joseph et al., section 2)
@@ -81,5 +82,5 @@ BOUND = Option("realtime_bound", float,
 PROPERTY = Property(NAME, "every send-to-delivery time, in real time, within the bound",
                     False, check, detect, __doc__,
                     lambda c, ti, o: NO_BOUND if bound(o) is None else NO_REAL_TIME,
-                    options=(BOUND,), reads=("latency_bound",), stream=stream, held=False,
+                    options=(BOUND,), reads=("latency_bound",), stream=stream,
                     clock="real_time", bound=bound)

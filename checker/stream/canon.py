@@ -35,6 +35,12 @@ process where every process sends): their senders and ranks are filled in as the
 come and checked in S's order (``_validate_waiting``); a trace where that happened goes
 whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
 properties' stream deciders give its verdicts.
+
+With a latency bound, each delivery's latency is measured when its message retires (or
+as a lagging delivery is read, or when the send of a position retired before it comes)
+and tallied per process (latencies.py: count, exact sum, maximum, the slowest with its
+witness's locations), so that a clean trace's verdict and details, and a broken one's
+retired part, need no record of the retired prefix.
 """
 
 from __future__ import annotations
@@ -49,11 +55,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...traces.errors import Location
-from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, SLOT_COLUMN, VIEW, Piece, kind_codes
+from ..chunk import (
+    CRASH,
+    DELIVER,
+    JOIN,
+    LEAVE,
+    SEND,
+    SLOT_COLUMN,
+    VIEW,
+    Piece,
+    concat_ranges,
+    kind_codes,
+)
 from ..result import WitnessEvent
 from . import spill as spill_
 from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
+from .latencies import Slowest, Tally
 from .ledger import Join, Ledger, Stay, Window
 from .retired import RetiredSequence, Sends, send_clocks
 from .viewheld import ViewPrefix, summarize
@@ -62,6 +80,9 @@ from .views import NONE, Views
 __all__ = ["FAST", "SLOW", "TRIM_AT", "WHOLE", "TraceState"]
 
 FAST, SLOW, WHOLE = "fast", "slow", "whole"
+#: the window's deliveries, with a clock measured: message code, process, delivery
+#: index, line and source (and ``t_CLOCK`` per clock)
+DL_KEYS = ("code", "proc", "index", "line", "src")
 BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: retire positions whose sends are still to come (a file grouped by process where
 #: every process sends), checking their senders as the sends come; False: the window
@@ -178,6 +199,23 @@ class TraceState:
     #: code -> its index among its sender's sends (a class default too: a state pickled
     #: by tomkit watch before it existed reads its messages' indexes as not known)
     sidx: np.ndarray = np.zeros(0, np.int64)
+    #: the batch being fed (``_note_clocks``): scratch, not pickled (``__getstate__``)
+    _batch: Piece | None = None
+    _SCRATCH = ("_batch", "_times", "_sindex", "_dindex", "_row_h1", "_row_h2")
+
+    def __getstate__(self) -> dict:
+        """The state tomkit watch checkpoints, less the scratch of the batch last fed (its
+        records are in the buffer if they are held)."""
+        state = self.__dict__.copy()
+        for k in self._SCRATCH:
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._batch, self._times = None, {}
+        self._sindex = self._dindex = np.zeros(0, np.int64)
+        self._row_h1 = self._row_h2 = None
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -188,13 +226,32 @@ class TraceState:
         self.spill_dir = spill_dir
         self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
-        #: per message its send's time and its latest delivery's (a message's largest
-        #: latency), folded into ``slowest`` as it retires
+        #: per message its send's time, index and location (code -> ``t_send``,
+        #: ``s_index``, ``s_line``, ``s_src``), and the window's deliveries (``dl``: the
+        #: message's code, the process, its delivery index, location and times), folded
+        #: into ``tally`` as their messages retire (latencies.py)
         self.clocks = tuple(clocks)
         self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
-        self.t_last = {c: np.zeros(0, np.float64) for c in self.clocks}
-        #: per clock, the largest latency of the retired messages (None: none measured)
-        self.slowest: dict[str, float | None] = {c: None for c in self.clocks}
+        self.s_index = np.zeros(0, np.int64)
+        self.s_line = np.zeros(0, np.int64)
+        self.s_src = np.zeros(0, np.int64)
+        self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
+        self.dl.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
+        self.dl_parts: list[dict[str, np.ndarray]] = []
+        #: per clock, the retired messages' measured first deliveries
+        self.tally = {c: Tally() for c in self.clocks}
+        #: deliveries at retired positions whose sends are not read yet (the awaited
+        #: sends, below): the position, process, delivery index, location and times,
+        #: measured when the send comes; in parts as they came, each sorted by position
+        #: (a send finds its deliveries by binary search, not by a pass over all)
+        self.pend: list[dict[str, np.ndarray]] = []
+        #: the batch being fed: its piece, clocks, and per row its send or delivery index
+        self._batch = None
+        self._times: dict[str, np.ndarray | None] = {}
+        self._sindex = np.zeros(0, np.int64)
+        self._dindex = np.zeros(0, np.int64)
+        #: the sources and formats the locations above index
+        self.src_names: dict[tuple[str, str], int] = {}
         #: hold a WHOLE trace's records too (tomkit watch judges them as they come;
         #: tomkit check reads them again from the files instead)
         self.keep_whole = keep_whole
@@ -479,23 +536,16 @@ class TraceState:
         if crash.any():
             self.crashed[proc[crash]] = True
         s = kinds == SEND
-        if s.any() and (codes[s] == -2).any() and \
-                np.asarray(pc.is_valid(table.column("deps")).to_numpy(
-                    zero_copy_only=False), bool)[s & (codes == -2)].any():
-            return self._whole("deps on the send of a message retired before it came")
+        if self.clocks:
+            self._note_clocks(piece, kinds, codes, proc)
+        if s.any() and (codes[s] == -2).any():
+            why = self._late_deps(table.column("deps"), s & (codes == -2), proc)
+            if why:
+                return self._slow(why)
         if s.any() and not self._sends(codes[s], proc[s], np.flatnonzero(s), piece):
             return self._slow("a message id sent twice")
         if s.any():
-            self._deps(table.column("deps"), s, codes, proc)
-        for c in self.clocks:
-            if c not in table.column_names:  # a file without that clock
-                continue
-            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)
-            if s.any():
-                self.t_send[c][codes[s]] = t[s]
-            d = (kinds == DELIVER) & (codes >= 0)  # a retired one: _deliveries
-            if d.any():
-                np.fmax.at(self.t_last[c], codes[d], t[d])  # NaN: a record without it
+            self._deps(table.column("deps"), s & (codes >= 0), codes, proc)
         d = kinds == DELIVER
         if d.any():
             why = self._deliveries(codes[d], proc[d], table, d)
@@ -507,7 +557,9 @@ class TraceState:
         if why:
             return self._slow(why)
         if len(self.S) > (self.trim_at or TRIM_AT):
-            self._trim()
+            why = self._trim()
+            if why:
+                return self._slow(why)
 
     def _seq_follows_arrival(self, col: pa.ChunkedArray, proc: np.ndarray) -> bool:
         """Whether ``seq``, where given, numbers each process's records in the order they
@@ -671,7 +723,9 @@ class TraceState:
             self.first_seen = _grow(self.first_seen, n, 0.0)
             for c in self.clocks:
                 self.t_send[c] = _grow(self.t_send[c], n, np.nan)
-                self.t_last[c] = _grow(self.t_last[c], n, np.nan)
+            self.s_index = _grow(self.s_index, n, -1)
+            self.s_line = _grow(self.s_line, n, -1)
+            self.s_src = _grow(self.s_src, n, -1)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
@@ -703,12 +757,15 @@ class TraceState:
             if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
                 return False
             self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
-            if self.past is not None and self.witnesses:  # its witness, where it retired
+            if self.past is not None and (self.witnesses or self.clocks):  # its witness, where it
+                # retired (a late delivery's latency witness names its send too)
                 r = rows[wait]
                 self.past.fill(at + self.vpos, Sends(
                     ps[wait], sidx[wait], piece.lines[r].astype(np.int64),
                     np.full(len(r), self.past.source(piece.source, piece.fmt)),
                     send_clocks(piece.table, r)))
+            if self.clocks:
+                self._sent_late(self.vpos + at, ps[wait], rows[wait])
         # each sender's latest send (fancy assignment: the last row of each wins); a
         # retired one holds nothing
         latest = np.full(np_, -3, np.int64)
@@ -764,7 +821,7 @@ class TraceState:
                             "delivered less")
         lag = k < self.base
         if lag.any():
-            why = self._lagging(k[lag], cd[lag], table, np.flatnonzero(rows)[lag])
+            why = self._lagging(k[lag], cd[lag], pd[lag], np.flatnonzero(rows)[lag])
             if why:
                 self._whole(why)
                 return WHOLE
@@ -806,11 +863,12 @@ class TraceState:
             self.buffer[-1] = (Piece(piece.table.take(pa.array(keep)), piece.lines[keep],
                                      piece.source, piece.fmt), codes[keep])
 
-    def _lagging(self, k: np.ndarray, cd: np.ndarray, table: pa.Table,
+    def _lagging(self, k: np.ndarray, cd: np.ndarray, pd: np.ndarray,
                  rows: np.ndarray) -> str:
-        """Deliveries at retired positions ``k`` (of a process lagging behind the retired
-        prefix): each must be the retired S[k], by both hashes (retired.py); its latency
-        folds into the retired messages' largest. Why the trace goes whole, else ""."""
+        """Deliveries at retired positions ``k`` by processes ``pd`` (lagging behind the
+        retired prefix), ``rows`` of the batch: each must be the retired S[k], by both
+        hashes (retired.py); its latency folds into the retired messages' tally. Why the
+        trace goes whole, else ""."""
         # with views too: position k lies in the range of the lagging process's view
         # (its cursor is that view's range start plus its deliveries in it, checked
         # against the view's frozen length), and S[k] was checked to be sent in it
@@ -822,16 +880,44 @@ class TraceState:
                 (past["h2"] != self._row_h2[rows]).any():
             return "a process lagging behind the retired prefix delivers otherwise there"
         self.lagged = True
-        for c in self.clocks:
-            if c not in table.column_names:
-                continue
-            t = table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
-            x = t - past[f"t_{c}"]
-            x = x[~np.isnan(x)]
-            if len(x):
-                top = float(x.max())
-                cur = self.slowest[c]
-                self.slowest[c] = top if cur is None else max(cur, top)
+        if self.clocks:
+            self._fold_lagging(past, pd, rows, k)
+        return ""
+
+    def _late_deps(self, col: pa.ChunkedArray, rows: np.ndarray, proc: np.ndarray) -> str:
+        """The deps of sends (``rows``) of positions that retired before them (the awaited
+        sends): each dependency must lie before its message's position P in S. One in
+        the window lies after P; one still waiting for its send has its position in
+        ``waiting``; any other retired one was validated, so it lies below the FIFO
+        pointer, which is at most P. Why the picture broke, else ""."""
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        if col.null_count == len(col):
+            return ""
+        has = rows & ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
+        at = np.flatnonzero(has)
+        if not len(at):
+            return ""
+        self.deps_from.update(np.unique(proc[at]).tolist())
+        lists = col.take(pa.array(at))
+        lens = np.asarray(pc.list_value_length(lists).to_numpy(zero_copy_only=False),
+                          np.int64)
+        if not lens.sum():
+            return ""
+        assert self._row_h1 is not None  # a retired id in the batch (_msg_codes)
+        where = np.repeat(self.waiting.get(self._row_h1[at]), lens)  # each one's P
+        h1, h2 = hash_ids(pc.list_flatten(lists))
+        code = self.ids.get(h1)
+        if ((code >= 0) & (self.h2[np.maximum(code, 0)] == h2)).any():
+            return "a message before one of its dependencies"
+        if not self.retired.contains(h1).all():
+            return "a message before one of its dependencies"
+        pos = self.waiting.get(h1) if len(self.w_sender) else np.full(len(h1), -1)
+        waits = pos >= self.vpos
+        if waits.any():
+            assert self.past is not None
+            if (self.past.at(pos[waits])["h2"] != h2[waits]).any() or \
+                    (pos[waits] >= where[waits]).any():
+                return "a message before one of its dependencies"
         return ""
 
     def _deps(self, col: pa.ChunkedArray, s: np.ndarray, codes: np.ndarray,
@@ -934,8 +1020,10 @@ class TraceState:
             ok[rest] = self.retired.contains(h1[rest])
         return bool(ok.all())
 
-    def _trim(self) -> None:
-        """Retire the positions every process (but a crashed one) has passed."""
+    def _trim(self) -> str:
+        """Retire the positions every process (but a crashed one) has passed; why the
+        picture broke (a message retiring before it is validated, before one of its
+        dependencies), else ""."""
         np_ = len(self.procs)
         # a process whose view's range has not started will deliver after S's end
         live = ~self.crashed[:np_] & ~self.left[:np_] & (self.cursor[:np_] >= 0)
@@ -947,8 +1035,7 @@ class TraceState:
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
         wait = AWAIT_SENDS and self.views is None and not self.has_views and \
-            not self.clocks and \
-            not self.keep_whole and not self.deps_from and not len(self.dep_m)
+            not self.keep_whole
         w = min(low, self.base + len(self.S) if wait else self.vpos,
                 self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
@@ -958,8 +1045,21 @@ class TraceState:
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))
         if w - self.base < (self.trim_at or TRIM_AT) // 2:
-            return
+            return ""
         gone = self.S[:w - self.base]
+        if len(self.dep_m):
+            # a message retiring past the FIFO pointer, its send read but not validated:
+            # its dependencies are checked now, while its position and theirs are known
+            # (each before it in S: in the window below it, or retired)
+            mine = np.isin(self.dep_m, gone)
+            if mine.any():
+                if not self._deps_before(self.dep_m[mine], self.dep_h1[mine],
+                                         self.dep_h2[mine]):
+                    return "a message before one of its dependencies"
+                keep_dep = ~mine
+                self.dep_m, self.dep_h1, self.dep_h2 = (self.dep_m[keep_dep],
+                                                        self.dep_h1[keep_dep],
+                                                        self.dep_h2[keep_dep])
         # from the FIFO pointer on, their sends are still to come
         first = min(max(self.vpos - self.base, 0), len(gone))
         if first < len(gone):
@@ -972,11 +1072,24 @@ class TraceState:
         self.sidx = _grow(self.sidx, self.nmsgs, -1)  # (a state from before it: short)
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
-        ids, sends = self._retire_witnesses(gone) if self.witnesses else (None, None)
+        if self.clocks:
+            out = np.zeros(self.nmsgs, bool)
+            out[gone] = True
+            leaving = out[self._dl()["code"]]
+            sent = self.sender[self.dl["code"]] >= 0
+            for c in self.clocks:
+                self.tally[c] = self._fold(c, np.flatnonzero(leaving & sent), self.tally[c])
+            # a position retiring before its send was read: its deliveries wait for it
+            wait_rows = np.flatnonzero(leaving & ~sent)
+            if len(wait_rows):
+                add = {k: self.dl[k][wait_rows] for k in self.dl if k != "code"}
+                add["pos"] = self.spos[self.dl["code"][wait_rows]]
+                self._pend(add)
+            self.dl = {k: v[~leaving] for k, v in self.dl.items()}
+        ids, sends = (self._retire_witnesses(gone) if self.witnesses else
+                      (None, self._latency_sends(gone) if self.clocks else None))
         self.past.append(self.h1[gone], self.h2[gone],
                          {c: self.t_send[c][gone] for c in self.clocks}, ids, sends)
-        for c in self.clocks:
-            self.slowest[c] = self._fold(c, gone, self.slowest[c])
         checked = gone[:first]
         self.soff[:np_] += np.bincount(self.sender[checked], minlength=np_)
         np.maximum.at(self.rowed, self.sender[checked].astype(np.int64),
@@ -989,15 +1102,16 @@ class TraceState:
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
         for attr in ("sender", "rank", "sidx", "spos", "sview", "dview", "h1", "h2",
-                     "first_seen"):
+                     "first_seen", "s_index", "s_line", "s_src"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
-            self.t_last[c] = self.t_last[c][:self.nmsgs][keep]
+        if self.clocks:
+            self.dl["code"] = remap[self.dl["code"]]
         self.nmsgs = int(keep.sum())
         self.ids = IdMap()
         self.ids.add(self.h1, np.arange(self.nmsgs, dtype=np.int64))
-        self.dep_m = remap[self.dep_m]  # deps of messages not validated: none retired
+        self.dep_m = remap[self.dep_m]  # those of retiring messages were checked above
         self.S = remap[self.S]
         buf = []
         for piece, codes in self.buffer:
@@ -1011,6 +1125,7 @@ class TraceState:
                 codes = codes[idx]
             buf.append((piece, np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)))
         self.buffer = buf
+        return ""
 
     def _retire_witnesses(self, gone: np.ndarray) -> tuple[pa.Array | None, Sends]:
         """What the end-of-trace witnesses cite of the retiring messages ``gone`` (codes,
@@ -1084,26 +1199,210 @@ class TraceState:
             self.past.deliveries(names[p], lines[at:at + per[p]], piece.source, piece.fmt)
             at += int(per[p])
 
-    def _fold(self, clock: str, codes: np.ndarray, into: float | None) -> float | None:
-        """The largest latency on ``clock`` of messages ``codes`` and ``into``."""
-        x = self.t_last[clock][codes] - self.t_send[clock][codes]
-        x = x[~np.isnan(x)]
-        if not len(x):
-            return into
-        top = float(x.max())
-        return top if into is None else max(into, top)
+    def _latency_sends(self, gone: np.ndarray) -> Sends:
+        """The sends of the retiring messages ``gone`` as the latency witness needs them,
+        from the window's columns (``_note_clocks``), for a pass that keeps no other
+        witness (narrow.py's tail)."""
+        assert self.past is not None
+        table = np.array([self.past.source(*k) for k in self.src_names] or [0], np.int64)
+        src = self.s_src[gone]
+        return Sends(self.sender[gone].astype(np.int64), self.s_index[gone],
+                     self.s_line[gone], np.where(src >= 0, table[np.maximum(src, 0)], 0))
+
+    # ---- latencies (latencies.py) --------------------------------------------------------
+
+    def _src(self, piece: Piece) -> int:
+        return self.src_names.setdefault((piece.source, piece.fmt), len(self.src_names))
+
+    def _where(self, src: int, line: int) -> Location:
+        source, fmt = list(self.src_names)[src]
+        return Location(source, row=line) if fmt == "parquet" else Location(source, line=line)
+
+    def _note_clocks(self, piece: Piece, kinds: np.ndarray, codes: np.ndarray,
+                     proc: np.ndarray) -> None:
+        """A batch's send times, indexes and locations (by message code), and its window
+        deliveries (``dl``), before its sends and deliveries are counted."""
+        table, np_ = piece.table, len(self.procs)
+        src = self._src(piece)
+        times = {c: np.asarray(table.column(c).to_numpy(zero_copy_only=False), np.float64)
+                 if c in table.column_names else None for c in self.clocks}
+        self._batch, self._times = piece, times
+        s = np.flatnonzero(kinds == SEND)
+        if len(s):
+            index = self.scount[proc[s]] + cumcount(proc[s], np_)
+            self._sindex = np.full(len(kinds), -1, np.int64)
+            self._sindex[s] = index
+            ok = codes[s] >= 0  # -2: a send retired before it came (_sends)
+            cs = codes[s][ok]
+            for c, t in times.items():
+                self.t_send[c][cs] = np.nan if t is None else t[s][ok]
+            self.s_index[cs], self.s_line[cs], self.s_src[cs] = index[ok], \
+                piece.lines[s][ok], src
+        d = np.flatnonzero(kinds == DELIVER)
+        if not len(d):
+            return
+        index = self.dcount[proc[d]] + cumcount(proc[d], np_)
+        # a retired one (-2) is a lagging delivery, folded as it is read (_lagging)
+        self._dindex = np.full(len(kinds), -1, np.int64)
+        self._dindex[d] = index
+        ok = codes[d] >= 0
+        if not ok.all():
+            d, index = d[ok], index[ok]
+        add = {"code": codes[d], "proc": proc[d], "index": index,
+               "line": np.asarray(piece.lines[d], np.int64),
+               "src": np.full(len(d), src, np.int64)}
+        for c, t in times.items():
+            add[f"t_{c}"] = np.full(len(d), np.nan) if t is None else t[d]
+        self.dl_parts.append(add)  # joined when read (_dl): one copy a trim, not a batch
+
+    def _dl(self) -> dict[str, np.ndarray]:
+        """The window's deliveries (``dl``), the batches' parts joined."""
+        if self.dl_parts:
+            self.dl = {k: np.concatenate([v] + [a[k] for a in self.dl_parts])
+                       for k, v in self.dl.items()}
+            self.dl_parts = []
+        return self.dl
+
+    def _fold(self, clock: str, rows: np.ndarray, into: Tally) -> Tally:
+        """``into`` with the window deliveries ``rows`` (of ``dl``) on ``clock``; their
+        messages' sends are read (a message retires or a trace ends clean only then)."""
+        dl = self.dl
+        code = dl["code"][rows]
+        x = dl[f"t_{clock}"][rows] - self.t_send[clock][code]
+        ok = ~np.isnan(x)
+        into.unmeasured += int(len(x) - ok.sum())
+        names = list(self.procs)
+        sel = rows[ok]
+
+        def resolve(r: int) -> Slowest:
+            row = int(sel[r])
+            m = int(dl["code"][row])
+            msg = self.message_id(m)
+            assert msg is not None  # its records are held until it retires
+            return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
+                           msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
+                           names[int(self.sender[m])], int(self.s_index[m]),
+                           self._where(int(self.s_src[m]), int(self.s_line[m])))
+
+        into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
+        return into
+
+    def _fold_lagging(self, past: np.ndarray, pd: np.ndarray, rows: np.ndarray,
+                      k: np.ndarray) -> None:
+        """Lagging deliveries (``rows`` of the batch, processes ``pd``, at retired
+        positions ``k``; ``past``: those positions' retired rows) into the retired
+        messages' tally, or, where the send is not read yet, waiting for it (``pend``)."""
+        piece = self._batch
+        assert piece is not None
+        table = piece.table
+        names = list(self.procs)
+        wit = self.past.witness_at(k)  # their sends (retired.py), -1 where not read yet
+        later = wit["sender"] < 0
+        if later.any():
+            r = rows[later]
+            add = {"pos": k[later], "proc": pd[later], "index": self._dindex[r],
+                   "line": piece.lines[r].astype(np.int64),
+                   "src": np.full(len(r), self._src(piece), np.int64)}
+            for c, t in self._times.items():
+                add[f"t_{c}"] = np.full(len(r), np.nan) if t is None else t[r]
+            self._pend(add)
+            past, wit, pd, rows = past[~later], wit[~later], pd[~later], rows[~later]
+        for c, t in self._times.items():
+            x = (np.full(len(rows), np.nan) if t is None else t[rows]) - past[f"t_{c}"]
+            ok = ~np.isnan(x)
+            self.tally[c].unmeasured += int(len(x) - ok.sum())
+            at = np.flatnonzero(ok)
+
+            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
+                i = int(at[r])
+                row, sent = int(rows[i]), wit[i]
+                return Slowest(float(x[i]), names[int(pd[i])], int(self._dindex[row]),
+                               table.column("msg")[row].as_py(), _location(piece, row),
+                               names[int(sent["sender"])], int(sent["sidx"]),
+                               self.past.location(int(sent["sloc"])))
+
+            self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
+
+    def _pend(self, add: dict[str, np.ndarray]) -> None:
+        order = np.argsort(add["pos"], kind="stable")
+        self.pend.append({k: v[order] for k, v in add.items()})
+
+    def _sent_late(self, pos: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> None:
+        """Sends (``rows`` of the batch, by processes ``ps``) of positions ``pos`` that
+        retired before they were read: their columns on disk (for deliveries still to
+        come), and the deliveries that waited for them measured."""
+        piece = self._batch
+        assert piece is not None and self.past is not None
+        t_send = {c: np.full(len(rows), np.nan) if t is None else t[rows]
+                  for c, t in self._times.items()}
+        # their send times (the rest of their witness: _sends, just before)
+        self.past.fill_times(pos, t_send)
+        if not self.pend:
+            return
+        order = np.argsort(pos)
+        spos = pos[order]
+        found = []  # per part, the rows of it waiting for these sends, and their sends
+        for part in self.pend:
+            lo = np.searchsorted(part["pos"], spos, "left")
+            n = np.searchsorted(part["pos"], spos, "right") - lo
+            if n.any():
+                found.append((part, concat_ranges(lo, n), np.repeat(order, n)))
+        if not found:
+            return
+        pend = {k: np.concatenate([part[k][at] for part, at, _ in found])
+                for k in found[0][0]}
+        which = np.concatenate([w for _, _, w in found])  # the send of each
+        names = list(self.procs)
+        table = piece.table
+        for c in self.clocks:
+            x = pend[f"t_{c}"] - t_send[c][which]
+            ok = ~np.isnan(x)
+            self.tally[c].unmeasured += int(len(x) - ok.sum())
+            at = np.flatnonzero(ok)
+
+            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
+                i = int(at[r])
+                w = int(which[i])
+                row = int(rows[w])
+                return Slowest(float(x[i]), names[int(pend["proc"][i])],
+                               int(pend["index"][i]), table.column("msg")[row].as_py(),
+                               self._where(int(pend["src"][i]), int(pend["line"][i])),
+                               names[int(ps[w])], int(self._sindex[row]),
+                               _location(piece, row))
+
+            self.tally[c].add(x[ok], pend["proc"][ok], names, pend["index"][ok], resolve)
+        hit = {id(part): at for part, at, _ in found}
+        rest = []
+        for part in self.pend:
+            at = hit.get(id(part))
+            if at is not None:
+                keep = np.ones(len(part["pos"]), bool)
+                keep[at] = False
+                part = {k: v[keep] for k, v in part.items()}
+            if len(part["pos"]):
+                rest.append(part)
+        self.pend = rest
+
+    def latencies(self, clock: str) -> Tally:
+        """The measured first deliveries so far on ``clock`` whose sends were read: the
+        retired messages' and the window's (a clean trace's at its end: every one)."""
+        out = Tally()
+        sent = self.sender[self._dl()["code"]] >= 0
+        self._fold(clock, np.flatnonzero(sent), out)
+        return self.tally[clock].merge(out)
 
     def latency(self, clock: str) -> tuple[float | None, int]:
         """The largest send-to-delivery latency on ``clock`` so far (None: none measured),
         and the message in the window that has it (-1: a retired one, or none)."""
-        n = self.nmsgs
-        x = self.t_last[clock][:n] - self.t_send[clock][:n]
+        top = None if self.tally[clock].slowest is None else self.tally[clock].slowest.latency
+        code = -1
+        dl = self._dl()
+        x = dl[f"t_{clock}"] - self.t_send[clock][dl["code"]]
         ok = np.flatnonzero(~np.isnan(x))
-        top, code = self.slowest[clock], -1
         if len(ok):
             k = int(ok[np.argmax(x[ok])])
             if top is None or x[k] > top:
-                top, code = float(x[k]), k
+                top, code = float(x[k]), int(self.dl["code"][k])
         return top, code
 
     def locate(self, code: int, kind: str, late: str | None = None) -> tuple[str, object] | None:
@@ -1167,7 +1466,7 @@ class TraceState:
                      membership=self.membership or bool(self.left[:np_].any()),
                      gaps=bool(vs is not None and vs.gaps()),
                      sent=int(self.scount[:np_].sum()),
-                     latency={c: self.latency(c)[0] for c in self.clocks},
+                     latency={c: self.latencies(c) for c in self.clocks},
                      ledger=self.ledger())
 
     def ledger(self) -> Ledger | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .latencies import Tally
     from .ledger import Ledger
 
 __all__ = ["Clean", "NEVER"]
@@ -49,9 +50,13 @@ class Clean:
     gaps: bool = False
     #: the sends of the trace (each message sent once)
     sent: int = 0
-    #: per clock measured ("time", "real_time"), the largest send-to-delivery latency
-    #: (None: no delivery with a timed send and delivery)
-    latency: dict[str, float | None] = field(default_factory=dict)
+    #: per clock measured ("time", "real_time"), the measured first deliveries'
+    #: latencies: per process count, exact sum and maximum, and the slowest delivery
+    #: (latencies.py)
+    latency: dict[str, Tally] = field(default_factory=dict)
+    #: a message id sent more than once (a broken trace's held records, reduced.py: the
+    #: whole-trace engine then reads the latency properties by their exact checks)
+    resent: bool = False
     #: who delivered and sent what, per process and view, and the witness events of the
     #: end-of-trace properties (ledger.py; None: the whole-trace engine reads them)
     ledger: Ledger | None = None

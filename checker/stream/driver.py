@@ -42,7 +42,7 @@ from ..result import Result, Verdict
 from ..trace import Trace
 from .canon import SLOW, WHOLE, TraceState, _dictionary
 from .narrow import follow, narrows
-from .reduced import check_held, deps_held
+from .reduced import NeedsWhole, check_held, deps_held
 from .viewheld import carries, stands
 
 __all__ = ["check_stream", "not_streamed"]
@@ -135,7 +135,11 @@ class _Run:
             self.whole[tid] = None
             return
         if st.mode in (SLOW, WHOLE):  # a WHOLE trace here is held whole (tomkit watch)
-            outcome, scratch = check_held(st, self.props, self.options, self.keep_going)
+            try:
+                outcome, scratch = check_held(st, self.props, self.options, self.keep_going)
+            except NeedsWhole:
+                self.whole[tid] = None
+                return
             for name, c in scratch.counts.items():
                 self.report.counts[name].update(c)
             self.report.rejected.extend(scratch.rejected)

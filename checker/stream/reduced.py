@@ -19,6 +19,22 @@ fails, which never is one of them. When the retired sends carried deps and no he
 send does, the relation would read as not logged: such a trace goes whole
 (``deps_held``).
 
+Latency and realtime latency (``Property.clock``) measure every first delivery, the
+retired ones too: their statistics and slowest delivery were kept as the retired
+messages left (canon.py's ``tally``, latencies.py), and are combined with the held
+records' (``latency.tally`` of the exact check). The combination is the whole trace's,
+exactly: the retired messages' ids never come again in the held records (a record
+naming a retired id sends the trace whole), so a first delivery and a first send are
+first in the held records exactly when they are in the trace, and each delivery is
+measured on one side only (a held delivery whose send is not read yet is among the held
+records with its send, or never sent); the sums are exact, so their order does not
+matter; the held slowest delivery's indexes are shifted as every witness's before the
+two slowest are compared (a process delivers its retired messages first: a tie of
+latency and process goes to its later, held, delivery, as ``max`` takes it). A reused id
+among the held records is read by the exact check as the whole trace reads it. A trace
+whose process lagged behind the retired prefix, or whose positions retired before their
+sends came, goes whole when it breaks (canon.py), so the retired tally is its prefix's.
+
 A run broken early holds most of itself: narrow.py keeps only the records around the
 breach when the rest keeps the picture.
 """
@@ -36,13 +52,21 @@ import pyarrow.compute as pc
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats, TraceOutcome, _record, decide_chunk
 from ..properties import Options, Property
-from ..result import Result, WitnessEvent
+from ..properties.latency import tally
+from ..result import Result, Verdict, WitnessEvent
 from .canon import TraceState
+from .clean import Clean
 from .hashes import RetiredIds, hash_ids
+from .latencies import Tally
 from .narrow import narrowed
 from .viewheld import installed
 
-__all__ = ["check_held", "deps_held", "shift", "without_retired"]
+__all__ = ["NeedsWhole", "check_held", "deps_held", "shift", "without_retired"]
+
+
+class NeedsWhole(Exception):
+    """The held records cannot stand for the trace after all (a latency that is not a
+    finite double): the whole-trace engine decides it."""
 
 
 def shift(res: Result, base: int, soff: dict[str, int]) -> Result:
@@ -131,8 +155,11 @@ def check_held(state: TraceState, props: list[Property], options: Options,
     # accepted to rejected in these; the caller carries the moves over
     scratch.files = [FileStats(src, fmt) for src, fmt in
                      dict((p.source, p.fmt) for p in pieces).items()]
-    chunk, codes = decide_chunk(pieces, props, options)
-    _record(chunk, codes, props, options, scratch, keep_going)
+    # latency's retired deliveries were tallied as they retired (module docstring)
+    tallied = [p for p in props if p.clock and state.base and p.stream is not None]
+    exact = [p for p in props if p not in tallied]
+    chunk, codes = decide_chunk(pieces, exact, options)
+    _record(chunk, codes, exact, options, scratch, keep_going)
     if not scratch.outcomes:  # rejected whole: no verdicts
         return None, scratch
     out = scratch.outcomes[0]
@@ -142,7 +169,37 @@ def check_held(state: TraceState, props: list[Property], options: Options,
         views, _ = installed(pieces)
         last = {names[p]: e for p, e in state.last.items()}
         results = {k: state.vprefix.shift(r, views, last) for k, r in out.results.items()}
+        delivered, sent = state.vprefix.delivered, state.vprefix.sent
     else:
         results = {k: shift(r, state.base, soff) for k, r in out.results.items()}
-    return (TraceOutcome(state.id, sorted(state.sources), state.events, out.verdicts,
+        delivered, sent = {p: state.base for p in names}, soff
+    verdicts = dict(out.verdicts)
+    if tallied:
+        trace = chunk.trace(0)
+        held: dict[str, Tally] = {}
+        for prop in tallied:
+            c = prop.clock
+            if c not in held:
+                held[c] = state.tally[c].merge(_shifted(tally(trace, c), delivered, sent))
+            clean = Clean(state.id, frozenset(trace.processes), latency={c: held[c]},
+                          resent=bool(chunk.resent[0]))
+            res = prop.stream(clean, options)
+            if res is None:
+                raise NeedsWhole(f"{prop.name}: a latency that is not a finite number")
+            verdicts[prop.name] = res.verdict
+            if res.verdict != Verdict.HOLDS:
+                results[prop.name] = res
+            scratch.counts[prop.name][res.verdict] += 1
+        verdicts = {p.name: verdicts[p.name] for p in props}
+    return (TraceOutcome(state.id, sorted(state.sources), state.events, verdicts,
                          results), scratch)
+
+
+def _shifted(t: Tally, delivered: dict[str, int], sent: dict[str, int]) -> Tally:
+    """The held records' tally with its slowest delivery's indexes counted from the
+    trace's start (each process's retired deliveries, each sender's retired sends)."""
+    s = t.slowest
+    if s is not None:
+        t.slowest = replace(s, index=s.index + delivered.get(s.process, 0),
+                            send_index=s.send_index + sent.get(s.sender, 0))
+    return t

@@ -111,7 +111,7 @@ order's "after the same k deliveries" (and its ``position``) moves by |R(p, q)|.
   installed; a late joiner by the clocks), a retired pair may be owed, and its witness
   would name a retired send: such a trace goes whole (``stands``).
 
-Latency still goes whole (driver.py): the slowest delivery may lie in the retired prefix.
+Latency combines the retired prefix's tally with the held records' (reduced.py).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from ..result import Result, Verdict, WitnessEvent
 from .canon import FAST, SLOW, WHOLE, TraceState
 from .driver import _read_v1, _Run, _whole, split
 from .follow import Follower, MappedFollower, Position
-from .reduced import check_held
+from .reduced import NeedsWhole, check_held
 
 __all__ = ["Watch"]
 
@@ -259,7 +259,10 @@ class Watch:
                  (p.held or st.base == 0)]
         if not props:
             return
-        outcome, _ = check_held(st, props, self.options, self.keep_going)
+        try:
+            outcome, _ = check_held(st, props, self.options, self.keep_going)
+        except NeedsWhole:  # the final report reads it whole
+            return
         if outcome is None:  # rejected (keep going): the final report says so
             return
         for name, res in outcome.results.items():

@@ -49,6 +49,8 @@ def grouped(n: int, fault: str | None, at: int) -> list[dict]:
             send = {"process": s, "kind": "send", "msg": f"m{i}"}
             if fault == "deps" and i == at:
                 send["deps"] = [f"m{i - 1}"]
+            if fault == "deps-later" and i == at:  # a dependency after it in S
+                send["deps"] = [f"m{i + 1}"]
             local[s].append(send)
         if fault == "twice" and i == at:
             local["p3"].append({"process": "p3", "kind": "send", "msg": f"m{i}"})
@@ -66,8 +68,8 @@ def grouped(n: int, fault: str | None, at: int) -> list[dict]:
     return [dict(r, trace="t") for p in procs for r in local[p]]
 
 
-@pytest.mark.parametrize("fault", [None, "fifo", "twice", "unsent", "deps", "swap",
-                                   "again"])
+@pytest.mark.parametrize("fault", [None, "fifo", "twice", "unsent", "deps", "deps-later",
+                                   "swap", "again"])
 @pytest.mark.parametrize("at", [6, 42, 90])
 def test_faults_where_sends_were_awaited(fault, at, monkeypatch, tmp_path):
     monkeypatch.setattr(canon, "TRIM_AT", 8)
@@ -80,7 +82,7 @@ def test_faults_where_sends_were_awaited(fault, at, monkeypatch, tmp_path):
     run = _Run(props, Options(), False)
     agree([path], props, run=run)
     agree([path], STREAMED)
-    if fault is None:
+    if fault in (None, "deps"):  # a dependency before its message: no fault
         assert run.modes == {"fast": 1} and run.peak_window < 40, run.peak_window
     else:  # a break after positions retired unchecked: the whole-trace engine's
         assert run.modes == {"whole": 1} or run.modes == {"slow": 1}, run.modes
@@ -90,3 +92,17 @@ def test_faults_where_sends_were_awaited(fault, at, monkeypatch, tmp_path):
     write_records(path2, sorted(recs, key=lambda r: int(r["msg"][1:]) if r["msg"] else 0))
     agree([path2])
     assert by_process(recs) == recs  # grouped: by process, each process's order kept
+
+
+@pytest.mark.parametrize("fault", ["deps", "deps-later"])
+def test_deps_of_a_send_read_before_its_position_retired(fault, monkeypatch, tmp_path):
+    # m8 is p0's: its send (with deps) is read with p0's records, before the FIFO pointer
+    # reaches it, and its position retires unvalidated: its deps are checked then
+    monkeypatch.setattr(canon, "TRIM_AT", 8)
+    monkeypatch.setattr(driver, "READ_ROWS", 16)
+    path = tmp_path / "t.jsonl"
+    write_records(path, grouped(100, fault, 8))
+    run = _Run(STREAMED, Options(), False)
+    agree([path], run=run)
+    # a dependency after it breaks the picture when m8 retires (its records held)
+    assert run.modes == ({"fast": 1} if fault == "deps" else {"slow": 1}), run.modes
