@@ -20,7 +20,14 @@ process so that its peak memory (ru_maxrss) is its own:
   before it, sent to the whole-trace engine (``--no-lag``, a hidden flag of the child);
   and the long trace (a tenth of it) grouped by process, where every process sends, with
   the positions waiting for their sends retired (checker/stream/canon.py) and with the
-  window waiting for them (``--no-wait``, a hidden flag of the child: as before).
+  window waiting for them (``--no-wait``, a hidden flag of the child: as before);
+- ``--behind-only``: the grouped trace with its last process stopping after half of its
+  deliveries, with agreement and validity beside the defaults (agreement violated behind
+  the retired prefix; not liveness, whose exact check is quadratic in a sender's sends
+  on this trace: docs/stream.md), decided in the pass with the witnesses read back
+  from the retired sequence, and as before (``--no-witness``, a hidden flag of the
+  child: the witnesses not kept, so the whole-trace engine decides); and the clean
+  trace with and without the witnesses kept (their CPU and disk).
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
@@ -128,6 +135,34 @@ def make_grouped(path: Path, messages: int, processes: int, block: int = 100_000
     tmp.rename(path)
 
 
+def make_behind(path: Path, grouped: Path, processes: int) -> None:
+    """The grouped trace of ``make_grouped`` with its last process's deliveries cut after
+    the first half: that process stops behind the retired prefix. Read a row group at a
+    time (a child's peak memory counts its parent's: ru_maxrss survives exec)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    last = f"p{processes - 1}"
+    f = pq.ParquetFile(grouped)
+    total = sum(int(pc.sum(pc.equal(b.column("process"), last)).as_py() or 0)
+                for b in f.iter_batches(columns=["process"]))
+    seen = 0
+    tmp = path.with_name("tmp-" + path.name)
+    with TraceWriter(tmp) as w:
+        for b in f.iter_batches(batch_size=100_000):
+            mine = np.asarray(pc.equal(b.column("process"), last))
+            nth = seen + np.cumsum(mine) - 1  # the last process's row number
+            seen += int(mine.sum())
+            w.write_table(pa.Table.from_batches([b.filter(pa.array(~mine | (nth < total // 2)))]))
+    tmp.rename(path)
+
+
 def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> None:
     """The long trace with every process sending, its records grouped by process (each
     process's records in their order, one process after the other)."""
@@ -149,7 +184,8 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
 
 
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
-          no_lag: bool = False, no_cut: bool = False, no_wait: bool = False) -> None:
+          no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
+          no_witness: bool = False, liveness: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -182,6 +218,19 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             driver.follow = lambda st: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
+        if no_witness:  # as before the retired witnesses: hashes (and latency) only
+            canon.TraceState._retire_witnesses = lambda self, gone: (None, None)
+            canon.TraceState._retire_deliveries = lambda *a, **k: None
+        close = canon.TraceState.close
+        out["retired_mb"] = 0.0
+
+        def close_and_weigh(self):  # the retired sequence's files on disk
+            if self.past is not None:
+                out["retired_mb"] = max(out["retired_mb"], self.past.disk() / 2 ** 20)
+                out["retired_rows"] = max(out.get("retired_rows", 0), self.past.rows)
+            close(self)
+
+        canon.TraceState.close = close_and_weigh
         exact = driver.check_held
 
         def before_checks(*a, **k):  # the peak while the trace was read
@@ -200,10 +249,13 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
                 out["buffer_mb"] = max(out["buffer_mb"], size)
 
         canon.TraceState.feed = feed_and_weigh
-        props = plan(Options()).properties
+        props = plan(Options(), properties=["integrity", "total-order-weak",
+                                            "total-order-strong", "global-order",
+                                            "agreement", "validity"] if liveness else None
+                      ).properties
         run = _Run(props, Options(), False)
         report = check_stream([path], props, Options(), run=run)
-        out |= {"exit": report.exit_code(), "modes": dict(run.modes),
+        out |= {"exit": report.exit_code(), "modes": dict(run.modes), "whole": len(run.whole),
                "events": sum(o.events for o in report.outcomes),
                "held": run.peak_held, "window": run.peak_window,
                "violated": sorted(n for o in report.outcomes for n, r in o.results.items()
@@ -219,7 +271,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
             label: str = "", no_lag: bool = False, no_cut: bool = False,
-            no_wait: bool = False) -> dict:
+            no_wait: bool = False, no_witness: bool = False,
+            liveness: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if no_lag:
         cmd += ["--no-lag"]
@@ -227,6 +280,10 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
         cmd += ["--no-cut"]
     if no_wait:
         cmd += ["--no-wait"]
+    if no_witness:
+        cmd += ["--no-witness"]
+    if liveness:
+        cmd += ["--liveness"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -236,8 +293,9 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
     label = f"{kind} {path.name}{label}"
     read = f" (reading: {fig['read_mb']:.0f} MB; held in memory {fig['buffer_mb']:.0f} " \
         "MB)" if "read_mb" in fig else ""
+    disk = f" (retired on disk: {fig['retired_mb']:.0f} MB)" if fig.get("retired_mb") else ""
     print(f"  {label:<44} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
-          f"{fig['rss_mb']:7.0f} MB{read}", flush=True)
+          f"{fig['rss_mb']:7.0f} MB{read}{disk}", flush=True)
     return fig
 
 
@@ -370,16 +428,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-witness", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--liveness", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
+    ap.add_argument("--behind-only", action="store_true",
+                    help="only a process behind the retired prefix (the grouped trace, "
+                    "its last process stopping halfway), in the pass and whole, and the "
+                    "clean trace with and without the retired witnesses")
     ap.add_argument("--grouped-only", action="store_true",
                     help="only the trace grouped by process (a tenth as long)")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut, args.no_wait)
+              args.no_cut, args.no_wait, args.no_witness, args.liveness)
         return 0
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
@@ -390,6 +454,19 @@ def main(argv: list[str] | None = None) -> int:
     grouped = d / f"grouped-{np_}x{n // 6}.parquet"
     make_grouped(grouped, n // 6, np_)
     senders = d / f"grouped-senders-{np_}x{n // 10}-{args.seed}.parquet"
+    if args.behind_only:
+        behind = d / f"grouped-{np_}x{n // 6}-behind.parquet"
+        make_behind(behind, grouped, np_)
+        clean = d / f"long-{np_}x{n}-{args.seed}.parquet"
+        make(clean, n, np_, args.seed)
+        print_behind(measure("stream", behind, args.trim, label=", in the pass",
+                             liveness=True),
+                     measure("stream", behind, args.trim, label=", whole", liveness=True,
+                             no_witness=True),
+                     measure("stream", clean, args.trim, label=", witnesses kept"),
+                     measure("stream", clean, args.trim, label=", witnesses off",
+                             no_witness=True))
+        return 0
     if args.grouped_only:
         print_grouped(measure("stream", grouped, args.trim, label=", lag read from disk"),
                       measure("stream", grouped, args.trim, label=", whole", no_lag=True))
@@ -528,6 +605,24 @@ def print_grouped(disk: dict, whole: dict) -> None:
           f"{whole['seconds']:.1f} s, {whole['cpu']:.1f} s CPU, {whole['rss_mb']:.0f} MB: "
           f"memory {disk['rss_mb'] / whole['rss_mb']:.2f}x, CPU {disk['cpu'] / whole['cpu']:.2f}x"
           f" (decided {disk['modes']} / {whole['modes']})", flush=True)
+
+
+def print_behind(pass_: dict, whole: dict, kept: dict, off: dict) -> None:
+    assert pass_["exit"] == whole["exit"] == 1 and pass_["whole"] == 0, pass_
+    assert pass_["violated"] == whole["violated"], (pass_, whole)
+    print(f"  a process behind the retired prefix ({pass_['events']:,} events, "
+          f"{', '.join(pass_['violated'])} violated): in the pass {pass_['cpu']:.1f} s CPU, "
+          f"{pass_['rss_mb']:.0f} MB; whole {whole['cpu']:.1f} s CPU, "
+          f"{whole['rss_mb']:.0f} MB ({whole['whole']} trace to the whole-trace engine): "
+          f"CPU {pass_['cpu'] / whole['cpu']:.2f}x, memory "
+          f"{pass_['rss_mb'] / whole['rss_mb']:.2f}x", flush=True)
+    rows = kept.get("retired_rows", 0)
+    print(f"  the retired witnesses on the clean trace ({kept['events']:,} events, "
+          f"{rows:,} positions retired): {kept['cpu']:.1f} s CPU against "
+          f"{off['cpu']:.1f} s ({kept['cpu'] / off['cpu']:.2f}x), {kept['rss_mb']:.0f} MB "
+          f"against {off['rss_mb']:.0f} MB; on disk {kept['retired_mb']:.0f} MiB "
+          f"({kept['retired_mb'] * 2 ** 20 / max(rows, 1):.1f} bytes a position)",
+          flush=True)
 
 
 def print_senders(disk: dict, waits: dict) -> None:

@@ -4,6 +4,7 @@ fast loop."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,14 @@ def loadgroup(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A suite started as a background job of a script (`make test &`, nohup in a
+    # subshell) inherits SIGINT ignored, and so would every program a test starts: the
+    # tests that press Ctrl-C on `tomkit run` or a recorder would then see it ignored
+    # (the run went on to its time limit: a failure with no bug). Python turns an
+    # inherited "ignore" into no handler at all, so it is undone here, for this process
+    # and, through exec's reset of a handled signal, every child.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # the controller takes the groups in collection order (longest first, below), not
     # xdist's default order by number of tests
     if config.getoption("dist", "no") == "loadgroup":

@@ -332,6 +332,7 @@ class Harness:
         live += [p for p in starting if p not in live]
         await asyncio.gather(*(p.stop(2.0) for p in live), return_exceptions=True)
         end_all()
+        await asyncio.gather(*(p.close(2.0) for p in live), return_exceptions=True)
 
     # ---- clients --------------------------------------------------------------------
 

@@ -75,6 +75,8 @@ class NodeProcess(asyncio.SubprocessProtocol):
         self._out: list[bytes] = []
         self._stdout_closed = False
         self.exited = asyncio.get_running_loop().create_future()
+        #: done when the node's stdout reached its end (every child holding it gone)
+        self._eof = asyncio.get_running_loop().create_future()
 
     # ---- asyncio.SubprocessProtocol --------------------------------------------------
 
@@ -131,6 +133,8 @@ class NodeProcess(asyncio.SubprocessProtocol):
             self.stderr_log.close()
         if fd == 1:
             self._stdout_closed = True
+            if not self._eof.done():
+                self._eof.set_result(None)
             self._release()
 
     def _release(self) -> None:
@@ -215,6 +219,19 @@ class NodeProcess(asyncio.SubprocessProtocol):
                 except ProcessLookupError:
                     pass
                 _LIVE.discard(self.pid)
+
+    async def close(self, grace: float) -> None:
+        """Close the transport once the stopped node's stdout has ended (at most
+        ``grace`` seconds on): a transport left open when the run's loop closes is
+        closed by the garbage collector, which then fails on the closed loop and prints
+        "Event loop is closed" after a Ctrl-C."""
+        if self.transport is None or self.transport.is_closing():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._eof), grace)
+        except asyncio.TimeoutError:
+            pass
+        self.transport.close()
 
 
 async def start_node(argv: list[str], node: str, incarnation: int, log: Path,
