@@ -2,7 +2,8 @@
 each engine, in the same run, and the ratios to the default.
 
 The data set is ``tomkit generate --traces 40 --faulty 0.1 --seed 7`` (4,416 records: the
-40-trace set of issue 30), unless ``--data`` names another. Each round runs, one after
+40-trace set of issue 30; ``--traces 2000``: 217,369 records), unless ``--data`` names
+another. Each round runs, one after
 another and in a fresh process each (JVM start, imports and all):
 
 * ``files``: the default (at most 64 MB of local files: scanned in the ``tomkit scan``
@@ -27,7 +28,7 @@ after in one run, under the same load.
 without; an engine's archive missing from DIR is made first by one run that is not
 counted (and whose CPU seconds are printed: what the first run with the archive costs).
 
-    nice -n 10 .venv/bin/python bench/scan_small.py [--rounds 2] [--data DIR]
+    nice -n 10 .venv/bin/python bench/scan_small.py [--rounds 2] [--traces 40 | --data DIR]
         [--engines files,files-spark,sql] [--before OTHER/.venv/bin/tomkit] [--cds DIR]
 """
 
@@ -91,7 +92,9 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--data", default=None, help="a data set (default: generate 40 traces)")
+    ap.add_argument("--data", default=None, help="a data set (default: generate --traces)")
+    ap.add_argument("--traces", type=int, default=40,
+                    help="traces of the generated data set (default 40)")
     ap.add_argument("--engines", default=",".join(RUNS),
                     help=f"comma list of {', '.join(RUNS)}")
     ap.add_argument("--before", default=None, metavar="TOMKIT",
@@ -114,10 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         data = args.data
         if data is None:
             data = os.path.join(work, "d40")
-            subprocess.run([*tomkit(), "generate", "--traces", "40", "--faulty", "0.1",
+            subprocess.run([*tomkit(), "generate", "--traces", str(args.traces), "--faulty", "0.1",
                             "--seed", str(SEED), "--out", data, "--quiet"], check=True,
                            capture_output=True)
-        print(f"data {args.data or f'40 traces, tomkit generate --seed {SEED}'}, "
+        print(f"data {args.data or f'{args.traces} traces, tomkit generate --seed {SEED}'}, "
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"{'round':>5} {'engine':>18} {'wall s':>7} {'cpu s':>6} {'load':>5}", flush=True)
         counts = None

@@ -85,7 +85,8 @@ def decide_arrow(events: DataFrame, fmt: str = "parquet", options: Options = Opt
         F.col("bad_message").alias("message"), F.col("events").alias("records"))
     firsts = good.select("protocol", "config", F.explode("lat").alias("lat"))
     deliveries = good.select("protocol", "config", F.explode("iol").alias("iol"))
-    exact = good.select(*KEY, F.explode("exact").alias("x")).select(*KEY, "x.*")
+    exact = good.select(*KEY, "events", F.explode("exact").alias("x")).select(
+        *KEY, "x.*", "events")
     good_events = events.join(F.broadcast(bad_seq.select(*KEY)), KEY, "left_anti")
     return Decided(codes, firsts, bad_seq, good_events, exact=exact, deliveries=deliveries)
 

@@ -31,6 +31,8 @@ RESULT_SCHEMA = T.StructType([
     T.StructField("explanation", T.StringType()), T.StructField("witness", T.StringType()),
     T.StructField("disagreement", T.StringType()),
 ])
+#: run_exact's rows: RESULT_SCHEMA and the trace's events (the verdict rows' count)
+ROWS_SCHEMA = T.StructType([*RESULT_SCHEMA.fields, T.StructField("events", T.LongType())])
 COLUMNS = ["process", "kind", "msg", "deps", "view", "members", "time", "seq", "src", "pos",
            "real_time", "x_slot", "x_join", "x_rate_max", "x_rate_avg", "x_rate_window",
            "x_rn"]
@@ -92,7 +94,8 @@ def check_wanted(key: tuple, trace, wanted: dict[str, int],
 def run_exact(spark: SparkSession, events: DataFrame, codes: DataFrame, names: list[str],
               fmt: str, options: Options = Options()) -> DataFrame:
     """Results of the reference checks for the flagged (trace, property) pairs: those whose
-    code in ``codes`` (KEY and a code column per name of ``names``) is VIOLATED or EXACT.
+    code in ``codes`` (KEY and a code column per name of ``names``) is VIOLATED or EXACT,
+    as ROWS_SCHEMA (with the trace's events: the rows of ``events`` it has).
     ``events`` (KEY and COLUMNS) and ``codes`` are partitioned by trace alike, so the join
     keeps every trace in one partition: each partition's rows are sorted by trace and
     checked trace by trace as they come (no shuffle, and no list of flagged traces on the
@@ -108,6 +111,7 @@ def run_exact(spark: SparkSession, events: DataFrame, codes: DataFrame, names: l
             rs = [tuple(r) for r in group]
             wanted = {n: code for n, code in zip(names, rs[0][k + c:])
                       if code in (VIOLATED, EXACT)}
-            yield from check_trace(key, [r[k:k + c] for r in rs], wanted, fmt, options)
+            for r in check_trace(key, [r[k:k + c] for r in rs], wanted, fmt, options):
+                yield (*r, len(rs))
 
-    return spark.createDataFrame(rows.rdd.mapPartitions(per_partition), RESULT_SCHEMA)
+    return spark.createDataFrame(rows.rdd.mapPartitions(per_partition), ROWS_SCHEMA)

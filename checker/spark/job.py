@@ -58,7 +58,11 @@ class ScanResult:
 
 
 def verdict_rows(codes: DataFrame, exact: DataFrame, options: Options = Options()) -> DataFrame:
-    """One row per trace and property, from the detection codes and the exact results."""
+    """One row per trace and property: from the detection codes where they settle it
+    (holds, unknown with its reason), else the exact result (``exact.ROWS_SCHEMA``: every
+    flagged pair has one). A union, not a join: both halves are rows of their own, so the
+    query needs no broadcast of the exact results (a job of its own in every query that
+    reads the verdicts) and no hash join to plan."""
     stack = ", ".join(f"'{n}', `{n}`" for n in NAMES)
     facts = [c for c in FACTS.values() if c in codes.columns]
     long = codes.select(*KEY, "events", *facts,
@@ -67,15 +71,13 @@ def verdict_rows(codes: DataFrame, exact: DataFrame, options: Options = Options(
     for n in NAMES:
         reason = F.when(F.col("property") == n, reason_column(n, options, facts)
                         ).otherwise(reason)
-    ex = exact.select(*KEY, "property", F.col("verdict").alias("_v"), "clause",
-                      F.col("explanation").alias("_x"), "witness")
-    j = long.join(F.broadcast(ex), [*KEY, "property"], "left")
-    verdict = (F.when(F.col("code") == HOLDS, F.lit("holds"))
-               .when(F.col("code") == UNKNOWN, F.lit("unknown"))
-               .otherwise(F.col("_v")))
-    expl = F.when(F.col("code") == UNKNOWN, reason).otherwise(F.col("_x"))
-    return j.select(*KEY, "property", verdict.alias("verdict"), "clause",
-                    expl.alias("explanation"), "witness", "events")
+    settled = long.filter(F.col("code").isin(HOLDS, UNKNOWN)).select(
+        *KEY, "property",
+        F.when(F.col("code") == HOLDS, F.lit("holds")).otherwise(F.lit("unknown"))
+        .alias("verdict"), F.lit(None).cast("string").alias("clause"),
+        F.when(F.col("code") == UNKNOWN, reason).alias("explanation"),
+        F.lit(None).cast("string").alias("witness"), "events")
+    return settled.unionByName(exact.select(*settled.columns))
 
 
 def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
@@ -131,10 +133,6 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
         if exact is None:
             exact = run_exact(spark, decided.events, codes, NAMES, fmt, options)
         exact = exact.persist()
-        disagree = exact.filter(F.col("disagreement").isNotNull()).limit(5).collect()
-        if disagree:
-            d = disagree[0]
-            raise EngineDisagreement(f"{d['property']} on trace {d['trace']}: {d['disagreement']}")
         verdicts = verdict_rows(codes, exact, options)
         bad_seq = decided.bad_seq.select(
             "protocol", "config", "records", "src", F.lit(None).cast("long").alias("line"),
@@ -144,7 +142,10 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
         deliveries = decided.deliveries
         if deliveries is None:
             deliveries = decided.events.filter(F.col("kind") == "deliver")
-        summary, listed = _summary(verdicts, firsts, deliveries, rejected_records, bad_seq)
+        summary, listed, disagreement = _summary(verdicts, firsts, deliveries,
+                                                 rejected_records, bad_seq, exact)
+        if disagreement is not None:
+            raise EngineDisagreement(disagreement)
         doc = R.document(summary, paths, fmt, listed)
         text = R.to_text(doc)
         if out is not None:
@@ -157,16 +158,21 @@ def _scan_spark(spark: SparkSession, paths: list[str], out: str | None, fmt: str
 
 
 def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
-             rejected_records: DataFrame, bad_seq: DataFrame) -> tuple[Summary, list[dict]]:
-    """The report's aggregates and its first LISTED rejected records (``bad_seq``: the
-    traces rejected for seq, one rejected row each with protocol, config, records), by
-    ONE Spark aggregation over a union of what each needs: per group of protocol and
-    configuration the verdict counts and events, each property's first violated trace
+             rejected_records: DataFrame, bad_seq: DataFrame, exact: DataFrame
+             ) -> tuple[Summary, list[dict], str | None]:
+    """The report's aggregates, its first LISTED rejected records (``bad_seq``: the
+    traces rejected for seq, one rejected row each with protocol, config, records) and
+    the first disagreement of a reference check with the detection in ``exact`` (None if
+    none), by ONE Spark aggregation over a union of what each needs: per group of protocol
+    and configuration the verdict counts and events, each property's first violated trace
     with its explanation, the latency histogram, the index-of-latency counts, the
-    rejected records and traces. One shuffle: an aggregation of each's own is two jobs,
-    and on a small data set jobs are what a scan costs."""
+    rejected records and traces, the disagreements. One shuffle: an aggregation of each's
+    own is two jobs, and on a small data set jobs are what a scan costs; the
+    disagreements are found in the same job (before anything is written)."""
     ex = F.struct(*KEY, "explanation")
     rej = F.struct("src", "line", "row", "field", "message")
+    odd = F.struct(*KEY, F.concat("property", F.lit(" on trace "), "trace", F.lit(": "),
+                                  "disagreement").alias("explanation"))
     parts = [
         # any one property's rows give each group's traces and events
         _part(verdicts, "verdict", a="property", b="verdict", v="events", x=ex),
@@ -174,6 +180,7 @@ def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
         _part(deliveries.filter(F.col("iol").isNotNull()), "iol", c="iol"),
         _part(rejected_records, "rejected", r=rej, key=False),
         _part(bad_seq, "seq", v="records", r=rej),
+        _part(exact.filter(F.col("disagreement").isNotNull()), "disagree", x=odd),
     ]
     rows = reduce(DataFrame.unionByName, parts).groupBy(
         "part", "protocol", "config", "a", "b", "c", "d").agg(
@@ -181,9 +188,13 @@ def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
         F.max("v").alias("hi"),
         F.min_by("x", F.struct("x.protocol", "x.config", "x.trace")).alias("x"),
         F.min_by("r", F.struct("r.src", "r.line", "r.row"), LISTED).alias("r")).collect()
-    summary, listed = Summary(), []
+    summary, listed, odd_ones = Summary(), [], []
     for r in rows:
         part = r["part"]
+        if part == "disagree":
+            x = r["x"]
+            odd_ones.append(((x["protocol"], x["config"], x["trace"]), x["explanation"]))
+            continue
         if part in ("rejected", "seq"):
             listed += r["r"] or []
             if part == "rejected":
@@ -209,7 +220,8 @@ def _summary(verdicts: DataFrame, firsts: DataFrame, deliveries: DataFrame,
     listed.sort(key=lambda x: (x["src"], x["line"] is not None, x["line"] or 0,
                                x["row"] is not None, x["row"] or 0))
     return summary, [{"source": local_path(x["src"]), "line": x["line"], "row": x["row"],
-                      "field": x["field"], "message": x["message"]} for x in listed[:LISTED]]
+                      "field": x["field"], "message": x["message"]} for x in listed[:LISTED]
+                     ], min(odd_ones)[1] if odd_ones else None
 
 
 def _part(df: DataFrame, name: str, a: str | None = None, b: str | None = None,

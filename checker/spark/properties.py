@@ -104,7 +104,7 @@ class Decided:
     # the good traces' events with their per-process features (None: the files engine)
     events: DataFrame | None
     # set by arrow.decide_arrow, which settles these in its one pass (else job.py derives
-    # them from ``events``): the reference-check results (exact.RESULT_SCHEMA) of the
+    # them from ``events``): the reference-check results (exact.ROWS_SCHEMA) of the
     # flagged traces, and protocol, config, iol of the good traces' deliveries
     exact: DataFrame | None = None
     deliveries: DataFrame | None = None

@@ -131,9 +131,10 @@ def test_sql_engine_reads_null_and_dictionary_columns_as_the_files_engine(spark,
 
     _mixed(tmp_path / "in")
     got = {}
-    for engine in ("files", "sql"):
+    for engine in ("files", "sql"):  # the files engine in this process (no Spark job)
         out = tmp_path / f"out-{engine}"
-        res = scan(spark, str(tmp_path / "in"), str(out), engine=engine)
+        res = scan(spark if engine == "sql" else None, str(tmp_path / "in"), str(out),
+                   engine=engine)
         rows = pq.read_table(out / "verdicts").to_pylist()
         got[engine] = (sorted(rows, key=lambda r: (r["config"], r["trace"], r["property"])),
                        pq.read_table(out / "rejected").num_rows, res.doc["groups"])
@@ -154,3 +155,24 @@ def test_sql_engine_reads_null_and_dictionary_columns_as_the_files_engine(spark,
                        ) as e:
         scan(spark, str(tmp_path / "in"), None, engine="sql")
     assert "part-9.parquet" in str(e.value) and "config=c1/part-0.parquet" in str(e.value)
+
+
+@pytest.mark.spark
+def test_a_reference_check_that_disagrees_stops_the_sql_scan(spark, tmp_path, monkeypatch):
+    """The disagreements are found in the report's job (job._summary): planted here by a
+    detection that calls every trace's integrity violated; nothing is written."""
+    from pyspark.sql import functions as F
+
+    from tomkit.checker.engine import EngineDisagreement
+    from tomkit.checker.properties import VIOLATED
+    from tomkit.checker.spark import properties
+    from tomkit.checker.spark.job import scan
+
+    write_records(tmp_path / "part-0.parquet", clean_trace("t", n_processes=2, n_messages=2),
+                  grouped=True)
+    monkeypatch.setitem(properties.SQL_FORMS, "integrity",
+                        lambda o: F.lit(VIOLATED))
+    with pytest.raises(EngineDisagreement, match="integrity on trace t: detect says "
+                                                 "violated, check says holds"):
+        scan(spark, str(tmp_path / "part-0.parquet"), str(tmp_path / "out"), engine="sql")
+    assert not (tmp_path / "out").exists()
