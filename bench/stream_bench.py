@@ -192,6 +192,7 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
 
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
+          no_witness: bool = False, liveness: bool = False,
           bound: float | None = None) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
@@ -239,6 +240,19 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             driver.follow = lambda st: None
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
+        if no_witness:  # as before the retired witnesses: hashes (and latency) only
+            canon.TraceState._retire_witnesses = lambda self, gone: (None, None)
+            canon.TraceState._retire_deliveries = lambda *a, **k: None
+        close = canon.TraceState.close
+        out["retired_mb"] = 0.0
+
+        def close_and_weigh(self):  # the retired sequence's files on disk
+            if self.past is not None:
+                out["retired_mb"] = max(out["retired_mb"], self.past.disk() / 2 ** 20)
+                out["retired_rows"] = max(out.get("retired_rows", 0), self.past.rows)
+            close(self)
+
+        canon.TraceState.close = close_and_weigh
         exact = driver.check_held
 
         def before_checks(*a, **k):  # the peak while the trace was read
@@ -258,7 +272,7 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
         canon.TraceState.feed = feed_and_weigh
         options = Options(latency_bound=bound)
-        props = plan(options).properties
+        props = plan(options, liveness=liveness).properties
         run = _Run(props, options, False)
         report = check_stream([path], props, options, run=run)
         out |= {"exit": report.exit_code(), "modes": dict(run.modes),
@@ -284,7 +298,8 @@ PYTHON = sys.executable
 
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
             label: str = "", no_lag: bool = False, no_cut: bool = False,
-            no_wait: bool = False, bound: float | None = None) -> dict:
+            no_wait: bool = False, no_witness: bool = False,
+            liveness: bool = False, bound: float | None = None) -> dict:
     cmd = [PYTHON, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if bound is not None:
         cmd += ["--bound", str(bound)]
@@ -294,6 +309,10 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
         cmd += ["--no-cut"]
     if no_wait:
         cmd += ["--no-wait"]
+    if no_witness:
+        cmd += ["--no-witness"]
+    if liveness:
+        cmd += ["--liveness"]
     if trim:
         cmd += ["--trim", str(trim)]
     if spill_rows:
@@ -303,8 +322,9 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
     label = f"{kind} {path.name}{label}"
     read = f" (reading: {fig['read_mb']:.0f} MB; held in memory {fig['buffer_mb']:.0f} " \
         "MB)" if "read_mb" in fig else ""
+    disk = f" (retired on disk: {fig['retired_mb']:.0f} MB)" if fig.get("retired_mb") else ""
     print(f"  {label:<44} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
-          f"{fig['rss_mb']:7.0f} MB{read}", flush=True)
+          f"{fig['rss_mb']:7.0f} MB{read}{disk}", flush=True)
     return fig
 
 
@@ -437,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lag", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-witness", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--liveness", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
@@ -452,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut, args.no_wait, args.bound)
+              args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound)
         return 0
     if args.python:
         global PYTHON

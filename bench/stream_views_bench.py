@@ -116,9 +116,12 @@ def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
     tmp.rename(path)
 
 
-def child(kind: str, path: str, trim: int | None, safety: bool = False) -> None:
+def child(kind: str, path: str, trim: int | None, safety: bool = False,
+          no_cut: bool = False) -> None:
     """One measured run, in this process: its figures as one JSON line."""
     import tomkit.checker.stream.canon as canon
+    import tomkit.checker.stream.driver as driver
+    import tomkit.checker.stream.reduced as reduced
     from tomkit.checker.check_run import plan
     from tomkit.checker.engine import check_paths
     from tomkit.checker.properties import Options, properties
@@ -127,6 +130,17 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False) -> None:
     t0 = time.perf_counter()
     if trim:
         canon.TRIM_AT = trim
+    if no_cut:  # as before viewcut.py: the exact checks on every held record
+        reduced.narrowed = lambda *a: None
+        driver.follow = lambda st: None
+    checked: list[int] = []
+    exact = reduced.decide_chunk
+
+    def counted(pieces, *a, **k):  # the records the exact checks read
+        checked.append(sum(p.table.num_rows for p in pieces))
+        return exact(pieces, *a, **k)
+
+    reduced.decide_chunk = counted
     props = plan(Options()).properties if safety else \
         plan(Options(), liveness=True).properties + [properties()["member-liveness"]]
     out: dict = {}
@@ -134,7 +148,7 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False) -> None:
         run = _Run(props, Options(), False)
         report = check_stream([path], props, Options(), run=run)
         out = {"modes": dict(run.modes), "whole": len(run.whole), "held": run.peak_held,
-               "window": run.peak_window}
+               "window": run.peak_window, "checked": max(checked, default=0)}
     else:
         report = check_paths([path], props, Options())
     out |= {"exit": report.exit_code(), "events": sum(o.events for o in report.outcomes),
@@ -149,15 +163,19 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False) -> None:
     print(json.dumps(out), flush=True)
 
 
-def measure(kind: str, path: Path, trim: int | None, safety: bool = False) -> dict:
+def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
+            no_cut: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if trim:
         cmd += ["--trim", str(trim)]
     if safety:
         cmd += ["--safety"]
+    if no_cut:
+        cmd += ["--no-cut"]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     fig = json.loads(res.stdout.strip().splitlines()[-1])
-    label = f"{kind} {path.name}" + (" (default properties)" if safety else "")
+    label = f"{kind} {path.name}" + (" (default properties)" if safety else "") + \
+        (", not cut" if no_cut else "")
     print(f"  {label:<70} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB", flush=True)
     return fig
@@ -178,12 +196,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="the length of the trace breached near its start")
     ap.add_argument("--no-breach", action="store_true",
                     help="skip the breached traces (only the clean and stalled ones)")
+    ap.add_argument("--early-only", action="store_true",
+                    help="only the early breach: its clean trace, and the breached one cut "
+                    "(viewcut.py) and not cut (as before)")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--safety", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.trim, args.safety)
+        child(args.child[0], args.child[1], args.trim, args.safety, args.no_cut)
         return 0
     if args.smoke:
         args.messages, args.view_every, args.trim = 3000, 200, 64
@@ -191,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     n, np_, every = args.messages, args.processes, args.view_every
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
+    if args.early_only:
+        early_cut(args, d)
+        return 0
     clean = d / f"views-{np_}x{n}-v{every}-{args.seed}.parquet"
     stall = every // 2
     broken = d / f"views-{np_}x{n}-v{every}-{args.seed}-stall{stall}.parquet"
@@ -261,9 +286,10 @@ def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> No
             assert s["verdicts"] == w["verdicts"] and s["results"] == w["results"]
         bad = sorted(k for v in s["verdicts"].values() for k, x in v.items()
                      if x == "violated")
+        cut = "on the cut (viewcut.py)" if s["modes"].get("narrowed") else "on every one"
         print(f"  {label} (p0 swaps m{at} and m{at + 1}): {s['events']:,} events, decided "
-              f"in the pass on its held records (at most {s['held']:,}); violated: "
-              f"{', '.join(bad)}")
+              f"in the pass, its held records (at most {s['held']:,}) checked {cut}: "
+              f"{s['checked']:,} records; violated: {', '.join(bad)}")
         print(f"    against the clean trace: peak memory {s['rss_mb']:.0f} / "
               f"{c['rss_mb']:.0f} MB ({s['rss_mb'] / c['rss_mb']:.2f}x), CPU "
               f"{s['cpu']:.1f} / {c['cpu']:.1f} s ({s['cpu'] / c['cpu']:.2f}x), wall "
@@ -271,6 +297,33 @@ def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> No
         if w is not None:
             print(f"    the whole-trace engine on it: {w['rss_mb']:.0f} MB, CPU "
                   f"{w['cpu']:.1f} s, wall {w['seconds']:.1f} s")
+
+
+def early_cut(args: argparse.Namespace, d: Path) -> None:
+    """The early breach alone (``--early-messages`` long): its clean trace, the breached
+    one with the cut for traces with views and without it (``--no-cut``: every held
+    record to the exact checks, as before viewcut.py), each in its own process."""
+    n, np_, every = args.early_messages, args.processes, args.view_every
+    at = min(n // 2, max(1000, 2 * (args.trim or 1 << 14)))
+    clean = d / f"views-{np_}x{n}-v{every}-{args.seed}.parquet"
+    path = d / f"views-{np_}x{n}-v{every}-{args.seed}-swap{at}.parquet"
+    make(clean, n, np_, every, args.seed)
+    make(path, n, np_, every, args.seed, swap=at)
+    print(f"early breach (seed {args.seed}): {np_} processes x {n:,} messages, a view "
+          f"every {every:,}; p0 swaps m{at} and m{at + 1}; default properties", flush=True)
+    c = measure("stream", clean, args.trim, safety=True)
+    s = measure("stream", path, args.trim, safety=True)
+    b = measure("stream", path, args.trim, safety=True, no_cut=True)
+    assert c["exit"] == 0 and s["exit"] == 1 and b["exit"] == 1
+    assert s["modes"] == {"slow": 1, "narrowed": 1, "views carried": 1}, s["modes"]
+    assert "narrowed" not in b["modes"], b["modes"]
+    assert s["verdicts"] == b["verdicts"] and s["results"] == b["results"]
+    print(f"\nsummary (ratios from this run; {s['events']:,} events)")
+    for label, f in (("clean", c), ("broken early, cut", s), ("broken early, not cut", b)):
+        print(f"  {label:<24} CPU {f['cpu']:6.1f} s ({f['cpu'] / c['cpu']:.2f}x)  peak "
+              f"{f['rss_mb']:6.0f} MB ({f['rss_mb'] / c['rss_mb']:.2f}x)  wall "
+              f"{f['seconds']:6.1f} s  held at most {f['held']:,}, exact checks on "
+              f"{f.get('checked', 0):,} records")
 
 
 if __name__ == "__main__":

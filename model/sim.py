@@ -259,8 +259,9 @@ class _Sim:
             raise ValueError("a simulation needs at least 2 processes")
         if cfg.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, not {cfg.source!r}")
-        if not cfg.rate > 0:
-            raise ValueError(f"rate must be positive, got {cfg.rate}")
+        if not 0 < cfg.rate < math.inf:  # infinite: every message sent at time 0
+            raise ValueError(f"rate must be a positive, finite number of messages per "
+                             f"second, got {cfg.rate}")
         if cfg.messages < 0:
             raise ValueError("messages must be >= 0")
         # a negative spread or notice delay would run the clock backwards

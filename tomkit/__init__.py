@@ -147,6 +147,12 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
     from tomkit.checker.check_run import run as run_check
 
     paths = _paths(paths)
+    # a truthy string ("no") would have switched a flag on
+    for key, value in (("liveness", liveness), ("keep_going", keep_going), ("merge", merge),
+                       ("progress", progress)):
+        _typed(key, value, bool)
+    if stream is not None:
+        _typed("stream", stream, bool)
     if isinstance(properties, str):  # one name, or names separated by commas, as -p takes
         properties = [properties]
     for name in properties or []:
@@ -206,7 +212,10 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     negative ``seed``."""
     from dataclasses import fields
 
+    from tomkit.cli.parser import closest
+    from tomkit.cli.simulate import beyond_memory
     from tomkit.model.net.links import Delay
+    from tomkit.model.protocols import protocol as get_protocol
     from tomkit.model.sim import SimConfig
     from tomkit.model.sim import simulate as run
 
@@ -226,12 +235,27 @@ def simulate(protocol: str = "toto", n: int = 8, **settings: Any) -> SimResult:
     if config.get("messages", 1) < 1:
         raise ValueError(f"messages must be at least 1, got {config['messages']}: a run "
                          "without messages has no trace")
-    for item in config.get("crashes", ()):
+    crash_list = config.get("crashes", ())
+    for item in () if isinstance(crash_list, str) else crash_list:  # "P@T,P@T": parsed below
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
             raise TypeError(f"crashes must be (process, time) pairs, such as "
                             f"[('p1', 0.5)], got {item!r}")
     options = dict(config.pop("options", {}))
     options.update({k: v for k, v in settings.items() if k not in known})
+    takes = {o.name for o in get_protocol(protocol).options}
+    for key in options:  # neither a setting of the run nor an option of the protocol
+        if key not in takes:
+            raise TypeError(f"simulate() takes no setting {key!r} for {protocol} (settings: "
+                            f"{', '.join(sorted(known - {'protocol', 'n', 'options'}))}; "
+                            f"{protocol}'s options: {', '.join(sorted(takes)) or 'none'})"
+                            f"{closest(key, known | takes)}")
+    crashes = any(config.get(k) for k in ("crashes", "leaves", "partitions"))
+    too_big = beyond_memory(n, config.get("messages", SimConfig.messages), crashes=crashes,
+                            given=f"n = {n}, messages = "
+                                  f"{config.get('messages', SimConfig.messages)}")
+    if too_big:
+        raise ValueError(too_big.replace("simulate fewer (tomkit generate", "simulate "
+                                         "fewer (tomkit.model.dataset.generate"))
     return run(SimConfig(protocol=protocol, n=n, options=options, **config))
 
 
@@ -272,16 +296,20 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
     return conform_traces(records, protocol, options)
 
 
-def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outcome:
+def prove(rule: str, n: int, delta: int | None = None, *, no_size_limit: bool = False,
+          **settings: Any) -> Outcome:
     """Prove a ToTo-family delivery rule (a name, a mutant or ``module:function``) for
     ``n`` processors and ``delta``, as ``tomkit prove`` does; ``settings`` are those of
     :func:`~tomkit.fuzz.prove.delivery.prove.prove_rule` (k, props, crashes, method,
-    timeout). ValueError for an unknown rule, n < 2, or a delta the rule does not accept
-    (or none given to a rule that needs one); TypeError for a setting of the wrong type."""
+    timeout). ValueError for an unknown rule, n < 2, an n larger than the prover was
+    measured to finish (``no_size_limit=True`` runs it anyway, as ``tomkit prove
+    --no-size-limit``), or a delta the rule does not accept (or none given to a rule that
+    needs one); TypeError for a setting of the wrong type."""
     import inspect
     from math import inf
 
     from tomkit.fuzz.prove.delivery.prove import allowed_deltas, prove_rule
+    from tomkit.fuzz.prove.provers import rule_prover
     from tomkit.model.toto.mutants import resolve_rule
 
     _typed("rule", rule, str)
@@ -294,8 +322,14 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
     if unknown:
         raise TypeError(f"prove() takes no setting {', '.join(unknown)} (it takes "
                         f"{', '.join(takes)})")
+    _typed("no_size_limit", no_size_limit, bool)
     if n < 2:
         raise ValueError(f"n must be at least 2 processors, got {n}")
+    too_large = None if no_size_limit else \
+        rule_prover().too_large(n, "n =", "no_size_limit=True", "timeout=SECONDS")
+    if too_large:
+        raise ValueError(too_large)
+    _check_prove_settings(settings)
     timeout = settings.get("timeout")
     if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < inf):
         raise ValueError(f"timeout must be a positive, finite number of seconds, got "
@@ -309,6 +343,40 @@ def prove(rule: str, n: int, delta: int | None = None, **settings: Any) -> Outco
         raise ValueError(f"{rule} does not accept delta = {delta} with n = {n} (it accepts "
                          f"{', '.join(map(str, deltas)) or 'none'})")
     return prove_rule(rule, fn, n, delta, **settings)
+
+
+def _check_prove_settings(settings: Mapping[str, Any]) -> None:
+    """prove()'s settings of the wrong type or outside their choices (an unknown method
+    ran the enumeration under the name given)."""
+    from tomkit.cli.parser import closest
+    from tomkit.fuzz.prove.delivery import QUERIES
+    from tomkit.fuzz.prove.delivery.solve import ENCODINGS, SOLVERS
+
+    for key in ("crashes", "minimal", "rank_symmetry"):
+        if key in settings:
+            _typed(key, settings[key], bool)
+    if "k" in settings:
+        _typed("k", settings["k"], int)
+        if settings["k"] < 1:
+            raise ValueError(f"k must be at least 1 message per processor, got "
+                             f"{settings['k']}")
+    choices = {"method": ("auto", "z3", "enumeration"), "encoding": ENCODINGS,
+               "solver": SOLVERS}
+    props = settings.get("props")
+    if isinstance(props, str):
+        raise TypeError(f"props must be a list of property names, got str {props!r}: put "
+                        "it in a list")
+    for key, values in [*((k, [settings[k]]) for k in choices if k in settings),
+                        *([("props", list(props))] if props is not None else [])]:
+        known = QUERIES if key == "props" else choices[key]
+        for v in values:
+            if not isinstance(v, str):
+                raise TypeError(f"{key} must be {'names' if key == 'props' else 'a name'} "
+                                f"(str), got {type(v).__name__} {v!r}")
+            if v not in known:
+                raise ValueError(f"unknown {'property' if key == 'props' else key} {v!r}; "
+                                 f"known: {', '.join(known)}"
+                                 f"{closest(v, known)}")
 
 
 def write(path: str | os.PathLike, records: Iterable[Mapping]) -> None:
@@ -327,4 +395,11 @@ def write(path: str | os.PathLike, records: Iterable[Mapping]) -> None:
     if not records:
         raise ValueError(f"{os.fspath(path)}: no records to write (a trace file holds at "
                          "least one; the readers refuse an empty one)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):  # as the commands make theirs
+        try:
+            os.makedirs(folder)
+        except OSError as e:
+            raise ValueError(f"{os.fspath(path)}: cannot make the folder {folder}: "
+                             f"{e.strerror}") from None
     write_records(path, records, grouped=True)

@@ -36,6 +36,7 @@ other properties a planted trace violates.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -561,11 +562,17 @@ def _execute(trace_id: str, rng: np.random.Generator, *, n: int, m: int, views: 
     # deps: latest delivery at the sender before the send, plus the sender's previous message.
     dep_of: list[list[int]] = []
     last_own: dict[int, int] = {}
+    # each process's script is in time order: the search for the latest delivery before
+    # a send starts at the send's place (found by bisection), not at the script's end,
+    # which made a trace of m messages cost m^2 / n steps (10,000 messages: 6 s)
+    script_times = [[t for t, _ in sched.timed[p]] for p in range(n)]
     for i in range(m):
         s = senders[i]
         d: set[int] = set()
-        for t, it in reversed(sched.timed[s]):
-            if t < send[i] and it[0] in ("deliver", "slow", "dup") and it[1] not in plan.no_ack:
+        timed = sched.timed[s]
+        for k in range(bisect_left(script_times[s], send[i]) - 1, -1, -1):
+            it = timed[k][1]
+            if it[0] in ("deliver", "slow", "dup") and it[1] not in plan.no_ack:
                 d.add(it[1])
                 break
         if s in last_own and last_own[s] not in plan.no_ack:

@@ -72,6 +72,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.interrupt import uninterrupted
 from tomkit.traces.schema import (
     ARROW_SCHEMA,
     FIELDS,
@@ -1181,8 +1182,9 @@ class JsonlSink:
 
     def write_encoded(self, data: pa.Buffer | bytes) -> None:
         """Write bytes of whole lines (from encode_table)."""
-        self._flush()
-        self._raw_write(self._z.compress(data) if self._z else data)
+        with uninterrupted():  # whole lines, and the compressor's state kept with them
+            self._flush()
+            self._raw_write(self._z.compress(data) if self._z else data)
 
     def write_lines(self, lines: list[str]) -> None:
         self._buf.extend(lines)
@@ -1193,11 +1195,16 @@ class JsonlSink:
     def _flush(self) -> None:
         if not self._buf:
             return
-        data = ("\n".join(self._buf) + "\n").encode("utf-8")
-        self._buf, self._buf_len = [], 0
-        self._raw_write(self._z.compress(data) if self._z else data)
+        with uninterrupted():
+            data = ("\n".join(self._buf) + "\n").encode("utf-8")
+            self._buf, self._buf_len = [], 0
+            self._raw_write(self._z.compress(data) if self._z else data)
 
     def close(self, grouped: bool) -> None:
+        with uninterrupted():
+            self._close(grouped)
+
+    def _close(self, grouped: bool) -> None:
         try:
             self._flush()
             if self._z is not None:

@@ -20,7 +20,10 @@ trace's records are contiguous, and a record that breaks the promise raises
 ValueError; False promises nothing; None finds out while writing and records
 the answer on close (see :class:`tomkit.traces.jsonl.JsonlSink`), so that
 nothing is buffered. A writer leaving its ``with`` block by an exception
-deletes the partly written file.
+deletes the partly written file; by Ctrl-C (KeyboardInterrupt), it closes the file with
+the records written so far, each whole (its writes finish before the interrupt is
+raised: ``traces/interrupt.py``), and says so in a note on the exception (deleting a
+file with no record, which the readers would refuse).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tomkit.traces.errors import Location, TraceFormatError
+from tomkit.traces.interrupt import add_note, uninterrupted
 from tomkit.traces.jsonl import JsonlSink, _canonical, encode_record, encode_table
 from tomkit.traces.parquet import ParquetSink, check_columns, check_table
 from tomkit.traces.schema import EXTENSION_PREFIX
@@ -146,9 +150,10 @@ class TraceWriter:
         self.count += 1
 
     def _flush_records(self) -> None:
-        if self._records and self._parquet is not None:
-            self._parquet.write_table(records_to_table(self._records))
-        self._records = []
+        with uninterrupted():  # the records leave the list as they enter the file
+            if self._records and self._parquet is not None:
+                self._parquet.write_table(records_to_table(self._records))
+            self._records = []
 
     def write_many(self, records: Sequence[dict]) -> None:
         """Check and write records, as :meth:`write` on each, column by column where
@@ -215,14 +220,15 @@ class TraceWriter:
         return checked
 
     def _emit(self, checked: pa.Table) -> None:
-        first = self.count
-        if self._jsonl is not None:
-            self._write_jsonl_table(checked, first)
-        else:
-            self._flush_records()
-            assert self._parquet is not None
-            self._parquet.write_table(checked)
-        self.count += checked.num_rows
+        with uninterrupted():  # the table whole, and counted
+            first = self.count
+            if self._jsonl is not None:
+                self._write_jsonl_table(checked, first)
+            else:
+                self._flush_records()
+                assert self._parquet is not None
+                self._parquet.write_table(checked)
+            self.count += checked.num_rows
 
     def _write_jsonl_table(self, checked: pa.Table, first: int) -> None:
         assert self._jsonl is not None
@@ -245,14 +251,15 @@ class TraceWriter:
     def close(self) -> None:
         if self._closed:
             return
-        self._closed = True
-        grouped = self._is_grouped if self.grouped is None else bool(self.grouped)
-        if self._jsonl is not None:
-            self._jsonl.close(grouped)
-        else:
-            self._flush_records()
-            assert self._parquet is not None
-            self._parquet.close(grouped)
+        with uninterrupted():
+            self._closed = True
+            grouped = self._is_grouped if self.grouped is None else bool(self.grouped)
+            if self._jsonl is not None:
+                self._jsonl.close(grouped)
+            else:
+                self._flush_records()
+                assert self._parquet is not None
+                self._parquet.close(grouped)
 
     def abort(self) -> None:
         """Close and delete the file (after an error)."""
@@ -281,8 +288,29 @@ class TraceWriter:
     ) -> None:
         if exc_type is None:
             self.close()
+        elif isinstance(exc, KeyboardInterrupt):
+            self._close_interrupted(exc)
         else:
             self.abort()
+
+    def _close_interrupted(self, exc: KeyboardInterrupt) -> None:
+        """Ctrl-C: keep the records written so far as a valid file, or delete a file
+        that has none; either is said in a note on ``exc`` (the command prints it)."""
+        if self._closed:
+            return
+        if self.count == 0 and not self._records:
+            self.abort()
+            add_note(exc, f"removed {self.path}: stopped before any record was written")
+            return
+        try:
+            self.close()
+        except Exception as e:  # noqa: BLE001 (said, and the half-written file removed)
+            self._closed = False
+            self.abort()
+            add_note(exc, f"removed {self.path}: it could not be closed ({e})")
+            return
+        add_note(exc, f"kept {self.count:,} complete records in {self.path}, a valid file "
+                   "that ends where the run was stopped")
 
 
 def write_records(

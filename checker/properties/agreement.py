@@ -45,6 +45,7 @@ from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import CORRECT, correct_counts, crashed
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
+from tomkit.checker.stream.ledger import Ledger
 from tomkit.checker.stream.views import NONE
 from tomkit.checker.trace import Trace
 
@@ -183,7 +184,9 @@ def stream_agreement(clean: Clean, options: Options) -> Result | None:
     prefix of each view's range of one sequence, so p's deliveries in view v reach a
     correct q that owes v exactly when q delivered as many in v; the first violation in
     check_agreement's order (p, then p's deliveries, then q) is p's delivery at q's count
-    in the first such view. None: its witness is no longer held (the whole trace)."""
+    in the first such view; that delivery is held, or retired and read back from disk
+    (checker/stream/retired.py: its id, p's line by its delivery number). None: its
+    witness is not kept (the whole trace)."""
     led = clean.ledger
     if led is None:
         return None
@@ -213,9 +216,10 @@ def stream_agreement(clean: Clean, options: Options) -> Result | None:
 
 def stream_validity(clean: Clean, options: Options) -> Result | None:
     """A clean single pass: a correct sender's sends it did not deliver are held (in S at
-    or past its position, or delivered by none; the retired ones it passed), so the first
-    in its send order is found among them. None: the whole trace decides (a sender that
-    lags behind the retired prefix, or a witness no longer held)."""
+    or past its position, or delivered by none) or, when it is behind the retired prefix,
+    retired past its count in their view (checker/stream/ledger.py: ``missed``), so the
+    first in its send order is the held one or the first retired one, whichever has the
+    smaller index among its sends. None: the whole trace decides (a witness not kept)."""
     if not clean.senders:
         return Result(VALIDITY_NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
     led = clean.ledger
@@ -226,9 +230,11 @@ def stream_validity(clean: Clean, options: Options) -> Result | None:
         leave = led.left_from(p)
         if leave is not None and not led.view_records:
             continue  # it left, and no view tells when: judged up to its leave
-        if led.behind(p) and (led.view_records or
-                              clean.owed.get(p, 0) > clean.delivered.get(p, 0)):
-            return None  # a retired send it may not have delivered
+        best: tuple[int, int, bool] | None = None  # (send index, code or position, retired)
+        if led.behind(p):
+            if led.past is None:
+                return None
+            best = _retired_send(led, p, leave)
         mine = np.flatnonzero(w.sender == led.names.index(p))
         ends = led.ends(p)
         v = w.view[mine]
@@ -236,18 +242,35 @@ def stream_validity(clean: Clean, options: Options) -> Result | None:
         missed = (pos < 0) | (pos >= ends[v])
         if leave is not None and leave != NONE:
             missed &= v != leave  # it left from the sending view
-        if not missed.any():
+        if missed.any():
+            code = mine[missed]
+            sends = np.array([led.stay(p, int(x)).sends for x in v[missed]]) + w.rank[code]
+            i = int(np.argmin(sends))
+            if best is None or int(sends[i]) < best[0]:
+                best = (int(sends[i]), int(code[i]), False)
+        if best is None:
             continue
-        code = mine[missed]
-        sends = np.array([led.stay(p, int(x)).sends for x in v[missed]]) + w.rank[code]
-        first = int(code[np.argmin(sends)])
-        s = led.send(first)
+        s = led.retired_send(best[1]) if best[2] else led.send(best[1])
         if s is None:
             return None
         text = f"correct process {p} sends {s.msg} and never delivers it."
         return Result(VALIDITY_NAME, clean.trace, Verdict.VIOLATED,
                       [s, led.last_event(p)], text, "validity")
     return Result(VALIDITY_NAME, clean.trace, Verdict.HOLDS)
+
+
+def _retired_send(led: Ledger, p: str, leave: int | None) -> tuple[int, int, bool] | None:
+    """p's first retired send that p did not deliver (its send index, its position):
+    the first of its sends in the retired positions past p's count in their view (a
+    sender's messages lie in S in its send order), less the view it left from."""
+    me = led.names.index(p)
+    spans = [(v, lo, hi) for v, lo, hi in led.missed(p) if led.stay(p, v) is not None and
+             not (leave is not None and leave != NONE and v == leave)]
+    for _, pos, rows in led.scan(spans):
+        hit = np.flatnonzero(rows["sender"] == me)
+        if len(hit):
+            return int(rows["sidx"][hit[0]]), int(pos[hit[0]]), True
+    return None
 
 
 AGREEMENT = Property(AGREEMENT_NAME, "delivered by one process => delivered by every "

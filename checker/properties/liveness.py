@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from tomkit.checker import witness as W
 from tomkit.checker.chunk import LEAVE, Chunk
@@ -35,6 +37,7 @@ from tomkit.checker.properties.base import Options, Property, verdicts
 from tomkit.checker.properties.scope import correct_counts
 from tomkit.checker.result import Result, Verdict
 from tomkit.checker.stream.clean import Clean
+from tomkit.checker.stream.ledger import Ledger
 from tomkit.checker.trace import Trace
 
 NAME = "liveness"
@@ -120,8 +123,10 @@ def stream(clean: Clean, options: Options) -> Result | None:
     """A clean single pass (checker/stream/): the correct processes are read from each
     one's last view, and a message a correct process owes but did not deliver is held
     (at or past its position in S, or delivered by none), so check's first violation,
-    by message id, is found among the held messages. None: the whole trace decides (a
-    correct process that lags behind the retired prefix, or a witness no longer held)."""
+    by message id, is found among the held messages; when a correct process is behind
+    the retired prefix, also among the retired positions it missed (ledger.py:
+    ``missed``), whose ids are on disk: the smaller id of the two is check's first.
+    None: the whole trace decides (a witness not kept)."""
     led = clean.ledger
     if led is None:
         return None
@@ -131,11 +136,14 @@ def stream(clean: Clean, options: Options) -> Result | None:
     correct = [p for p in live if fv is None or p in fv[1]]
     done = {"correct": correct}
     w = led.window
+    retired = None
     if any(led.behind(p) for p in correct):
-        # messages it owes may be retired: decided by counts when it holds, else whole
-        if led.view_records or not _counts_hold(clean, correct):
+        # messages it owes may be retired: the first of them by id, from disk
+        if led.past is None:
             return None
-        return Result(NAME, clean.trace, Verdict.HOLDS, details=done)
+        retired = _retired_first(led, correct)
+        if retired is False:
+            return None
     n = len(w.sender)
     sent_by = np.zeros(n, bool)
     has = w.sender >= 0
@@ -149,12 +157,15 @@ def stream(clean: Clean, options: Options) -> Result | None:
         owing[i] = owes[w.view]
     cause = sent_by | got.any(axis=0)
     bad = np.flatnonzero(cause & (owing & ~got).any(axis=0))
-    if not len(bad):
+    if not len(bad) and not retired:
         return Result(NAME, clean.trace, Verdict.HOLDS, details=done)
     ids = led.ids(bad)
     if len(ids) < len(bad):
         return None
-    m, code = min((x, c) for c, x in ids.items())
+    if ids:
+        m, code = min((x, c) for c, x in ids.items())
+    if retired and (not ids or retired[0] < m):
+        return _retired_violation(clean, led, correct, retired, done)
     if sent_by[code]:
         wit = led.send(code)
     else:
@@ -170,13 +181,57 @@ def stream(clean: Clean, options: Options) -> Result | None:
                   "validity" if wit.kind == "send" else "agreement", done)
 
 
-def _counts_hold(clean: Clean, correct: list[str]) -> bool:
-    """Without views: whether every correct process that did not leave delivered as much
-    as the furthest of them and as the prefix holding every correct sender's sends."""
-    judged = [p for p in correct if p not in clean.ledger.left]
-    need = max([clean.delivered.get(p, 0) for p in correct] +
-               [clean.owed[p] for p in correct if p in clean.owed], default=0)
-    return all(clean.delivered.get(q, 0) >= need for q in judged)
+def _retired_first(led: Ledger, correct: list[str]) -> tuple[str, int, int] | None | bool:
+    """The retired message check would judge first (its id, position and view): the
+    smallest id among the retired positions that a correct process owes and missed,
+    sent by a correct process or delivered by one. None: there is none; False: an id
+    is not kept."""
+    ok = np.array([x in correct for x in led.names] + [False])  # a sender -1: none
+    owing = {q: [led.owes(q, v) for v in range(len(led.view_names))] for q in correct}
+    spans: dict[int, tuple[int, int, int]] = {}
+    for q in correct:  # per view, from the least count of a correct process owing it
+        for v, lo, hi in led.missed(q):
+            if owing[q][v] and (v not in spans or lo < spans[v][1]):
+                spans[v] = (v, lo, hi)
+    best: tuple[str, int, int] | None = None
+    for v, pos, rows in led.scan(sorted(spans.values(), key=lambda s: s[1])):
+        top = [led.offsets[v] + led.count(q, v) for q in correct]
+        got = np.array([pos < t for t in top])
+        owe = np.array([owing[q][v] for q in correct])[:, None]
+        bad = (ok[rows["sender"]] | got.any(axis=0)) & (owe & ~got).any(axis=0)
+        if not bad.any():
+            continue
+        ids = led.past.ids(int(pos[0]), int(pos[-1]) + 1)
+        if ids is None:
+            return False
+        m = pc.min(ids.filter(pa.array(bad))).as_py()
+        if best is None or m < best[0]:
+            k = int(pos[np.flatnonzero(bad)[ids.filter(pa.array(bad)).to_pylist().index(m)]])
+            best = (m, k, v)
+    return best
+
+
+def _retired_violation(clean: Clean, led: Ledger, correct: list[str],
+                       retired: tuple[str, int, int], done: dict) -> Result | None:
+    """check's violation at a retired message: the send of it when its sender is
+    correct, else the first correct process's delivery of it; the first correct process
+    that owes it and did not deliver it."""
+    m, k, v = retired
+    top = {q: led.offsets[v] + led.count(q, v) for q in correct}
+    sender = int(led.past.witness(k, k + 1)["sender"][0]) if led.past else -1
+    if sender >= 0 and led.names[sender] in correct:
+        wit = led.retired_send(k)
+    else:
+        d = next(q for q in correct if k < top[q])
+        wit = led.delivery(d, v, k - led.offsets[v])
+    if wit is None:
+        return None
+    p = next(q for q in correct if led.owes(q, v) and k >= top[q])
+    why = (f"correct process {wit.process} sent it" if wit.kind == "send"
+           else f"correct process {wit.process} delivered it")
+    text = f"{m} is never delivered by correct process {p}, although {why}."
+    return Result(NAME, clean.trace, Verdict.VIOLATED, [wit, led.last_event(p)], text,
+                  "validity" if wit.kind == "send" else "agreement", done)
 
 
 # not in tomkit scan: a data set's traces are judged for agreement and validity there

@@ -81,7 +81,6 @@ from tomkit.checker.properties.base import Option, Options, Property, verdicts
 from tomkit.checker.result import Result, Verdict, WitnessEvent
 from tomkit.checker.stream.clean import Clean
 from tomkit.checker.stream.ledger import Join, Ledger, Stay
-from tomkit.checker.stream.views import NONE
 from tomkit.checker.trace import Ev, Trace
 
 NAME = "member-liveness"
@@ -237,11 +236,15 @@ class _Clocks(NamedTuple):
 
 def stream(clean: Clean, options: Options) -> Result | None:
     """A clean single pass (checker/stream/ledger.py): a message a correct process did
-    not deliver is held (at or past its position in S, or delivered by none), so check's
-    pairs (sender, its send, q) are judged in its order on the held messages, with the
-    joins' and sends' clocks. None: the whole trace decides (a correct process left
-    behind the retired prefix where a rule may owe it a message, or a witness no longer
-    held)."""
+    not deliver is held (at or past its position in S, or delivered by none) or retired
+    past that process's count in its view (``Ledger.missed``: a member from the start
+    that skipped a view, a late member, a rejoin behind the retired prefix), so check's
+    pairs (sender, its send, q) are judged in its order on those messages: the held ones
+    with their records, the retired ones with their sends on disk (sender, index,
+    location, clocks: retired.py), merged by the sender's send index, and each pair
+    decided as check decides it (q's latest join, its views since, the two records'
+    clocks), a matrix of pairs per sender. None: the whole trace decides (a witness or
+    a send's clocks not kept)."""
     if not clean.senders:
         return Result(NAME, clean.trace, Verdict.UNKNOWN, explanation=NO_SENDS)
     led = clean.ledger
@@ -249,53 +252,68 @@ def stream(clean: Clean, options: Options) -> Result | None:
         return None
     correct = [p for p in sorted(clean.processes) if led.last_kind.get(p) in (None, "join")]
     done = {"correct": correct}
-    if not _retired_judged(led, correct):
+    retired = _retired_sends(led, correct)
+    if retired is None:
         return None
     w = led.window
     reading = options.liveness_reading
     undecided = None
     ends = {q: led.ends(q) for q in correct}
     for p in correct:
-        mine = np.flatnonzero(w.sender == led.names.index(p))
-        if not len(mine):
-            continue
+        me = led.names.index(p)
+        mine = np.flatnonzero(w.sender == me)
         firsts = np.array([-1 if led.stay(p, v) is None else led.stay(p, v).sends
                            for v in range(len(led.view_names))])
         order = firsts[w.view[mine]] + w.rank[mine]
         join_p = led.joins.get(p)
         keep = order >= (join_p.sends if join_p else 0)  # sent after its latest join
         mine, order = mine[keep], order[keep]
-        mine = mine[np.argsort(order)]
-        got = np.array([(w.pos[mine] >= 0) & (w.pos[mine] < ends[q][w.view[mine]])
-                        for q in correct])
-        for k in np.flatnonzero(~got.all(axis=0)).tolist():
-            code = int(mine[k])
-            v = int(w.view[code])
-            sent_in = led.sent_in(p, v)
-            for qi, q in enumerate(correct):
-                if got[qi, k]:
-                    continue
-                join = led.joins.get(q)
-                by_view = led.since_join(q) if q != p and sent_in is not None else {}
-                if join is None or q == p:
-                    owed = True
-                elif by_view:
-                    owed = v in by_view
-                else:
-                    sent = led.send_clocks(code)
-                    if sent is None:
-                        return None
-                    owed = joined_before(_Clocks(*join.clocks), _Clocks(*sent), reading)
-                if owed is None:
-                    undecided = undecided or (q, code)
-                    continue
-                if not owed:
-                    continue
-                return _violation(clean, led, p, q, code, join, by_view.get(v), sent_in,
-                                  reading, done)
+        r = retired[me] if me in retired else _NONE
+        # the candidates, held (code) and retired (position), by send index
+        idx = np.concatenate((order, r.sidx))
+        srt = np.argsort(idx, kind="stable")
+        key = np.concatenate((mine, r.pos))[srt]
+        ret = np.concatenate((np.zeros(len(mine), bool), np.ones(len(r.pos), bool)))[srt]
+        view = np.concatenate((w.view[mine], r.view))[srt]
+        spos = np.concatenate((w.pos[mine], r.pos))[srt]
+        if not len(key):
+            continue
+        got = np.array([(spos >= 0) & (spos < ends[q][view]) for q in correct])
+        if got.all():
+            continue
+        owed = _owed(led, p, correct, key, ret, view, got, reading)
+        if owed is None:
+            return None
+        bad = ~got & (owed == 1)
+        unsure = ~got & (owed == -1)
+        hit = np.flatnonzero(bad.any(axis=0))
+        first_unsure = np.flatnonzero(unsure.any(axis=0))
+        if undecided is None and len(first_unsure) and \
+                (not len(hit) or first_unsure[0] <= hit[0]):
+            i = int(first_unsure[0])
+            undecided = (correct[int(np.flatnonzero(unsure[:, i])[0])], int(key[i]),
+                         bool(ret[i]))
+        if not len(hit):
+            continue
+        i = int(hit[0])
+        q = correct[int(np.flatnonzero(bad[:, i])[0])]
+        v = int(view[i])
+        sent_in = led.sent_in(p, v)
+        join = led.joins.get(q)
+        by_view = led.since_join(q) if q != p and sent_in is not None else {}
+        if ret[i]:
+            send = led.retired_send(int(key[i]))
+            clk = _retired_clock(led, int(key[i]))
+        else:
+            send, clk = led.send(int(key[i])), led.send_clocks(int(key[i]))
+        if send is None:
+            return None
+        return _violation(clean, led, p, q, send, clk, join, by_view.get(v), sent_in,
+                          reading, done)
     if undecided is not None:
-        q, code = undecided
-        m = led.ids(np.array([code])).get(code)
+        q, k, is_ret = undecided
+        m = (led.retired_ids(np.array([k])) or [None])[0] if is_ret else \
+            led.ids(np.array([k])).get(k)
         if m is None:
             return None
         used = "neither real_time nor time" if reading == "real-time" \
@@ -306,44 +324,119 @@ def stream(clean: Clean, options: Options) -> Result | None:
     return Result(NAME, clean.trace, Verdict.HOLDS, details=done)
 
 
-def _retired_judged(led: Ledger, correct: list[str]) -> bool:
-    """Whether the retired prefix holds no pair check would judge: every correct process
-    delivered its retired positions, or those it did not lie in views no rule owes it
-    (views it did not install since its latest join, when it installed some since, and
-    every correct sender's messages there were sent in a view it installed since its own
-    join: check's ``by_view``)."""
-    loose = False  # a correct sender with sends between its latest join and a view
-    for p in correct:
-        j = led.joins.get(p)
-        if j is not None:
-            nxt = led.stays[p][j.stays].sends if len(led.stays[p]) > j.stays else None
-            loose |= (nxt if nxt is not None else _sends(led, p)) > j.sends
+class _Retired(NamedTuple):
+    """A sender's retired sends some correct process did not deliver, sent after its
+    latest join: their positions, send indexes and views."""
+
+    pos: np.ndarray
+    sidx: np.ndarray
+    view: np.ndarray
+
+
+_NONE = _Retired(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _retired_sends(led: Ledger, correct: list[str]) -> dict[int, _Retired] | None:
+    """Per correct sender (its code), its retired sends that check would judge: those
+    some correct process did not deliver (``Ledger.missed``), sent after the sender's
+    latest join. None: a send there is not kept (the whole trace decides)."""
+    spans: dict[int, tuple[int, int, int]] = {}
     for q in correct:
-        gaps = led.gaps_below_base(q)
-        if not gaps:
+        for v, lo, hi in led.missed(q):
+            if v not in spans or lo < spans[v][1]:
+                spans[v] = (v, lo, hi)
+    if not spans:
+        return {}
+    if led.past is None:
+        return None
+    since = {led.names.index(p): (led.joins[p].sends if p in led.joins else 0)
+             for p in correct}
+    floor = np.full(len(led.names) + 1, -1, np.int64)  # per sender code: its join's sends
+    for c, n in since.items():
+        floor[c] = n
+    parts: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+    for v, pos, rows in led.scan(sorted(spans.values(), key=lambda s: s[1])):
+        snd = rows["sender"].astype(np.int64)
+        if (snd < 0).any():
+            return None  # a send that came after its position retired, not read
+        keep = (floor[snd] >= 0) & (rows["sidx"] >= floor[snd])
+        for c in np.unique(snd[keep]).tolist():
+            mine = keep & (snd == c)
+            parts.setdefault(c, []).append((pos[mine], rows["sidx"][mine].astype(np.int64), v))
+    return {c: _Retired(np.concatenate([a for a, _, _ in ps]),
+                        np.concatenate([b for _, b, _ in ps]),
+                        np.concatenate([np.full(len(a), v) for a, _, v in ps]))
+            for c, ps in parts.items()}
+
+
+def _retired_clock(led: Ledger, k: int) -> tuple:
+    """The (time, real_time, slot) of the send at retired position k (None: absent)."""
+    c = led.retired_clocks(np.array([k]))
+    t, rt, sl = (float(c[x][0]) for x in ("time", "real_time", "slot"))
+    return (None if np.isnan(t) else t, None if np.isnan(rt) else rt,
+            None if np.isnan(sl) else int(sl))
+
+
+def _owed(led: Ledger, p: str, correct: list[str], key: np.ndarray, ret: np.ndarray,
+          view: np.ndarray, got: np.ndarray, reading: str) -> np.ndarray | None:
+    """Per (q, candidate): 1 owed, 0 not, -1 undecidable, as check decides each pair
+    (module docstring); None: a held send's clocks are not found."""
+    out = np.ones((len(correct), len(key)), np.int8)
+    sent_in = np.array([led.sent_in(p, int(v)) is not None for v in view], bool)
+    clocks: dict[str, np.ndarray] | None = None
+    for qi, q in enumerate(correct):
+        join = led.joins.get(q)
+        if join is None or q == p:
             continue
         since = led.since_join(q)
-        if not led.view_records or not since or loose or NONE in gaps or \
-                any(v in since for v in gaps):
-            return False
-    return True
+        by_view = sent_in & bool(since)
+        out[qi][by_view] = np.isin(view[by_view], list(since))
+        judge = ~by_view & ~got[qi]
+        if not judge.any():
+            continue
+        if clocks is None:
+            clocks = _send_clocks(led, key, ret)
+            if clocks is None:
+                return None
+        out[qi][judge] = _joined_before(join.clocks, clocks, judge, reading)
+    return out
 
 
-def _sends(led: Ledger, p: str) -> int:
-    """p's sends in all (the held ones counted from its last stay, the rest before)."""
-    last = led.stays[p][-1]
-    i = led.names.index(p)
-    mine = np.flatnonzero((led.window.sender == i) & (led.window.view == last.view))
-    top = int(led.window.rank[mine].max()) + 1 if len(mine) else 0
-    return last.sends + top
+def _send_clocks(led: Ledger, key: np.ndarray, ret: np.ndarray) -> dict[str, np.ndarray] | None:
+    """The candidates' send clocks (NaN: absent); None: a held send's record is not
+    found."""
+    n = len(key)
+    out = {c: np.full(n, np.nan) for c in ("time", "real_time", "slot")}
+    if ret.any():
+        for c, v in led.retired_clocks(key[ret]).items():
+            out[c][ret] = v
+    for i in np.flatnonzero(~ret).tolist():
+        t = led.send_clocks(int(key[i]))
+        if t is None:
+            return None
+        for c, x in zip(("time", "real_time", "slot"), t):
+            out[c][i] = np.nan if x is None else x
+    return out
 
 
-def _violation(clean: Clean, led: Ledger, p: str, q: str, code: int, join: Join | None,
-               by_view: Stay | None, sent_in: str | None, reading: str,
-               done: dict) -> Result | None:
-    send = led.send(code)
-    if send is None:
-        return None
+def _joined_before(join: tuple, sends: dict[str, np.ndarray], rows: np.ndarray,
+                   reading: str) -> np.ndarray:
+    """joined_before on each send of ``rows`` (1, 0, -1: undecidable), vectorized."""
+    j = dict(zip(("time", "real_time", "slot"), join))
+    names = ["real_time", "time"] if reading == "real-time" else ["slot", "time", "real_time"]
+    res = np.full(int(rows.sum()), -1, np.int8)
+    for c in names:
+        if j[c] is None:
+            continue
+        s = sends[c][rows]
+        ok = (res == -1) & ~np.isnan(s)
+        res[ok] = (j[c] <= s[ok]).astype(np.int8)
+    return res
+
+
+def _violation(clean: Clean, led: Ledger, p: str, q: str, send: WitnessEvent,
+               clk: tuple | None, join: Join | None, by_view: Stay | None,
+               sent_in: str | None, reading: str, done: dict) -> Result | None:
     m = send.msg
     wit = [send]
     if join is not None and q != p:
@@ -354,7 +447,7 @@ def _violation(clean: Clean, led: Ledger, p: str, q: str, code: int, join: Join 
     if by_view is not None:
         since = f"joined and installed view {sent_in}, the view of the send, and "
     elif join is not None and q != p:
-        a, b = _when(_Clocks(*join.clocks), _Clocks(*led.send_clocks(code)), reading)
+        a, b = _when(_Clocks(*join.clocks), _Clocks(*clk), reading)
         since = f"joined at {a}, before the send at {b}, and "
     else:
         since = ""

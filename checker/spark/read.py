@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from tomkit.checker.spark.footers import Mismatch, read_footers
 from tomkit.traces.schema import FIELDS, KINDS, MSG_KINDS, REQUIRED
 
 PARTITIONS = ("protocol", "config")
@@ -58,6 +60,8 @@ JOIN = "x_join"  # a packet outside the reservation (checker/properties/rate.py)
 #: and whether it is a renegotiation
 RESERVE = ("x_rate_max", "x_rate_avg", "x_rate_window")
 RN = "x_rn"
+#: the extension columns the scan reads (every other one it leaves alone)
+USED_EXTENSIONS = (INDEX_OF_LATENCY, SLOT, JOIN, *RESERVE, RN)
 
 
 class SchemaMismatch(ValueError):
@@ -179,15 +183,52 @@ def check_parquet_schema(spark: SparkSession, paths: list[str]) -> DataFrame:
     return raw
 
 
+def parquet_frames(spark: SparkSession, paths: list[str]
+                   ) -> tuple[T.StructType, list[DataFrame]]:
+    """The data set's merged schema, checked (:class:`SchemaMismatch`), and the frames that
+    read it: on the local disk the schema comes from the files' footers through pyarrow
+    and Spark reads with it, one frame per group of files (``footers.py``); elsewhere, or
+    for a schema only Spark reads exactly, Spark merges the footers itself (one frame)."""
+    where = ", ".join(paths)
+    try:
+        found = read_footers(paths, USED_EXTENSIONS, PARTITIONS)
+    except Mismatch as e:
+        raise SchemaMismatch(f"{where}: the Parquet files' schemas do not fit together: "
+                             f"{e}") from e
+    if found is None:
+        raw = check_parquet_schema(spark, paths)
+        return raw.schema, [raw]
+    _check_parquet_schema(found.merged, where)
+    frames = []
+    for g in found.groups:
+        reader = spark.read.schema(g.schema)
+        if g.base is not None:  # files of a root: its partitions are found from there
+            reader = reader.option("basePath", g.base)
+        frames.append(reader.parquet(*g.paths))
+    return found.merged, frames
+
+
 def _parquet(spark: SparkSession, paths: list[str]) -> Events:
-    raw = check_parquet_schema(spark, paths)
+    schema, frames = parquet_frames(spark, paths)
+    return _split(reduce(DataFrame.unionByName, [_parquet_columns(raw, schema)
+                                                 for raw in frames]), "parquet")
+
+
+def _parquet_columns(raw: DataFrame, schema: T.StructType) -> DataFrame:
+    """The events' columns of a Parquet frame ``raw``, whose data set has the merged
+    ``schema`` (a column the frame lacks is null)."""
     cols = set(raw.columns)
+    types = {f.name: f.dataType for f in schema.fields}
 
     def col(name: str, dt: str) -> Column:
         return F.col(name).cast(dt).alias(name) if name in cols else F.lit(None).cast(dt).alias(
             name)
 
-    df = raw.select(
+    def typed(name: str, kinds: tuple, dt: str) -> Column:
+        ok = name in cols and isinstance(types.get(name), kinds)
+        return (F.col(name).cast(dt) if ok else F.lit(None).cast(dt)).alias(name)
+
+    return raw.select(
         *_partition_cols(raw),
         *[col(f, "string") for f in STRING],
         col("deps", "array<string>"), col("members", "array<string>"),
@@ -197,19 +238,13 @@ def _parquet(spark: SparkSession, paths: list[str]) -> Events:
         F.col("_metadata.file_path").alias("src"),
         F.col("_metadata.row_index").alias("pos"),
         col("real_time", "double"),
-        (F.col(SLOT).cast("double") if SLOT in cols and isinstance(
-            raw.schema[SLOT].dataType, _NUMERIC) else F.lit(None).cast("double")).alias(SLOT),
-        (F.col(JOIN) if JOIN in cols and isinstance(raw.schema[JOIN].dataType, T.BooleanType)
-         else F.lit(None).cast("boolean")).alias(JOIN),
-        *[(F.col(r).cast("double") if r in cols and isinstance(raw.schema[r].dataType,
-                                                               _NUMERIC)
-           else F.lit(None).cast("double")).alias(r) for r in RESERVE],
-        (F.col(RN) if RN in cols and isinstance(raw.schema[RN].dataType, T.BooleanType)
-         else F.lit(None).cast("boolean")).alias(RN),
+        typed(SLOT, _NUMERIC, "double"),
+        typed(JOIN, (T.BooleanType,), "boolean"),
+        *[typed(r, _NUMERIC, "double") for r in RESERVE],
+        typed(RN, (T.BooleanType,), "boolean"),
         F.lit(None).cast("string").alias("_corrupt"),
         F.lit(None).cast("string").alias("_unknown_key"),
     )
-    return _split(df, "parquet")
 
 
 def _jsonl(spark: SparkSession, paths: list[str]) -> Events:

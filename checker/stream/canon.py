@@ -73,7 +73,7 @@ from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 from .latencies import Slowest, Tally
 from .ledger import Join, Ledger, Stay, Window
-from .retired import RetiredSequence
+from .retired import RetiredSequence, Sends, send_clocks
 from .viewheld import ViewPrefix, summarize
 from .views import NONE, Views
 
@@ -210,6 +210,9 @@ class TraceState:
         self._batch, self._times = None, {}
         self._sindex = self._dindex = np.zeros(0, np.int64)
         self._row_h1 = self._row_h2 = None
+    #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
+    #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
+    witnesses: bool = True
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -292,6 +295,8 @@ class TraceState:
         self.h2 = np.zeros(0, np.uint64)
         self.sender = np.zeros(0, np.int32)
         self.rank = np.zeros(0, np.int64)
+        #: code -> its index among its sender's sends (a witness's; retired.py keeps it)
+        self.sidx = np.zeros(0, np.int64)
         self.spos = np.zeros(0, np.int64)
         #: code -> the view it was sent in, the view of its S position (views.py indices)
         self.sview = np.zeros(0, np.int64)
@@ -534,7 +539,7 @@ class TraceState:
             why = self._late_deps(table.column("deps"), s & (codes == -2), proc)
             if why:
                 return self._slow(why)
-        if s.any() and not self._sends(codes[s], proc[s], np.flatnonzero(s)):
+        if s.any() and not self._sends(codes[s], proc[s], np.flatnonzero(s), piece):
             return self._slow("a message id sent twice")
         if s.any():
             self._deps(table.column("deps"), s & (codes >= 0), codes, proc)
@@ -708,6 +713,7 @@ class TraceState:
             self.h1[start:n], self.h2[start:n] = h1[new], h2[new]
             self.sender = _grow(self.sender, n, -1)
             self.rank = _grow(self.rank, n, -1)
+            self.sidx = _grow(self.sidx, n, -1)
             self.spos = _grow(self.spos, n, -1)
             self.sview = _grow(self.sview, n, -1)
             self.dview = _grow(self.dview, n, -1)
@@ -735,15 +741,24 @@ class TraceState:
             return False
         return bool((self.past.at(pos)["h2"] == h2).all())
 
-    def _sends(self, cs: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> bool:
+    def _sends(self, cs: np.ndarray, ps: np.ndarray, rows: np.ndarray,
+               piece: Piece) -> bool:
         np_ = len(self.procs)
-        rank = self.vscount[ps] + cumcount(ps, np_)  # its rank in its view
+        nth = cumcount(ps, np_)
+        rank = self.vscount[ps] + nth  # its rank in its view
+        sidx = self.scount[ps] + nth  # its index among its sender's sends
         wait = cs == -2  # a message retired before its send came (_trim)
         if wait.any():
             at = self.waiting.get(self._row_h1[rows[wait]]) - self.vpos
             if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
                 return False
             self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
+            if self.past is not None and self.witnesses:  # its witness, where it retired
+                r = rows[wait]
+                self.past.fill(at + self.vpos, Sends(
+                    ps[wait], sidx[wait], piece.lines[r].astype(np.int64),
+                    np.full(len(r), self.past.source(piece.source, piece.fmt)),
+                    send_clocks(piece.table, r)))
             if self.clocks:
                 self._sent_late(self.vpos + at, ps[wait], rows[wait])
         # each sender's latest send (fancy assignment: the last row of each wins); a
@@ -751,7 +766,7 @@ class TraceState:
         latest = np.full(np_, -3, np.int64)
         latest[ps] = np.where(wait, -1, cs)
         per = np.bincount(ps, minlength=np_)
-        cs, ps, rank = cs[~wait], ps[~wait], rank[~wait]
+        cs, ps, rank, sidx = cs[~wait], ps[~wait], rank[~wait], sidx[~wait]
         if (self.sender[cs] >= 0).any():
             return False
         seen = np.zeros(self.nmsgs, bool)
@@ -759,6 +774,7 @@ class TraceState:
         if int(seen.sum()) < len(cs):  # one id twice in this batch
             return False
         self.rank[cs] = rank
+        self.sidx[cs] = sidx
         self.sender[cs] = ps
         self.last_send[:np_] = np.where(latest > -3, latest, self.last_send[:np_])
         self.scount[:np_] += per
@@ -831,6 +847,8 @@ class TraceState:
         deliveries, judged already): a trace that lagged goes whole if it breaks, so
         they are never read again."""
         piece, codes = self.buffer[-1]
+        if self.past is not None and self.witnesses:  # the lagging deliveries' lines
+            self._retire_deliveries(piece, codes == -2)
         keep = np.flatnonzero(codes != -2)
         if not len(keep):
             # an empty slice would still hold the batch's dictionaries (its ids)
@@ -1048,10 +1066,8 @@ class TraceState:
         self.retired.add(self.h1[gone])
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
-        sends = None
+        ids, sends = self._retire_witnesses(gone) if self.witnesses else (None, None)
         if self.clocks:
-            sends = {"sender": self.sender[gone], "s_index": self.s_index[gone],
-                     "s_line": self.s_line[gone], "s_src": self.s_src[gone]}
             out = np.zeros(self.nmsgs, bool)
             out[gone] = True
             leaving = out[self._dl()["code"]]
@@ -1066,7 +1082,7 @@ class TraceState:
                 self._pend(add)
             self.dl = {k: v[~leaving] for k, v in self.dl.items()}
         self.past.append(self.h1[gone], self.h2[gone],
-                         {c: self.t_send[c][gone] for c in self.clocks}, sends)
+                         {c: self.t_send[c][gone] for c in self.clocks}, ids, sends)
         checked = gone[:first]
         self.soff[:np_] += np.bincount(self.sender[checked], minlength=np_)
         np.maximum.at(self.rowed, self.sender[checked].astype(np.int64),
@@ -1078,8 +1094,8 @@ class TraceState:
         remap = np.cumsum(keep) - 1
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
-        for attr in ("sender", "rank", "spos", "sview", "dview", "h1", "h2", "first_seen",
-                     "s_index", "s_line", "s_src"):
+        for attr in ("sender", "rank", "sidx", "spos", "sview", "dview", "h1", "h2",
+                     "first_seen", "s_index", "s_line", "s_src"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
@@ -1191,7 +1207,9 @@ class TraceState:
         assert piece is not None
         table = piece.table
         names = list(self.procs)
-        later = past["sender"] < 0
+        assert self.past is not None
+        sent = self.past.witness_at(k)  # the sends (retired.py; -1: not read yet)
+        later = sent["sender"] < 0
         if later.any():
             r = rows[later]
             add = {"pos": k[later], "proc": pd[later], "index": self._dindex[r],
@@ -1200,20 +1218,25 @@ class TraceState:
             for c, t in self._times.items():
                 add[f"t_{c}"] = np.full(len(r), np.nan) if t is None else t[r]
             self._pend(add)
-            past, pd, rows = past[~later], pd[~later], rows[~later]
+            past, pd, rows, k, sent = (past[~later], pd[~later], rows[~later], k[~later],
+                                       sent[~later])
+        filled = self.past.send_clocks(k) if len(k) else {}
         for c, t in self._times.items():
-            x = (np.full(len(rows), np.nan) if t is None else t[rows]) - past[f"t_{c}"]
+            # a send read after its position retired has its time in the clocks' files
+            t0 = np.where(np.isnan(past[f"t_{c}"]), filled.get(c, np.nan), past[f"t_{c}"])
+            x = (np.full(len(rows), np.nan) if t is None else t[rows]) - t0
             ok = ~np.isnan(x)
             self.tally[c].unmeasured += int(len(x) - ok.sum())
             at = np.flatnonzero(ok)
 
             def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
                 i = int(at[r])
-                row, sent = int(rows[i]), past[i]
+                row, w = int(rows[i]), sent[i]
+                assert self.past is not None and int(w["sloc"]) >= 0
                 return Slowest(float(x[i]), names[int(pd[i])], int(self._dindex[row]),
                                table.column("msg")[row].as_py(), _location(piece, row),
-                               names[int(sent["sender"])], int(sent["s_index"]),
-                               self._where(int(sent["s_src"]), int(sent["s_line"])))
+                               names[int(w["sender"])], int(w["sidx"]),
+                               self.past.location(int(w["sloc"])))
 
             self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
 
@@ -1223,16 +1246,12 @@ class TraceState:
 
     def _sent_late(self, pos: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> None:
         """Sends (``rows`` of the batch, by processes ``ps``) of positions ``pos`` that
-        retired before they were read: their columns on disk (for deliveries still to
-        come), and the deliveries that waited for them measured."""
+        retired before they were read (on disk already: ``_sends``): the deliveries that
+        waited for them measured."""
         piece = self._batch
-        assert piece is not None and self.past is not None
-        src = self._src(piece)
+        assert piece is not None
         t_send = {c: np.full(len(rows), np.nan) if t is None else t[rows]
                   for c, t in self._times.items()}
-        self.past.fill(pos, {**{f"t_{c}": v for c, v in t_send.items()},
-                             "sender": ps, "s_index": self._sindex[rows],
-                             "s_line": piece.lines[rows], "s_src": np.full(len(rows), src)})
         if not self.pend:
             return
         order = np.argsort(pos)
@@ -1286,6 +1305,76 @@ class TraceState:
         sent = self.sender[self._dl()["code"]] >= 0
         self._fold(clock, np.flatnonzero(sent), out)
         return self.tally[clock].merge(out)
+    def _retire_witnesses(self, gone: np.ndarray) -> tuple[pa.Array | None, Sends]:
+        """What the end-of-trace witnesses cite of the retiring messages ``gone`` (codes,
+        in S's order), read from their held records before these leave (retired.py):
+        their ids, their sends, and each process's deliveries of them (appended to the
+        retired sequence here, in each process's order)."""
+        assert self.past is not None
+        n = len(gone)
+        where = np.full(self.nmsgs, -1, np.int64)
+        where[gone] = np.arange(n)
+        found = np.zeros(n, bool)
+        chunks: list[tuple[np.ndarray, pa.Array]] = []
+        line = np.full(n, -1, np.int64)
+        src = np.zeros(n, np.int64)
+        clocks = {c: np.full(n, np.nan) for c in ("time", "real_time", "slot")}
+        for piece, codes in self.buffer:
+            if codes is None:
+                continue
+            rows = np.flatnonzero(codes >= 0)
+            g = where[codes[rows]]
+            rows, g = rows[g >= 0], g[g >= 0]
+            if not len(rows):
+                continue
+            first = np.full(n, -1, np.int64)  # per message, its first row here
+            first[g[::-1]] = rows[::-1]
+            u = np.flatnonzero((first >= 0) & ~found)
+            if len(u):
+                ids = piece.table.column("msg").take(pa.array(first[u]))
+                ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+                if pa.types.is_dictionary(ids.type):
+                    ids = ids.dictionary_decode()
+                chunks.append((u, ids.cast(pa.large_string())))
+                found[u] = True
+            kinds = kind_codes(piece.table.column("kind"))
+            s = kinds[rows] == SEND
+            if s.any():
+                line[g[s]] = piece.lines[rows[s]]
+                src[g[s]] = self.past.source(piece.source, piece.fmt)
+                for c, v in send_clocks(piece.table, rows[s]).items():
+                    clocks[c][g[s]] = v
+            mask = np.zeros(len(codes), bool)
+            mask[rows] = True
+            self._retire_deliveries(piece, mask, kinds)
+        ids = None
+        if found.all() and chunks:
+            order = np.argsort(np.concatenate([u for u, _ in chunks]))
+            ids = pa.concat_arrays([a for _, a in chunks]).take(pa.array(order))
+        return ids, Sends(self.sender[gone].astype(np.int64), self.sidx[gone], line, src,
+                          clocks)
+
+    def _retire_deliveries(self, piece: Piece, mask: np.ndarray,
+                           kinds: np.ndarray | None = None) -> None:
+        """Each process's deliveries among ``piece``'s rows ``mask``, leaving memory: their
+        lines go to the retired sequence in its delivery order (retired.py)."""
+        assert self.past is not None
+        if kinds is None:
+            kinds = kind_codes(piece.table.column("kind"))
+        rows = np.flatnonzero(mask & (kinds == DELIVER))
+        if not len(rows):
+            return
+        proc = self._proc_codes(piece.table.column("process"))[rows]
+        # each process's rows, in its order (a radix sort on 16 bits)
+        order = np.argsort(proc.astype(np.int16) if len(self.procs) < 1 << 15 else proc,
+                           kind="stable")
+        per = np.bincount(proc, minlength=len(self.procs))
+        lines = np.asarray(piece.lines, np.int64)[rows[order]]
+        names = list(self.procs)
+        at = 0
+        for p in np.flatnonzero(per).tolist():
+            self.past.deliveries(names[p], lines[at:at + per[p]], piece.source, piece.fmt)
+            at += int(per[p])
 
     def latency(self, clock: str) -> tuple[float | None, int]:
         """The largest send-to-delivery latency on ``clock`` so far (None: none measured),
@@ -1388,7 +1477,7 @@ class TraceState:
                       cursor, self.base, self.S,
                       Window(self.sender[:n], self.rank[:n], self.spos[:n], self.sview[:n]),
                       {names[p]: e for p, e in self.last.items()}, self.find, self.message_ids,
-                      joins, last, self.send_clocks)
+                      joins, last, self.send_clocks, self.past)
 
     def find(self, code: int, kind: str, process: str) -> tuple[str, Location, tuple] | None:
         """The id, location and clocks (time, real_time, slot) of ``process``'s held

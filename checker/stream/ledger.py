@@ -14,21 +14,36 @@ kept with the views (views are few), and each process's latest record.
 
 A violation's witness names messages at positions a correct process has not passed:
 those positions hold the low watermark (canon.py's trim), so their records are still
-held, and the witness events are read from them. A process that lags behind the
-retired prefix (one that appears late in a file grouped by process) may leave its
-obligations there; the ledger says so (``behind``) and the deciders leave such a
-violation to the whole-trace engine.
+held, and the witness events are read from them.
+
+**Behind the retired prefix.** A correct process may not hold the low watermark: one
+that lags in a file grouped by process (it reads the retired prefix from disk and
+stops short there), a leaver, a member stalled in an early view while the others went
+on, a member from the start that skipped a view (JGroups' late joiner logs no
+``join``). Its obligations may then lie in the retired prefix, whose ids and records
+left memory. The argument stays one of counts: in a clean trace the messages q did
+not deliver in view v are exactly the positions of v's range past q's count there
+(``missed``), whoever q is, so which retired positions each end-of-trace property
+judges follows from the stays; and what their witnesses cite of such a position is
+on disk (retired.py): its id, its send (sender, index among the sender's sends, file
+and line, clocks) and each process's deliveries (by delivery number, which the stays
+give: p's j-th delivery in v is its delivery number ``first + j``). The deciders read
+back only the rows a witness needs, and the senders of the missed ranges (``scan``), a
+block at a time. What refutes it goes whole, as before: a row not kept (a process
+whose line numbers pass 32 bits, a position whose send came after it retired and was
+never read, a retired sequence not made).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...traces.errors import Location
 from ..result import WitnessEvent
+from .retired import CLOCKS, RetiredSequence
 from .views import NONE
 
 __all__ = ["Join", "Ledger", "Stay", "Window"]
@@ -83,7 +98,8 @@ class Ledger:
                  find: Finder, ids: Callable[[np.ndarray], dict[int, str]],
                  joins: dict[str, Join] | None = None,
                  last_kind: dict[str, str | None] | None = None,
-                 send_clocks: Callable[[], dict[int, tuple]] | None = None) -> None:
+                 send_clocks: Callable[[], dict[int, tuple]] | None = None,
+                 past: RetiredSequence | None = None) -> None:
         self.names = names
         self.stays = stays
         self.view_names = view_names
@@ -106,6 +122,8 @@ class Ledger:
         self.last_kind = last_kind or {}
         self._send_clocks = send_clocks
         self._clocks: dict[int, tuple] | None = None
+        #: the retired prefix on disk, with its witnesses (retired.py; None: none)
+        self.past = past
 
     # ---- who delivered, who owes ----------------------------------------------------------
 
@@ -157,15 +175,20 @@ class Ledger:
         return self.last[p]
 
     def delivery(self, p: str, view: int, j: int) -> WitnessEvent | None:
-        """p's ``j``-th delivery in ``view`` (None: its record is no longer held)."""
+        """p's ``j``-th delivery in ``view`` (None: its record is not kept)."""
         pos = self.offsets[view] + j
-        if pos < self.base:
-            return None
+        stay = self._at[p][view]
+        if pos < self.base:  # retired: its id and p's line on disk
+            if self.past is None or pos >= self.past.rows:
+                return None
+            m, loc = self.past.id_at(pos), self.past.delivery(p, stay.first + j)
+            if m is None or loc is None:
+                return None
+            return WitnessEvent(p, "deliver", m, stay.first + j, loc)
         code = int(self.S[pos - self.base])
         hit = self._find(code, "deliver", p)
         if hit is None:
             return None
-        stay = self._at[p][view]
         return WitnessEvent(p, "deliver", hit[0], stay.first + j, hit[1])
 
     def delivery_of(self, p: str, code: int) -> WitnessEvent | None:
@@ -220,3 +243,57 @@ class Ledger:
     def ids(self, codes: np.ndarray) -> dict[int, str]:
         """The ids of held messages, by code (from their held records)."""
         return self._ids(codes)
+
+    # ---- the retired prefix (module docstring) --------------------------------------------
+
+    def ranges(self) -> list[tuple[int, int, int]]:
+        """(view, start, end) of each view's range of S within the retired prefix."""
+        out = []
+        for v, off in enumerate(self.offsets):
+            if 0 <= off < self.base:
+                n = self.lengths[v]
+                out.append((v, off, self.base if n < 0 else min(self.base, off + n)))
+        return [r for r in out if r[2] > r[1]]
+
+    def missed(self, q: str) -> list[tuple[int, int, int]]:
+        """(view, start, end): the retired positions q did not deliver, per view (past its
+        count there; a view it did not install whole)."""
+        out = []
+        for v, lo, hi in self.ranges():
+            top = max(lo, self.offsets[v] + self.count(q, v))
+            if top < hi:
+                out.append((v, top, hi))
+        return out
+
+    def scan(self, spans: list[tuple[int, int, int]],
+             block: int = 1 << 20) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(view, positions, witness rows: sender, sidx, sloc, idend) of the retired
+        ``spans`` in S's order, a block at a time (retired.py)."""
+        assert self.past is not None
+        for v, lo, hi in spans:
+            for a in range(lo, hi, block):
+                b = min(hi, a + block)
+                yield v, np.arange(a, b), self.past.witness(a, b)
+
+    def retired_send(self, pos: int) -> WitnessEvent | None:
+        """The send of the message at retired position ``pos``, with its index among its
+        sender's sends (None: not kept)."""
+        if self.past is None or pos >= self.past.rows:
+            return None
+        hit, m = self.past.send_at(pos), self.past.id_at(pos)
+        if hit is None or m is None:
+            return None
+        return WitnessEvent(self.names[hit[0]], "send", m, hit[1], hit[2])
+
+    def retired_clocks(self, pos: np.ndarray) -> dict[str, np.ndarray]:
+        """The time, real_time and slot of the sends at retired positions (NaN: absent)."""
+        if self.past is None:
+            return {c: np.full(len(pos), np.nan) for c in CLOCKS}
+        return self.past.send_clocks(pos)
+
+    def retired_ids(self, pos: np.ndarray) -> list[str] | None:
+        """The ids at retired positions ``pos`` (None: one is not kept)."""
+        if self.past is None:
+            return None
+        out = [self.past.id_at(int(k)) for k in pos]
+        return None if any(m is None for m in out) else out  # type: ignore[return-value]

@@ -105,11 +105,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..chunk import DELIVER, SEND, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from ..properties import Property
 from .canon import FAST, TraceState
 from .hashes import hash_ids
 from .tally import Procs, Tally, grow, reach
+from .viewcut import Continuing, agree
 
 __all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
 
@@ -145,9 +146,7 @@ def follow(state: TraceState) -> Cut | None:
 def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None:
     """The held records that stand for all of them (module docstring), or None when no
     cut holds; sets ``state.cut`` (the messages before the cut)."""
-    if not narrows(props) or state.has_views:
-        # condition 4 for the whole trace: views in the retired part are carried by
-        # viewheld.py, which shifts the witnesses of every held record, not of a cut
+    if not narrows(props):
         return None
     if state.follower is not None:  # followed while read: no pass over the spill
         kept = state.follower.result()
@@ -171,7 +170,7 @@ def _cuts(state: TraceState) -> Iterator[Cut]:
     (tally.py): per candidate count n, the messages some process delivered as one of
     its first n held deliveries."""
     least = state.broke_at - state.base
-    tally = Tally(reach(least))
+    tally = Tally(reach(least), state.has_views)
     for piece in state.held_iter():
         tally.feed(piece)
     if not tally.plain:
@@ -213,8 +212,12 @@ class Deliveries:
     (``closed``), which messages of M it delivered, its first deliveries of them in
     order, and the last of those."""
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, cont: Continuing | None = None) -> None:
         self.k = k
+        #: with views, what viewcut.py gathers (it checks strong order's part of
+        #: condition 5 per view at the end); None: checked here as processes continue
+        self.cont = cont
+        self.strong = cont is None
         self.closed = np.zeros(0, bool)
         self.got = np.zeros((0, k), bool)
         self.seqs: list[list[np.ndarray]] = []
@@ -230,9 +233,10 @@ class Deliveries:
         self.seqs += [[] for _ in range(extra)]
         self.lastf = np.concatenate((self.lastf, np.full(extra, -1, np.int64)))
 
-    def feed(self, q: int, m: np.ndarray) -> bool:
-        """Process q's next deliveries (M's codes, -1 outside M); False when one of M
-        comes after one outside it."""
+    def feed(self, q: int, m: np.ndarray, views: np.ndarray | None = None) -> bool:
+        """Process q's next deliveries (M's codes, -1 outside M; with views, each one's
+        installed view, for viewcut.py); False when one of M comes after one outside
+        it."""
         mine = m >= 0
         if self.closed[q]:
             return not mine.any()
@@ -243,16 +247,21 @@ class Deliveries:
             mm = m[:f]
             first = np.zeros(f, bool)
             first[np.unique(mm, return_index=True)[1]] = True
-            new = mm[first & ~self.got[q, mm]]
+            fresh = first & ~self.got[q, mm]
+            new = mm[fresh]
             if len(new):
                 self.got[q, new] = True
                 self.seqs[q].append(new)
                 self.lastf[q] = new[-1]
+                if self.cont is not None and views is not None:
+                    self.cont.delivered(q, views[:f][fresh])
         if f < len(mine):
             self.closed[q] = True
             # strong order (condition 5), checked as processes continue: a cut refuted
             # here costs no more of the pass
-            if self.joint is None:
+            if not self.strong:
+                pass
+            elif self.joint is None:
                 self.joint = int(self.lastf[q])
             elif self.joint != self.lastf[q]:
                 return False
@@ -272,11 +281,14 @@ class Cut:
         self.m1, self.m2 = m1, m2
         self.procs = Procs()
         self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
+        self.tail.witnesses = False  # its clean verdicts are never asked
         for run in state.retired.runs:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
         self.kept: list[Piece] = []
-        self.dels = Deliveries(self.k)
+        self.views = state.has_views
+        self.cont = Continuing()
+        self.dels = Deliveries(self.k, self.cont if self.views else None)
         self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
         self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
         self.send_m: list[np.ndarray] = []
@@ -296,7 +308,9 @@ class Cut:
     def _feed(self, piece: Piece) -> bool:
         t = piece.table
         kinds = kind_codes(t.column("kind"))
-        if not np.isin(kinds, (SEND, DELIVER)).all():
+        member = np.isin(kinds, (VIEW, JOIN, LEAVE, CRASH)) if self.views else \
+            np.zeros(len(kinds), bool)
+        if not (np.isin(kinds, (SEND, DELIVER)) | member).all():
             return False
         proc = self.procs.of(t.column("process"))
         self.dels.grow(len(self.procs))
@@ -304,9 +318,13 @@ class Cut:
         mi = self._codes(t.column("msg"))
         if mi is None:
             return False
+        if self.views:
+            rv = self.cont.row_views(t, kinds, proc)
+            self.cont.feed(t, kinds, proc, (mi < 0) & ~member, rv)
         d = kinds == DELIVER
         for q in np.unique(proc[d]).tolist():
-            if not self.dels.feed(q, mi[d & (proc == q)]):
+            mine = d & (proc == q)
+            if not self.dels.feed(q, mi[mine], rv[mine] if self.views else None):
                 return False
         s = kinds == SEND
         for q in np.unique(proc[s]).tolist():
@@ -318,15 +336,19 @@ class Cut:
         ms = s & (mi >= 0)
         self.send_p.append(proc[ms])
         self.send_m.append(mi[ms])
+        if self.views:
+            self.cont.sent(rv[ms])
         self.sends_later += int((s & (mi < 0)).sum())
-        rows = np.flatnonzero(mi >= 0)
+        mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
+        rows = np.flatnonzero(mine)
         if len(rows):
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
                                    piece.fmt))
-        if len(rows) == len(mi):
+        theirs = (mi < 0) | member
+        if not theirs.any():
             return True
-        if len(rows):
-            rest = np.flatnonzero(mi < 0)
+        if not theirs.all():
+            rest = np.flatnonzero(theirs)
             piece = Piece(t.take(pa.array(rest)), piece.lines[rest], piece.source, piece.fmt)
         self.tail.feed(piece)  # past the breach, most pieces name nothing of M
         return self.tail.mode == FAST
@@ -359,8 +381,16 @@ class Cut:
         sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
         if self.sends_later and not len(sp):
             return None
-        if not shifts_agree(self.dels, len(self.procs), list(self.procs.codes),
-                            self.later_send, sp, sm):
+        n = len(self.procs)
+        if self.views:
+            vs = self.tail.views
+            self.dels.grow(n)
+            seqs = [self.dels.sequence(q) for q in range(n)]
+            if (vs is not None and vs.gaps()) or \
+                    not agree(self.cont, seqs, self.dels.got, self.dels.closed,
+                              self.later_send, sp, sm):
+                return None
+        elif not shifts_agree(self.dels, n, list(self.procs.codes), self.later_send, sp, sm):
             return None
         return list(self.kept)
 

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..chunk import DELIVER, SEND, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from .hashes import hash_ids
 
 __all__ = ["Procs", "Tally", "grow", "id_hashes", "reach"]
@@ -88,9 +88,15 @@ def grow(a: np.ndarray, n: int) -> np.ndarray:
 class Tally:
     """The first pass (module docstring)."""
 
-    def __init__(self, reach: int) -> None:
+    def __init__(self, reach: int, views: bool = False) -> None:
         self.procs = Procs()
-        #: the held records are sends and deliveries only (a cut needs that)
+        #: a trace with views: its membership records are passed over (viewcut.py), and
+        #: a process whose first held delivery is not the first delivering process's (a
+        #: late joiner, delivering from a later view on) is left out of the counts
+        self.views = views
+        self.outside: set[int] = set()
+        #: the held records are sends and deliveries only (and, with views, membership
+        #: records): a cut needs that
         self.plain = True
         self.d = np.zeros(0, np.int64)  # per process: held deliveries
         self.x1 = np.zeros(0, np.uint64)  # per process: sums of its deliveries' hashes
@@ -121,7 +127,8 @@ class Tally:
             return
         t = piece.table
         kinds = kind_codes(t.column("kind"))
-        if not np.isin(kinds, (SEND, DELIVER)).all():
+        allowed = (SEND, DELIVER, VIEW, JOIN, LEAVE, CRASH) if self.views else (SEND, DELIVER)
+        if not np.isin(kinds, allowed).all():
             self.plain = False
             return
         dr = np.flatnonzero(kinds == DELIVER)
@@ -136,6 +143,8 @@ class Tally:
         self.x2 = grow(self.x2, n)
         for q in np.unique(proc).tolist():
             rows = np.flatnonzero(proc == q)
+            if self.views and self._outside(q, h1[rows[0]]):
+                continue
             lo, hi = int(self.d[q]), int(self.d[q]) + len(rows)
             s1 = np.cumsum(h1[rows], dtype=np.uint64) + self.x1[q]
             s2 = np.cumsum(h2[rows], dtype=np.uint64) + self.x2[q]
@@ -159,6 +168,18 @@ class Tally:
                 self._note(h1[rows[:below]], h2[rows[:below]],
                            np.arange(lo, lo + below, dtype=np.int64))
             self.d[q], self.x1[q], self.x2[q] = hi, s1[-1], s2[-1]
+
+    def _outside(self, q: int, first: np.uint64) -> bool:
+        """Whether process q's deliveries are left out (a trace with views: its first held
+        delivery is not the first delivering process's)."""
+        if q in self.outside:
+            return True
+        if self.d[q] or self.ref < 0 or q == self.ref:
+            return False
+        if first != self.r1[0]:
+            self.outside.add(q)
+            return True
+        return False
 
     def _note(self, h1: np.ndarray, h2: np.ndarray, count: np.ndarray) -> None:
         self.fresh.append((h1, h2, count))

@@ -60,6 +60,25 @@ class Prover:
     #: ``--no-size-limit`` (None: no limit)
     largest_n: tuple[int, str] | None = None
 
+    def too_large(self, n: int | tuple[int, int] | None, given: str, override: str,
+                  timeout: str) -> str | None:
+        """Why ``n`` (one, or a range A-B) is refused, beyond the largest n this prover
+        was measured to finish, or None. ``given`` names the setting (``--n``, ``n =``),
+        ``override`` how the caller lifts the limit (``tomkit prove``:
+        ``--no-size-limit``; :func:`tomkit.prove`: ``no_size_limit=True``) and ``timeout`` how
+        it bounds each query, so that the command and the API say the same."""
+        if n is None or self.largest_n is None:
+            return None
+        lo, hi = (n, n) if isinstance(n, int) else n
+        if hi <= self.largest_n[0]:
+            return None
+        most, where = self.largest_n
+        shown = str(lo) if lo == hi else f"{lo}-{hi}"
+        return (f"{given} {shown}: the {self.name} prover was measured to finish up to "
+                f"n = {most} ({where}); larger n may run for hours (Z3's time grows "
+                f"steeply with n). Give {override} to run it anyway (and {timeout} to "
+                "bound each query)")
+
     def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The declared options with defaults filled in; ProveUsageError naming the flags
         given that this prover does not declare."""

@@ -8,6 +8,7 @@ shifted gamma for both LAN and WAN, quasi-periodic and Poisson sources).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,10 +40,11 @@ class Delay:
     def __post_init__(self) -> None:
         if self.kind not in DELAYS:
             raise ValueError(f"delay kind must be one of {DELAYS}, not {self.kind!r}")
-        if not self.mean > 0:
-            raise ValueError(f"mean delay must be positive, got {self.mean}")
+        if not 0 < self.mean < math.inf:  # an infinite delay: no message ever arrives
+            raise ValueError(f"mean delay must be a positive, finite number of seconds, "
+                             f"got {self.mean}")
         if self.kind == "gamma":
-            if not self.cv2 > 0:
+            if not 0 < self.cv2 < math.inf:
                 raise ValueError(f"gamma delay needs cv2 > 0, got {self.cv2}")
             if not 0 <= self._shift() < self.mean:
                 raise ValueError(f"gamma shift must be in [0, mean), got {self._shift()}")

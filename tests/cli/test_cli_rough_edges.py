@@ -50,7 +50,7 @@ def test_fuzz_with_a_rule_and_a_protocol_names_what_was_given(capsys, protocol, 
 @pytest.mark.parametrize(("argv", "said"), [
     (["--messages", "0"], "--messages must be at least 1, got 0"),
     (["--messages", "-4"], "--messages must be at least 1, got -4"),
-    (["--jitter", "-0.5"], "jitter must be finite and >= 0, got -0.5"),
+    (["--jitter", "-0.5"], "--jitter must be a non-negative, finite number, got -0.5"),
     (["--detection-delay", "-1"], "detection delay must be finite and >= 0, got -1.0"),
     (["--detection-delay", "inf"], "detection delay must be finite and >= 0, got inf"),
 ])

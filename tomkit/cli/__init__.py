@@ -62,10 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         return _main(argv, own_process)
-    except KeyboardInterrupt:  # Ctrl-C: said in one line, not a traceback, also while
-        # the subcommand's modules load (seconds on a loaded machine)
+    except KeyboardInterrupt as e:  # Ctrl-C: said in one line, not a traceback, also
+        # while the subcommand's modules load (seconds on a loaded machine); then what
+        # became of the files being written (traces/writer.py notes it on the exception)
         name = f"tomkit {argv[0]}" if argv and argv[0] in SUBCOMMANDS else "tomkit"
         print(f"{name}: interrupted", file=sys.stderr)
+        for note in getattr(e, "__notes__", ()):
+            print(f"{name}: {note}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (tomkit watch ... | head): quietly,
         # as a command killed by SIGPIPE; stdout is pointed at /dev/null so that Python's

@@ -47,7 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "or module:function")
     add_protocol_arguments(f, default=None)
     f.add_argument("--n", type=int, default=4, help="processes (default 4)")
-    f.add_argument("--examples", type=int, default=None,
+    f.add_argument("--examples", "--runs", type=int, default=None,
                    help=f"runs to try (default 200; {PROTOCOL_EXAMPLES} with --protocol)")
     f.add_argument("--messages", type=int, default=None,
                    help=f"messages per run, at most (default 14; {PROTOCOL_MESSAGES} with "

@@ -12,6 +12,7 @@ import os
 import sys
 
 from tomkit.model.dataset import CONFIGS, generate, write_bulk
+from tomkit.traces.interrupt import add_note
 
 __all__ = ["add_parser", "run"]
 
@@ -56,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit generate: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # model/dataset.py removed its unfinished folder
+        was = "left as it was" if os.path.exists(args.out) else "not made"
+        add_note(e, f"{args.out} {was}: a data set replaces it only once complete (the "
+                 "part made so far was removed)")
+        raise
     print(f"wrote {s['traces']:,} traces ({s['records']:,} records, {s['faulty_traces']:,} "
           f"faulty) to {args.out}; seed {args.seed}")
     return 0

@@ -77,18 +77,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return s
 
 
-def _too_large(prover, n: tuple[int, int] | None, forced: bool) -> str | None:
-    """Why ``--n`` is refused (beyond the largest n the prover was measured to finish),
-    or None."""
-    if forced or n is None or prover.largest_n is None or n[1] <= prover.largest_n[0]:
-        return None
-    most, where = prover.largest_n
-    return (f"--n {_show(n)}: the {prover.name} prover was measured to finish up to "
-            f"n = {most} ({where}); larger n may run for hours (Z3's time grows steeply "
-            "with n). Give --no-size-limit to run it anyway (and --timeout SECONDS to "
-            "bound each query)")
-
-
 def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.counterexample import ReplayMismatch
     from tomkit.fuzz.prove.base import ProveUsageError
@@ -115,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{given['timeout']} (a finite one: leave it out for no bound)")
     try:
         opts = prover.resolve(given)
-        too_large = _too_large(prover, opts.get("n"), args.no_size_limit)
+        too_large = None if args.no_size_limit else \
+            prover.too_large(opts.get("n"), "--n", "--no-size-limit",
+                              "--timeout SECONDS")
         if too_large:
             return fail(too_large)
         return prover.run(args.protocol, args.rule, opts, lambda line: print(line, flush=True))

@@ -128,9 +128,11 @@ def run(args: argparse.Namespace) -> int:
     except HarnessError as e:
         print(f"tomkit run: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("tomkit run: interrupted; every node was stopped", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:  # exit 130, as every command stopped by Ctrl-C
+        print(f"tomkit run: interrupted; every node was stopped; {out} keeps the node logs "
+              "so far (nodes/), and no trace, history or results: they are written when "
+              "a run ends", file=sys.stderr)
+        return 130
     sys.stdout.write(to_json(result) if args.format == "json" else to_text(result))
     return 0 if result.valid else 1
 

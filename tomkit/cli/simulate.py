@@ -24,6 +24,7 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
+from tomkit.cli.sizes import RECORD_BYTES, show_bytes
 from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at, parse_renegotiation
 from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
@@ -226,39 +227,30 @@ def _topology_and_load(args: argparse.Namespace) -> tuple[Any, Any]:
     return topology, load
 
 
-#: bytes a record takes in memory at the least (a dict of its six fields, measured 272;
-#: a simulated record with its extra fields takes about 620: docs/sim-speed.md)
-RECORD_BYTES = 200
 #: bytes the simulator's per-pair tables take at the least (three n x n lists of
 #: references: delays, last arrivals, the other processes)
 PAIR_BYTES = 24
 
 
 def beyond_memory(n: int, messages: int, *, crashes: bool = False,
-                  memory: int | None = None) -> str | None:
+                  memory: int | None = None, given: str | None = None) -> str | None:
     """Why a run of ``n`` processes and ``messages`` cannot fit in this machine's memory
     (``memory`` bytes; default: all of it), from lower bounds: the simulator keeps the
     whole trace in memory until it writes it, at least a send and, without crashes, n
     deliveries per message; and its per-pair tables. None when it may fit (it may still
-    be slow). A huge number is a typo far more often than a wish."""
+    be slow). A huge number is a typo far more often than a wish. ``given`` names the
+    settings as the caller took them (default: the command's flags)."""
     if memory is None:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     records = messages * (1 if crashes else n + 1)
     need = records * RECORD_BYTES + PAIR_BYTES * n * n
     if need <= memory:
         return None
-    return (f"--n {n} --messages {messages}: the simulator keeps its whole trace in memory, "
-            f"at least {records:,} records and {n}x{n} link tables, about {_bytes(need)}, "
-            f"and this machine has {_bytes(memory)}; simulate fewer (tomkit generate "
+    given = given or f"--n {n} --messages {messages}"
+    return (f"{given}: the simulator keeps its whole trace in memory, "
+            f"at least {records:,} records and {n}x{n} link tables, about {show_bytes(need)}, "
+            f"and this machine has {show_bytes(memory)}; simulate fewer (tomkit generate "
             "writes a data set of many runs)")
-
-
-def _bytes(b: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if b < 1024 or unit == "PB":
-            return f"{b:,.0f} {unit}"
-        b /= 1024
-    return f"{b:,.0f} PB"
 
 
 def prepare_process(args: argparse.Namespace) -> None:
@@ -273,6 +265,7 @@ def prepare_process(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the trace, print the seed and a summary; the exit code."""
+    from tomkit.traces.interrupt import add_note
     from tomkit.traces.writer import output_format, write_records
 
     try:
@@ -292,6 +285,16 @@ def run(args: argparse.Namespace) -> int:
         if args.messages < 1:
             raise ValueError(f"--messages must be at least 1, got {args.messages}: a run "
                              "without messages has no trace to write")
+        # said by their flags, before the seed line (the model names its fields)
+        if args.n < 2:
+            raise ValueError(f"--n must be at least 2 processes, got {args.n}")
+        for flag, value, kind in (("--rate", args.rate, "positive"),
+                                  ("--mean-delay", args.mean_delay, "positive"),
+                                  ("--gamma-cv2", args.gamma_cv2, "positive"),
+                                  ("--jitter", args.jitter, "non-negative")):
+            if not (math.isfinite(value) and (value > 0 or kind != "positive")
+                    and value >= 0):
+                raise ValueError(f"{flag} must be a {kind}, finite number, got {value}")
         cfg = config_from_args(args)
         too_big = beyond_memory(cfg.n, cfg.messages, crashes=bool(
             cfg.crashes or cfg.leaves or cfg.partitions))
@@ -311,6 +314,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # the trace is written after the simulation
+        add_note(e, f"nothing written to {args.out}: stopped while simulating, before "
+                 f"the trace is written (seed {cfg.seed})")
+        raise
     finally:
         if bar is not None:
             bar.close()
