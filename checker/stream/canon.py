@@ -223,13 +223,12 @@ class TraceState:
         self.spill_dir = spill_dir
         self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
-        #: per message its send's time, index and location (code -> ``t_send``,
-        #: ``s_index``, ``s_line``, ``s_src``), and the window's deliveries (``dl``: the
+        #: per message its send's time and location (code -> ``t_send``, ``s_line``,
+        #: ``s_src``; its index is ``sidx``), and the window's deliveries (``dl``: the
         #: message's code, the process, its delivery index, location and times), folded
         #: into ``tally`` as their messages retire (latencies.py)
         self.clocks = tuple(clocks)
         self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
-        self.s_index = np.zeros(0, np.int64)
         self.s_line = np.zeros(0, np.int64)
         self.s_src = np.zeros(0, np.int64)
         self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
@@ -720,7 +719,6 @@ class TraceState:
             self.first_seen = _grow(self.first_seen, n, 0.0)
             for c in self.clocks:
                 self.t_send[c] = _grow(self.t_send[c], n, np.nan)
-            self.s_index = _grow(self.s_index, n, -1)
             self.s_line = _grow(self.s_line, n, -1)
             self.s_src = _grow(self.s_src, n, -1)
             self.first_seen[start:n] = time.time()
@@ -1095,7 +1093,7 @@ class TraceState:
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
         for attr in ("sender", "rank", "sidx", "spos", "sview", "dview", "h1", "h2",
-                     "first_seen", "s_index", "s_line", "s_src"):
+                     "first_seen", "s_line", "s_src"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
@@ -1147,8 +1145,7 @@ class TraceState:
             cs = codes[s][ok]
             for c, t in times.items():
                 self.t_send[c][cs] = np.nan if t is None else t[s][ok]
-            self.s_index[cs], self.s_line[cs], self.s_src[cs] = index[ok], \
-                piece.lines[s][ok], src
+            self.s_line[cs], self.s_src[cs] = piece.lines[s][ok], src
         d = np.flatnonzero(kinds == DELIVER)
         if not len(d):
             return
@@ -1192,7 +1189,7 @@ class TraceState:
             assert msg is not None  # its records are held until it retires
             return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
                            msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
-                           names[int(self.sender[m])], int(self.s_index[m]),
+                           names[int(self.sender[m])], int(self.sidx[m]),
                            self._where(int(self.s_src[m]), int(self.s_line[m])))
 
         into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
