@@ -313,7 +313,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
                      ).properties
         run = _Run(props, options, False)
         report = check_stream([path], props, options, run=run)
-        out |= {"exit": report.exit_code(), "modes": dict(run.modes), "whole": len(run.whole),
+        out |= {"exit": report.exit_code(), "modes": dict(run.modes),
+               "whole": len(run.whole),
                "events": sum(o.events for o in report.outcomes),
                "held": run.peak_held, "window": run.peak_window,
                "violated": sorted(n for o in report.outcomes for n, r in o.results.items()

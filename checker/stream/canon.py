@@ -193,12 +193,6 @@ class TraceState:
     #: positions retired (viewheld.py; None: not such a trace); a class default too, so a
     #: state pickled by tomkit watch before it existed reads as None
     vprefix: ViewPrefix | None = None
-    #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
-    #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
-    witnesses: bool = True
-    #: code -> its index among its sender's sends (a class default too: a state pickled
-    #: by tomkit watch before it existed reads its messages' indexes as not known)
-    sidx: np.ndarray = np.zeros(0, np.int64)
     #: the batch being fed (``_note_clocks``): scratch, not pickled (``__getstate__``)
     _batch: Piece | None = None
     _SCRATCH = ("_batch", "_times", "_sindex", "_dindex", "_row_h1", "_row_h2")
@@ -216,6 +210,12 @@ class TraceState:
         self._batch, self._times = None, {}
         self._sindex = self._dindex = np.zeros(0, np.int64)
         self._row_h1 = self._row_h2 = None
+    #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
+    #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
+    witnesses: bool = True
+    #: code -> its index among its sender's sends (a class default too: a state pickled
+    #: by tomkit watch before it existed reads its messages' indexes as not known)
+    sidx: np.ndarray = np.zeros(0, np.int64)
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -226,13 +226,12 @@ class TraceState:
         self.spill_dir = spill_dir
         self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
-        #: per message its send's time, index and location (code -> ``t_send``,
-        #: ``s_index``, ``s_line``, ``s_src``), and the window's deliveries (``dl``: the
+        #: per message its send's time and location (code -> ``t_send``, ``s_line``,
+        #: ``s_src``; its index is ``sidx``), and the window's deliveries (``dl``: the
         #: message's code, the process, its delivery index, location and times), folded
         #: into ``tally`` as their messages retire (latencies.py)
         self.clocks = tuple(clocks)
         self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
-        self.s_index = np.zeros(0, np.int64)
         self.s_line = np.zeros(0, np.int64)
         self.s_src = np.zeros(0, np.int64)
         self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
@@ -723,7 +722,6 @@ class TraceState:
             self.first_seen = _grow(self.first_seen, n, 0.0)
             for c in self.clocks:
                 self.t_send[c] = _grow(self.t_send[c], n, np.nan)
-            self.s_index = _grow(self.s_index, n, -1)
             self.s_line = _grow(self.s_line, n, -1)
             self.s_src = _grow(self.s_src, n, -1)
             self.first_seen[start:n] = time.time()
@@ -757,8 +755,7 @@ class TraceState:
             if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
                 return False
             self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
-            if self.past is not None and (self.witnesses or self.clocks):  # its witness, where it
-                # retired (a late delivery's latency witness names its send too)
+            if self.past is not None and self.witnesses:  # its witness, where it retired
                 r = rows[wait]
                 self.past.fill(at + self.vpos, Sends(
                     ps[wait], sidx[wait], piece.lines[r].astype(np.int64),
@@ -1072,6 +1069,7 @@ class TraceState:
         self.sidx = _grow(self.sidx, self.nmsgs, -1)  # (a state from before it: short)
         if self.past is None:
             self.past = RetiredSequence(self.clocks, self.spill_dir)
+        ids, sends = self._retire_witnesses(gone) if self.witnesses else (None, None)
         if self.clocks:
             out = np.zeros(self.nmsgs, bool)
             out[gone] = True
@@ -1086,8 +1084,6 @@ class TraceState:
                 add["pos"] = self.spos[self.dl["code"][wait_rows]]
                 self._pend(add)
             self.dl = {k: v[~leaving] for k, v in self.dl.items()}
-        ids, sends = (self._retire_witnesses(gone) if self.witnesses else
-                      (None, self._latency_sends(gone) if self.clocks else None))
         self.past.append(self.h1[gone], self.h2[gone],
                          {c: self.t_send[c][gone] for c in self.clocks}, ids, sends)
         checked = gone[:first]
@@ -1102,7 +1098,7 @@ class TraceState:
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
         for attr in ("sender", "rank", "sidx", "spos", "sview", "dview", "h1", "h2",
-                     "first_seen", "s_index", "s_line", "s_src"):
+                     "first_seen", "s_line", "s_src"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
@@ -1127,6 +1123,190 @@ class TraceState:
         self.buffer = buf
         return ""
 
+    # ---- latencies (latencies.py) --------------------------------------------------------
+
+    def _src(self, piece: Piece) -> int:
+        return self.src_names.setdefault((piece.source, piece.fmt), len(self.src_names))
+
+    def _where(self, src: int, line: int) -> Location:
+        source, fmt = list(self.src_names)[src]
+        return Location(source, row=line) if fmt == "parquet" else Location(source, line=line)
+
+    def _note_clocks(self, piece: Piece, kinds: np.ndarray, codes: np.ndarray,
+                     proc: np.ndarray) -> None:
+        """A batch's send times, indexes and locations (by message code), and its window
+        deliveries (``dl``), before its sends and deliveries are counted."""
+        table, np_ = piece.table, len(self.procs)
+        src = self._src(piece)
+        times = {c: np.asarray(table.column(c).to_numpy(zero_copy_only=False), np.float64)
+                 if c in table.column_names else None for c in self.clocks}
+        self._batch, self._times = piece, times
+        s = np.flatnonzero(kinds == SEND)
+        if len(s):
+            index = self.scount[proc[s]] + cumcount(proc[s], np_)
+            self._sindex = np.full(len(kinds), -1, np.int64)
+            self._sindex[s] = index
+            ok = codes[s] >= 0  # -2: a send retired before it came (_sends)
+            cs = codes[s][ok]
+            for c, t in times.items():
+                self.t_send[c][cs] = np.nan if t is None else t[s][ok]
+            self.s_line[cs], self.s_src[cs] = piece.lines[s][ok], src
+        d = np.flatnonzero(kinds == DELIVER)
+        if not len(d):
+            return
+        index = self.dcount[proc[d]] + cumcount(proc[d], np_)
+        # a retired one (-2) is a lagging delivery, folded as it is read (_lagging)
+        self._dindex = np.full(len(kinds), -1, np.int64)
+        self._dindex[d] = index
+        ok = codes[d] >= 0
+        if not ok.all():
+            d, index = d[ok], index[ok]
+        add = {"code": codes[d], "proc": proc[d], "index": index,
+               "line": np.asarray(piece.lines[d], np.int64),
+               "src": np.full(len(d), src, np.int64)}
+        for c, t in times.items():
+            add[f"t_{c}"] = np.full(len(d), np.nan) if t is None else t[d]
+        self.dl_parts.append(add)  # joined when read (_dl): one copy a trim, not a batch
+
+    def _dl(self) -> dict[str, np.ndarray]:
+        """The window's deliveries (``dl``), the batches' parts joined."""
+        if self.dl_parts:
+            self.dl = {k: np.concatenate([v] + [a[k] for a in self.dl_parts])
+                       for k, v in self.dl.items()}
+            self.dl_parts = []
+        return self.dl
+
+    def _fold(self, clock: str, rows: np.ndarray, into: Tally) -> Tally:
+        """``into`` with the window deliveries ``rows`` (of ``dl``) on ``clock``; their
+        messages' sends are read (a message retires or a trace ends clean only then)."""
+        dl = self.dl
+        code = dl["code"][rows]
+        x = dl[f"t_{clock}"][rows] - self.t_send[clock][code]
+        ok = ~np.isnan(x)
+        into.unmeasured += int(len(x) - ok.sum())
+        names = list(self.procs)
+        sel = rows[ok]
+
+        def resolve(r: int) -> Slowest:
+            row = int(sel[r])
+            m = int(dl["code"][row])
+            msg = self.message_id(m)
+            assert msg is not None  # its records are held until it retires
+            return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
+                           msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
+                           names[int(self.sender[m])], int(self.sidx[m]),
+                           self._where(int(self.s_src[m]), int(self.s_line[m])))
+
+        into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
+        return into
+
+    def _fold_lagging(self, past: np.ndarray, pd: np.ndarray, rows: np.ndarray,
+                      k: np.ndarray) -> None:
+        """Lagging deliveries (``rows`` of the batch, processes ``pd``, at retired
+        positions ``k``; ``past``: those positions' retired rows) into the retired
+        messages' tally, or, where the send is not read yet, waiting for it (``pend``)."""
+        piece = self._batch
+        assert piece is not None
+        table = piece.table
+        names = list(self.procs)
+        assert self.past is not None
+        sent = self.past.witness_at(k)  # the sends (retired.py; -1: not read yet)
+        later = sent["sender"] < 0
+        if later.any():
+            r = rows[later]
+            add = {"pos": k[later], "proc": pd[later], "index": self._dindex[r],
+                   "line": piece.lines[r].astype(np.int64),
+                   "src": np.full(len(r), self._src(piece), np.int64)}
+            for c, t in self._times.items():
+                add[f"t_{c}"] = np.full(len(r), np.nan) if t is None else t[r]
+            self._pend(add)
+            past, pd, rows, k, sent = (past[~later], pd[~later], rows[~later], k[~later],
+                                       sent[~later])
+        filled = self.past.send_clocks(k) if len(k) else {}
+        for c, t in self._times.items():
+            # a send read after its position retired has its time in the clocks' files
+            t0 = np.where(np.isnan(past[f"t_{c}"]), filled.get(c, np.nan), past[f"t_{c}"])
+            x = (np.full(len(rows), np.nan) if t is None else t[rows]) - t0
+            ok = ~np.isnan(x)
+            self.tally[c].unmeasured += int(len(x) - ok.sum())
+            at = np.flatnonzero(ok)
+
+            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
+                i = int(at[r])
+                row, w = int(rows[i]), sent[i]
+                assert self.past is not None and int(w["sloc"]) >= 0
+                return Slowest(float(x[i]), names[int(pd[i])], int(self._dindex[row]),
+                               table.column("msg")[row].as_py(), _location(piece, row),
+                               names[int(w["sender"])], int(w["sidx"]),
+                               self.past.location(int(w["sloc"])))
+
+            self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
+
+    def _pend(self, add: dict[str, np.ndarray]) -> None:
+        order = np.argsort(add["pos"], kind="stable")
+        self.pend.append({k: v[order] for k, v in add.items()})
+
+    def _sent_late(self, pos: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> None:
+        """Sends (``rows`` of the batch, by processes ``ps``) of positions ``pos`` that
+        retired before they were read (on disk already: ``_sends``): the deliveries that
+        waited for them measured."""
+        piece = self._batch
+        assert piece is not None
+        t_send = {c: np.full(len(rows), np.nan) if t is None else t[rows]
+                  for c, t in self._times.items()}
+        if not self.pend:
+            return
+        order = np.argsort(pos)
+        spos = pos[order]
+        found = []  # per part, the rows of it waiting for these sends, and their sends
+        for part in self.pend:
+            lo = np.searchsorted(part["pos"], spos, "left")
+            n = np.searchsorted(part["pos"], spos, "right") - lo
+            if n.any():
+                found.append((part, concat_ranges(lo, n), np.repeat(order, n)))
+        if not found:
+            return
+        pend = {k: np.concatenate([part[k][at] for part, at, _ in found])
+                for k in found[0][0]}
+        which = np.concatenate([w for _, _, w in found])  # the send of each
+        names = list(self.procs)
+        table = piece.table
+        for c in self.clocks:
+            x = pend[f"t_{c}"] - t_send[c][which]
+            ok = ~np.isnan(x)
+            self.tally[c].unmeasured += int(len(x) - ok.sum())
+            at = np.flatnonzero(ok)
+
+            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
+                i = int(at[r])
+                w = int(which[i])
+                row = int(rows[w])
+                return Slowest(float(x[i]), names[int(pend["proc"][i])],
+                               int(pend["index"][i]), table.column("msg")[row].as_py(),
+                               self._where(int(pend["src"][i]), int(pend["line"][i])),
+                               names[int(ps[w])], int(self._sindex[row]),
+                               _location(piece, row))
+
+            self.tally[c].add(x[ok], pend["proc"][ok], names, pend["index"][ok], resolve)
+        hit = {id(part): at for part, at, _ in found}
+        rest = []
+        for part in self.pend:
+            at = hit.get(id(part))
+            if at is not None:
+                keep = np.ones(len(part["pos"]), bool)
+                keep[at] = False
+                part = {k: v[keep] for k, v in part.items()}
+            if len(part["pos"]):
+                rest.append(part)
+        self.pend = rest
+
+    def latencies(self, clock: str) -> Tally:
+        """The measured first deliveries so far on ``clock`` whose sends were read: the
+        retired messages' and the window's (a clean trace's at its end: every one)."""
+        out = Tally()
+        sent = self.sender[self._dl()["code"]] >= 0
+        self._fold(clock, np.flatnonzero(sent), out)
+        return self.tally[clock].merge(out)
     def _retire_witnesses(self, gone: np.ndarray) -> tuple[pa.Array | None, Sends]:
         """What the end-of-trace witnesses cite of the retiring messages ``gone`` (codes,
         in S's order), read from their held records before these leave (retired.py):
@@ -1198,198 +1378,6 @@ class TraceState:
         for p in np.flatnonzero(per).tolist():
             self.past.deliveries(names[p], lines[at:at + per[p]], piece.source, piece.fmt)
             at += int(per[p])
-
-    def _latency_sends(self, gone: np.ndarray) -> Sends:
-        """The sends of the retiring messages ``gone`` as the latency witness needs them,
-        from the window's columns (``_note_clocks``), for a pass that keeps no other
-        witness (narrow.py's tail)."""
-        assert self.past is not None
-        table = np.array([self.past.source(*k) for k in self.src_names] or [0], np.int64)
-        src = self.s_src[gone]
-        return Sends(self.sender[gone].astype(np.int64), self.s_index[gone],
-                     self.s_line[gone], np.where(src >= 0, table[np.maximum(src, 0)], 0))
-
-    # ---- latencies (latencies.py) --------------------------------------------------------
-
-    def _src(self, piece: Piece) -> int:
-        return self.src_names.setdefault((piece.source, piece.fmt), len(self.src_names))
-
-    def _where(self, src: int, line: int) -> Location:
-        source, fmt = list(self.src_names)[src]
-        return Location(source, row=line) if fmt == "parquet" else Location(source, line=line)
-
-    def _note_clocks(self, piece: Piece, kinds: np.ndarray, codes: np.ndarray,
-                     proc: np.ndarray) -> None:
-        """A batch's send times, indexes and locations (by message code), and its window
-        deliveries (``dl``), before its sends and deliveries are counted."""
-        table, np_ = piece.table, len(self.procs)
-        src = self._src(piece)
-        times = {c: np.asarray(table.column(c).to_numpy(zero_copy_only=False), np.float64)
-                 if c in table.column_names else None for c in self.clocks}
-        self._batch, self._times = piece, times
-        s = np.flatnonzero(kinds == SEND)
-        if len(s):
-            index = self.scount[proc[s]] + cumcount(proc[s], np_)
-            self._sindex = np.full(len(kinds), -1, np.int64)
-            self._sindex[s] = index
-            ok = codes[s] >= 0  # -2: a send retired before it came (_sends)
-            cs = codes[s][ok]
-            for c, t in times.items():
-                self.t_send[c][cs] = np.nan if t is None else t[s][ok]
-            self.s_index[cs], self.s_line[cs], self.s_src[cs] = index[ok], \
-                piece.lines[s][ok], src
-        d = np.flatnonzero(kinds == DELIVER)
-        if not len(d):
-            return
-        index = self.dcount[proc[d]] + cumcount(proc[d], np_)
-        # a retired one (-2) is a lagging delivery, folded as it is read (_lagging)
-        self._dindex = np.full(len(kinds), -1, np.int64)
-        self._dindex[d] = index
-        ok = codes[d] >= 0
-        if not ok.all():
-            d, index = d[ok], index[ok]
-        add = {"code": codes[d], "proc": proc[d], "index": index,
-               "line": np.asarray(piece.lines[d], np.int64),
-               "src": np.full(len(d), src, np.int64)}
-        for c, t in times.items():
-            add[f"t_{c}"] = np.full(len(d), np.nan) if t is None else t[d]
-        self.dl_parts.append(add)  # joined when read (_dl): one copy a trim, not a batch
-
-    def _dl(self) -> dict[str, np.ndarray]:
-        """The window's deliveries (``dl``), the batches' parts joined."""
-        if self.dl_parts:
-            self.dl = {k: np.concatenate([v] + [a[k] for a in self.dl_parts])
-                       for k, v in self.dl.items()}
-            self.dl_parts = []
-        return self.dl
-
-    def _fold(self, clock: str, rows: np.ndarray, into: Tally) -> Tally:
-        """``into`` with the window deliveries ``rows`` (of ``dl``) on ``clock``; their
-        messages' sends are read (a message retires or a trace ends clean only then)."""
-        dl = self.dl
-        code = dl["code"][rows]
-        x = dl[f"t_{clock}"][rows] - self.t_send[clock][code]
-        ok = ~np.isnan(x)
-        into.unmeasured += int(len(x) - ok.sum())
-        names = list(self.procs)
-        sel = rows[ok]
-
-        def resolve(r: int) -> Slowest:
-            row = int(sel[r])
-            m = int(dl["code"][row])
-            msg = self.message_id(m)
-            assert msg is not None  # its records are held until it retires
-            return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
-                           msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
-                           names[int(self.sender[m])], int(self.s_index[m]),
-                           self._where(int(self.s_src[m]), int(self.s_line[m])))
-
-        into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
-        return into
-
-    def _fold_lagging(self, past: np.ndarray, pd: np.ndarray, rows: np.ndarray,
-                      k: np.ndarray) -> None:
-        """Lagging deliveries (``rows`` of the batch, processes ``pd``, at retired
-        positions ``k``; ``past``: those positions' retired rows) into the retired
-        messages' tally, or, where the send is not read yet, waiting for it (``pend``)."""
-        piece = self._batch
-        assert piece is not None
-        table = piece.table
-        names = list(self.procs)
-        wit = self.past.witness_at(k)  # their sends (retired.py), -1 where not read yet
-        later = wit["sender"] < 0
-        if later.any():
-            r = rows[later]
-            add = {"pos": k[later], "proc": pd[later], "index": self._dindex[r],
-                   "line": piece.lines[r].astype(np.int64),
-                   "src": np.full(len(r), self._src(piece), np.int64)}
-            for c, t in self._times.items():
-                add[f"t_{c}"] = np.full(len(r), np.nan) if t is None else t[r]
-            self._pend(add)
-            past, wit, pd, rows = past[~later], wit[~later], pd[~later], rows[~later]
-        for c, t in self._times.items():
-            x = (np.full(len(rows), np.nan) if t is None else t[rows]) - past[f"t_{c}"]
-            ok = ~np.isnan(x)
-            self.tally[c].unmeasured += int(len(x) - ok.sum())
-            at = np.flatnonzero(ok)
-
-            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
-                i = int(at[r])
-                row, sent = int(rows[i]), wit[i]
-                return Slowest(float(x[i]), names[int(pd[i])], int(self._dindex[row]),
-                               table.column("msg")[row].as_py(), _location(piece, row),
-                               names[int(sent["sender"])], int(sent["sidx"]),
-                               self.past.location(int(sent["sloc"])))
-
-            self.tally[c].add(x[ok], pd[ok], names, self._dindex[rows][ok], resolve)
-
-    def _pend(self, add: dict[str, np.ndarray]) -> None:
-        order = np.argsort(add["pos"], kind="stable")
-        self.pend.append({k: v[order] for k, v in add.items()})
-
-    def _sent_late(self, pos: np.ndarray, ps: np.ndarray, rows: np.ndarray) -> None:
-        """Sends (``rows`` of the batch, by processes ``ps``) of positions ``pos`` that
-        retired before they were read: their columns on disk (for deliveries still to
-        come), and the deliveries that waited for them measured."""
-        piece = self._batch
-        assert piece is not None and self.past is not None
-        t_send = {c: np.full(len(rows), np.nan) if t is None else t[rows]
-                  for c, t in self._times.items()}
-        # their send times (the rest of their witness: _sends, just before)
-        self.past.fill_times(pos, t_send)
-        if not self.pend:
-            return
-        order = np.argsort(pos)
-        spos = pos[order]
-        found = []  # per part, the rows of it waiting for these sends, and their sends
-        for part in self.pend:
-            lo = np.searchsorted(part["pos"], spos, "left")
-            n = np.searchsorted(part["pos"], spos, "right") - lo
-            if n.any():
-                found.append((part, concat_ranges(lo, n), np.repeat(order, n)))
-        if not found:
-            return
-        pend = {k: np.concatenate([part[k][at] for part, at, _ in found])
-                for k in found[0][0]}
-        which = np.concatenate([w for _, _, w in found])  # the send of each
-        names = list(self.procs)
-        table = piece.table
-        for c in self.clocks:
-            x = pend[f"t_{c}"] - t_send[c][which]
-            ok = ~np.isnan(x)
-            self.tally[c].unmeasured += int(len(x) - ok.sum())
-            at = np.flatnonzero(ok)
-
-            def resolve(r: int, x: np.ndarray = x, at: np.ndarray = at) -> Slowest:
-                i = int(at[r])
-                w = int(which[i])
-                row = int(rows[w])
-                return Slowest(float(x[i]), names[int(pend["proc"][i])],
-                               int(pend["index"][i]), table.column("msg")[row].as_py(),
-                               self._where(int(pend["src"][i]), int(pend["line"][i])),
-                               names[int(ps[w])], int(self._sindex[row]),
-                               _location(piece, row))
-
-            self.tally[c].add(x[ok], pend["proc"][ok], names, pend["index"][ok], resolve)
-        hit = {id(part): at for part, at, _ in found}
-        rest = []
-        for part in self.pend:
-            at = hit.get(id(part))
-            if at is not None:
-                keep = np.ones(len(part["pos"]), bool)
-                keep[at] = False
-                part = {k: v[keep] for k, v in part.items()}
-            if len(part["pos"]):
-                rest.append(part)
-        self.pend = rest
-
-    def latencies(self, clock: str) -> Tally:
-        """The measured first deliveries so far on ``clock`` whose sends were read: the
-        retired messages' and the window's (a clean trace's at its end: every one)."""
-        out = Tally()
-        sent = self.sender[self._dl()["code"]] >= 0
-        self._fold(clock, np.flatnonzero(sent), out)
-        return self.tally[clock].merge(out)
 
     def latency(self, clock: str) -> tuple[float | None, int]:
         """The largest send-to-delivery latency on ``clock`` so far (None: none measured),

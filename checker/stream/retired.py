@@ -219,19 +219,6 @@ class RetiredSequence(CheckpointedFile):
             finally:
                 del cm
 
-    def fill_times(self, pos: np.ndarray, t_send: dict[str, np.ndarray]) -> None:
-        """The send times (per measured clock) of retired positions ``pos``, whose sends
-        were read after they retired (canon.py's awaited sends)."""
-        if not len(pos) or not self.clocks:
-            return
-        mm = np.memmap(self.path, self.dtype, mode="r+", shape=(self.rows,))
-        try:
-            for c in self.clocks:
-                mm[f"t_{c}"][pos] = t_send[c]
-            mm.flush()
-        finally:
-            del mm
-
     def _grow_clock(self, c: str, upto: int | None = None) -> None:
         """Pad clock ``c``'s file with absent values (NaN) up to ``upto`` rows (None:
         ``rows``)."""
@@ -269,16 +256,6 @@ class RetiredSequence(CheckpointedFile):
         finally:
             del mm
 
-    def witness_at(self, pos: np.ndarray) -> np.ndarray:
-        """The witness rows (sender, sidx, sloc, idend) at positions ``pos``."""
-        if not len(pos):
-            return np.empty(0, _WITNESS)
-        mm = np.memmap(self.wpath, _WITNESS, mode="r", shape=(self.rows,))
-        try:
-            return np.array(mm[pos])
-        finally:
-            del mm
-
     def witness(self, lo: int, hi: int) -> np.ndarray:
         """The witness rows (sender, sidx, sloc, idend) of positions lo..hi-1."""
         if hi <= lo:
@@ -286,6 +263,17 @@ class RetiredSequence(CheckpointedFile):
         mm = np.memmap(self.wpath, _WITNESS, mode="r", shape=(self.rows,))
         try:
             return np.array(mm[lo:hi])
+        finally:
+            del mm
+
+    def witness_at(self, pos: np.ndarray) -> np.ndarray:
+        """The witness rows (sender, sidx, sloc, idend) at positions ``pos``: the sends
+        a lagging delivery's latency witness names (canon.py)."""
+        if not len(pos):
+            return np.empty(0, _WITNESS)
+        mm = np.memmap(self.wpath, _WITNESS, mode="r", shape=(self.rows,))
+        try:
+            return np.array(mm[pos])
         finally:
             del mm
 
