@@ -112,7 +112,7 @@ from ..properties import Property
 from .canon import FAST, TraceState
 from .hashes import hash_ids
 from .tally import Procs, Tally, grow, reach
-from .viewcut import Continuing, agree
+from .viewcut import Continuing, agree, counts_on, places
 
 __all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
 
@@ -429,13 +429,6 @@ def shifts_agree(dels: Deliveries, n: int, names: list[str], later_send: np.ndar
     # else its scan may fail after its cut
     for p in np.flatnonzero(closed).tolist():
         for s in np.flatnonzero(later_send[:n]).tolist():
-            rows = np.flatnonzero(sp == s)
-            _, first = np.unique(sm[rows], return_index=True)
-            rows = rows[np.sort(first)]  # the sender's places, in its send order
-            countable = dels.got[p, sm[rows]]
-            if countable.all():
-                continue
-            hole = int(np.argmin(countable))
-            if not countable[hole + 1:].any():
+            if not counts_on(dels.got[p, sm[places(sp, sm, s)]]):
                 return False
     return True

@@ -252,16 +252,28 @@ def _fifo(views: bool, got: np.ndarray, inst: list[np.ndarray], going: list[int]
     if not len(sp):
         return True
     for s in np.flatnonzero(later_send[:len(inst)]).tolist():
-        rows = np.flatnonzero(sp == s)
-        _, first = np.unique(sm[rows], return_index=True)
-        rows = rows[np.sort(first)]  # the sender's places, in its send order
+        rows = places(sp, sm, s)
         for p in going:
             have = got[p, sm[rows]]
             owed = have | np.isin(sv[rows], inst[p]) if views else np.ones(len(rows), bool)
-            countable = have[owed]
-            if countable.all():
-                continue
-            hole = int(np.argmin(countable))
-            if not countable[hole + 1:].any():
+            if not counts_on(have[owed]):
                 return False
     return True
+
+
+def places(sp: np.ndarray, sm: np.ndarray, s: int) -> np.ndarray:
+    """The rows of sender ``s``'s places in M (its first send of each message), in its
+    send order, among the sends of M (senders ``sp``, messages ``sm``)."""
+    rows = np.flatnonzero(sp == s)
+    _, first = np.unique(sm[rows], return_index=True)
+    return rows[np.sort(first)]
+
+
+def counts_on(countable: np.ndarray) -> bool:
+    """FIFO's part of condition 5 for one process and sender: the process counts each of
+    the sender's places it owes, or, after the first it cannot count, delivers a later
+    one (its scan then fails among M on both sides of the cut)."""
+    if countable.all():
+        return True
+    hole = int(np.argmin(countable))
+    return bool(countable[hole + 1:].any())
