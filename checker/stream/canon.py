@@ -206,10 +206,17 @@ class TraceState:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if state.get("clocks") and "tally" not in state:
+            # a tomkit watch checkpoint from before latencies.py kept only the largest
+            # latency: the statistics a verdict now reports cannot be rebuilt from it
+            raise ValueError("a checkpoint written by an older tomkit with a latency "
+                             "bound (its latencies are not kept as this one keeps them); "
+                             "give a new --state DIR")
         self.__dict__.update(state)
         self._batch, self._times = None, {}
         self._sindex = self._dindex = np.zeros(0, np.int64)
         self._row_h1 = self._row_h2 = None
+
     #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
     #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
     witnesses: bool = True

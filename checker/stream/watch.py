@@ -139,7 +139,10 @@ class Watch:
         if not os.path.exists(path):
             return False
         with open(path, "rb") as f:
-            data = pickle.load(f)
+            try:
+                data = pickle.load(f)
+            except ValueError as e:  # a trace's state that cannot be taken up (canon.py)
+                raise ValueError(f"{path}: {e}") from None
         if data["version"] != STATE_VERSION or data["paths"] != self.paths or \
                 data["properties"] != [p.name for p in self.props] or \
                 data["mapping"] != self._mapping_key():

@@ -279,3 +279,17 @@ def test_planted_faults_with_a_bound_spilled(fault, small, monkeypatch, tmp_path
         run = decided(tmp_path, recs, options, grouped)
         if fault == "slow" and not grouped:
             assert run.modes == {"fast": 1}
+
+
+def test_a_checkpoint_from_before_the_latency_tallies_is_refused_in_one_line():
+    """A tomkit watch state pickled before latencies.py (a latency clock, no tallies)
+    cannot give the statistics a verdict now reports: taking it up says so, and what to
+    do, instead of failing later on a missing attribute."""
+    import pickle
+
+    old = canon.TraceState("t", clocks=["time"])
+    del old.__dict__["tally"]
+    with pytest.raises(ValueError, match="older tomkit with a latency bound.*new --state"):
+        pickle.loads(pickle.dumps(old))
+    fine = canon.TraceState("t", clocks=["time"])
+    assert pickle.loads(pickle.dumps(fine)).tally.keys() == {"time"}
