@@ -8,6 +8,9 @@ to the system, so it precedes any delivery of it.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
 import threading
 import time
 from collections import defaultdict
@@ -120,10 +123,29 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
-def die_with_parent() -> None:
-    """preexec_fn: the child gets SIGKILL when the recorder dies (Linux prctl)."""
-    import ctypes
-    import signal
+# The process that forks, noted just before each fork (os.fork and subprocess with a
+# preexec_fn run these hooks): the child compares it with its parent after prctl.
+_forker = os.getpid()
 
+
+def _note_forker() -> None:
+    global _forker
+    _forker = os.getpid()
+
+
+os.register_at_fork(before=_note_forker)
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
+def die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when the recorder dies (Linux prctl).
+
+    prctl arms the signal for a parent that is alive when it is called: a recorder
+    killed between the fork and the prctl never sends it, and its child would run on,
+    orphaned (a loaded run saw a Corosync client outlive its killed recorder this way).
+    So the child checks, after arming, that its parent is still the one that forked it,
+    and kills itself if not."""
     PR_SET_PDEATHSIG = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != _forker:
+        os.kill(os.getpid(), signal.SIGKILL)
