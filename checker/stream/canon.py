@@ -250,14 +250,13 @@ class TraceState:
         self.spill_dir = spill_dir
         self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
-        #: per message its send's time and location (code -> ``t_send``, ``s_line``,
-        #: ``s_src``; its index is ``sidx``), and the window's deliveries (``dl``: the
-        #: message's code, the process, its delivery index, location and times), folded
-        #: into ``tally`` as their messages retire (latencies.py)
+        #: per message its send's time (code -> ``t_send``; its index is ``sidx``, its
+        #: location its held send record's, read when it becomes the slowest, as the
+        #: retired sequence reads it, ``_retire_witnesses``), and the window's deliveries
+        #: (``dl``: the message's code, the process, its delivery index, location and
+        #: times), folded into ``tally`` as their messages retire (latencies.py)
         self.clocks = tuple(clocks)
         self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
-        self.s_line = np.zeros(0, np.int64)
-        self.s_src = np.zeros(0, np.int64)
         self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
         self.dl.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
         self.dl_parts: list[dict[str, np.ndarray]] = []
@@ -748,8 +747,6 @@ class TraceState:
             self.first_seen = _grow(self.first_seen, n, 0.0)
             for c in self.clocks:
                 self.t_send[c] = _grow(self.t_send[c], n, np.nan)
-            self.s_line = _grow(self.s_line, n, -1)
-            self.s_src = _grow(self.s_src, n, -1)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
@@ -1141,7 +1138,7 @@ class TraceState:
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
         for attr in ("sender", "rank", "sidx", "spos", "sview", "dview", "h1", "h2",
-                     "first_seen", "s_line", "s_src"):
+                     "first_seen"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
@@ -1193,7 +1190,6 @@ class TraceState:
             cs = codes[s][ok]
             for c, t in times.items():
                 self.t_send[c][cs] = np.nan if t is None else t[s][ok]
-            self.s_line[cs], self.s_src[cs] = piece.lines[s][ok], src
         d = np.flatnonzero(kinds == DELIVER)
         if not len(d):
             return
@@ -1233,12 +1229,14 @@ class TraceState:
         def resolve(r: int) -> Slowest:
             row = int(sel[r])
             m = int(dl["code"][row])
-            msg = self.message_id(m)
-            assert msg is not None  # its records are held until it retires
+            # its send was read, and its records are held until it retires: the send
+            # record gives the id and the location (the one source, as for the retired
+            # sequence's send witnesses)
+            piece, i = next(self._held(m, "send"))
             return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
-                           msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
-                           names[int(self.sender[m])], int(self.sidx[m]),
-                           self._where(int(self.s_src[m]), int(self.s_line[m])))
+                           piece.table.column("msg")[i].as_py(),
+                           self._where(int(dl["src"][row]), int(dl["line"][row])),
+                           names[int(self.sender[m])], int(self.sidx[m]), _location(piece, i))
 
         into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
         return into
