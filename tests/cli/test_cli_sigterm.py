@@ -147,3 +147,19 @@ def test_the_real_command_killed_by_sigterm_mid_write(tmp_path):
     for i in (0, made - 1):
         assert by_trace[f"t{i}"] == len(generate.clean_trace(f"t{i}", seed=1 + i,
                                                             n_processes=4, n_messages=12))
+
+
+def test_scan_stopped_says_its_out_is_as_it_was(capsys, monkeypatch, tmp_path):
+    import tomkit.checker.spark.job as job
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "t.jsonl").write_text('{"trace": "t", "process": "p0", "kind": "send", '
+                                  '"msg": "m"}\n')
+    out = tmp_path / "verdicts"
+    sigterm_at_call(monkeypatch, job, "run_args")
+    code, _, err = run(capsys, "scan", data, "--out", out)
+    assert code == 143 and not out.exists()
+    assert err.splitlines()[-2:] == [
+        "tomkit scan: terminated (SIGTERM)",
+        f"tomkit scan: {out} not made: a scan replaces it only once complete"]

@@ -107,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for flag, value, least in (("--n", args.n, 2), ("--examples", args.examples, 1),
                                ("--messages", args.messages, 1),
-                               ("--crashes", args.crashes, 0)):
+                               ("--crashes", args.crashes, 0), ("--seed", args.seed, 0),
+                               ("--spares", args.spares, 0),
+                               ("--comebacks", args.comebacks, 0)):
         if value is not None and value < least:
             print(f"tomkit fuzz: {flag} must be at least {least}, got {value}",
                   file=sys.stderr)
@@ -120,11 +122,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.examples is not None and args.examples > LARGEST_EXAMPLES \
             and not args.no_size_limit:
-        print(f"tomkit fuzz: --examples {args.examples:,}: at {EXAMPLE_SECONDS * 1000:g} ms "
-              f"of CPU an example at the least (n = 4, measured), that is "
-              f"{_duration(args.examples * EXAMPLE_SECONDS)}; up to {LARGEST_EXAMPLES:,} "
-              "are taken (about an hour); give --no-size-limit to run it anyway",
-              file=sys.stderr)
+        print(f"tomkit fuzz: --examples {args.examples:,}: an example took "
+              f"{EXAMPLE_SECONDS * 1000:g} to 45 ms of CPU (n = 4, measured), so these "
+              f"take at least {_duration(args.examples * EXAMPLE_SECONDS)}; up to "
+              f"{LARGEST_EXAMPLES:,} are taken (an hour or so); give --no-size-limit to "
+              "run it anyway", file=sys.stderr)
         return 2
     bad = not_a_folder("--out", args.out)
     if bad:  # a FileExistsError traceback after the fuzzing, its finding lost
@@ -238,7 +240,8 @@ def run_rule(args: argparse.Namespace) -> int:
     from tomkit.model.toto.mutants import resolve_rule
 
     if args.variant is not None or args.rule is not None or args.ack_timeout is not None \
-            or args.control_records is not None or args.crashes is not None:
+            or args.control_records is not None or args.crashes is not None \
+            or args.spares or args.comebacks:
         print("tomkit fuzz: the rule form takes --delta only (protocol options go with "
               "--protocol)", file=sys.stderr)
         return 2
