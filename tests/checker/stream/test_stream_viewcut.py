@@ -14,7 +14,7 @@ import pytest
 import test_stream_views_broken as broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import CORRECT, STREAMED, agree, by_process
+from stream_oracle import CORRECT, STREAMED, agree, by_process, small_windows
 from test_stream_views import REAL, read_gz, view_runs
 
 import tomkit.checker.stream.canon as canon
@@ -159,14 +159,10 @@ def test_hypothesis_view_runs_agree_when_cut(tmp_path_factory, records, trim, ro
                                              rows_spilled):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = trim, rows, rows_spilled
-    try:
+    with small_windows(trim, rows, rows_spilled):
         path = tmp_path_factory.mktemp("v") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         decided(path)
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
 
 
 def test_without_condition_5v_a_cut_would_differ(tiny, longer, monkeypatch, tmp_path):
