@@ -16,7 +16,7 @@ import pytest
 import test_stream_views_broken as broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process, merge
+from stream_oracle import STREAMED, agree, by_process, merge, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.cutdeps as cutdeps
@@ -41,11 +41,11 @@ def test_the_cut_serves_causal_order_and_latency():
 
 @pytest.fixture
 def tiny(monkeypatch):
-    """A window of 4 positions, 32 records read at a time, a buffer of 24 held records:
+    """A window of 4 positions, 64 records read at a time, a buffer of 48 held records:
     every broken trace spills, and is cut if it can be."""
     monkeypatch.setattr(canon, "TRIM_AT", 4)
-    monkeypatch.setattr(driver, "READ_ROWS", 32)
-    monkeypatch.setattr(spill, "SPILL_ROWS", 24)
+    monkeypatch.setattr(driver, "READ_ROWS", 64)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 48)
 
 
 def deps_run(n: int, fault: str, at: int, slow: int | None = None,
@@ -194,6 +194,8 @@ def test_planted_view_faults_early_with_deps_and_latency(fault, tiny, monkeypatc
     joined (causal.py's membership rule, read on both sides of the cut alike)."""
     short = broken.membership_run
     monkeypatch.setattr(broken, "membership_run", lambda: short(9, 10))
+    monkeypatch.setattr(driver, "READ_ROWS", 32)  # positions retire before the break
+    monkeypatch.setattr(spill, "SPILL_ROWS", 24)
     recs = with_deps_and_times(broken.plant(fault, 0.1))
     path = tmp_path / "i.jsonl"
     write_records(path, recs)
@@ -225,6 +227,8 @@ def test_a_breach_among_the_membership_records(fault, tiny, monkeypatch, tmp_pat
     tail leaves member sets unjudged and keeps the picture: decided on the cut. A view
     installed twice leaves no one order of views for the tail: the held path."""
     monkeypatch.setattr(canon, "TRIM_AT", 4)
+    monkeypatch.setattr(driver, "READ_ROWS", 32)  # positions retire before the break
+    monkeypatch.setattr(spill, "SPILL_ROWS", 24)
     for at in (0.1, 0.5):
         path = tmp_path / f"{at}.jsonl"
         write_records(path, membership_breach(fault, at))
@@ -271,17 +275,13 @@ def causal_timed_runs(draw):
 
 
 @given(causal_timed_runs(), st.sampled_from([2, 4]), st.booleans(), st.sampled_from([3, 8]))
-@settings(max_examples=15, deadline=None, derandomize=True,
+@settings(max_examples=8, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_agree_when_cut(tmp_path_factory, records, trim, grouped, rows):
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = trim, rows, 4
-    try:
+    with small_windows(trim, rows, 4):
         path = tmp_path_factory.mktemp("c") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         decided(path, Options(latency_bound=10.0))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
 
 
 def test_an_early_breach_with_deps_and_a_bound_stays_flat(monkeypatch, tmp_path):
@@ -302,7 +302,7 @@ def test_an_early_breach_with_deps_and_a_bound_stays_flat(monkeypatch, tmp_path)
     monkeypatch.setattr(reduced, "decide_chunk", counted)
     options = Options(latency_bound=50.0)
     sizes, verdicts = [], []
-    for n in (500, 2000):
+    for n in (400, 1600):
         path = tmp_path / f"t{n}.jsonl"
         write_records(path, deps_run(n, "swap", 12, slow=n - 30))
         run = _Run(NARROW, options, False)
