@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import CORRECT, STREAMED, agree, by_process
+from stream_oracle import CORRECT, STREAMED, agree, by_process, small_windows
 from test_stream_views import REAL, read_gz, view_runs
 
 import tomkit.checker.stream.canon as canon
@@ -210,14 +210,10 @@ def test_hypothesis_view_runs_lagging(tmp_path_factory, records, trim, data):
     recs = by_process(records) if late is None else \
         [r for r in records if r["process"] != late] + \
         [r for r in records if r["process"] == late]
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, 4
-    try:
+    with small_windows(trim, 4):
         path = tmp_path_factory.mktemp("v") / "t.jsonl"
         write_records(path, recs)
         agree([path])
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 def test_a_grouped_view_run_is_held_in_bounded_memory(monkeypatch, tmp_path):
