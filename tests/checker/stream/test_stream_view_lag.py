@@ -148,15 +148,16 @@ def test_faults_where_a_process_lagged_or_sends_were_awaited(fault, at, small_wi
         decided(path)
 
 
-@pytest.mark.parametrize("fault", FAULT_KINDS)
+@pytest.mark.parametrize("fault", ["swap", "repeat", "next-view", "fifo"])
 def test_faults_interleaved(fault, small_window, tmp_path):
     path = tmp_path / "i.jsonl"
     write_records(path, layout(view_run(fault=fault, at=16), "interleaved"))
-    run = decided(path)
+    # the properties a broken view trace is decided on from its held records (the
+    # end-of-trace ones and latency may read it whole, test_stream_views_broken.py)
+    run = decided(path, [p for p in STREAMED if not p.final() and p.held])
     # a send logged right after its deliveries is checked in the window, not awaited:
     # a break there is decided on the held records, not sent whole
-    if fault not in ("twice", "unsent"):
-        assert run.modes["slow"] == 1, run.modes
+    assert run.modes["slow"] == 1 and not run.whole, run.modes
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -197,7 +198,7 @@ def test_the_real_systems_fixtures_regrouped(monkeypatch, tmp_path):
 
 
 @given(view_runs(), st.sampled_from([2, 4]), st.data())
-@settings(max_examples=15, deadline=None, derandomize=True,
+@settings(max_examples=10, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_view_runs_lagging(tmp_path_factory, records, trim, data):
     """test_stream_views.py's view runs (swaps, gaps, deliveries in the next view, movers
