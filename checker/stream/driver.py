@@ -103,7 +103,7 @@ class _Run:
             # a long broken trace: its cut is tried as the rest is read (narrow.py)
             self.followed.add(tid)
             if narrows(self.props):
-                st.follower = follow(st)
+                st.follower = follow(st, self.props)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
             self.peak_window = max(self.peak_window, len(st.S))

@@ -108,8 +108,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
-from ..properties import Property
+from ..properties import Options, Property
 from .canon import FAST, TraceState
+from .cutowed import OWED, Owed, decide, owing
 from .hashes import hash_ids
 from .tally import Procs, Tally, grow, reach
 from .viewcut import Continuing, agree, counts_on, places
@@ -129,45 +130,54 @@ NARROWED = frozenset({"integrity", "total-order-weak", "total-order-strong",
 
 
 def narrows(props: Sequence[Property]) -> bool:
-    """Whether the cut keeps every one of ``props``'s witnesses."""
-    return all(p.name.split("@")[0] in NARROWED for p in props)
+    """Whether the cut keeps every one of ``props``'s witnesses (the end-of-trace
+    properties' with the tail's clean pass: cutowed.py)."""
+    return all(p.name.split("@")[0] in NARROWED | OWED for p in props)
 
 
-def follow(state: TraceState) -> Cut | None:
+def follow(state: TraceState, props: Sequence[Property] = ()) -> Cut | None:
     """A cut tried while the trace is read: the first candidate (``_candidates``) that
     the records held so far do not refute, fed the rest as they come
     (``TraceState.follower``), so that a cut that holds needs no pass over the spill;
-    None when each is refuted already."""
-    for cut in _cuts(state):
+    None when each is refuted already. With an end-of-trace property among ``props``,
+    its tail keeps what their witnesses cite (cutowed.py)."""
+    for cut in _cuts(state, bool(owing(props))):
         if all(cut.feed(piece) for piece in state.held_iter()):
             return cut
         cut.close()
     return None
 
 
-def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None:
+def narrowed(state: TraceState, props: Sequence[Property],
+             options: Options | None = None) -> list[Piece] | None:
     """The held records that stand for all of them (module docstring), or None when no
-    cut holds; sets ``state.cut`` (the messages before the cut)."""
+    cut holds; sets ``state.cut`` (the messages before the cut) and, with an
+    end-of-trace property, ``state.owed`` (the tail's part of it: cutowed.py)."""
+    state.owed = None
     if not narrows(props):
         return None
+    options = options or Options()
     if state.follower is not None:  # followed while read: no pass over the spill
-        kept = state.follower.result()
-        if kept is not None:
-            state.cut = state.follower.k
+        cut = state.follower
+        kept = cut.result() if isinstance(cut, Cut) else None
+        owed = cut.owed(props, options) if kept is not None else None
+        if kept is not None and owed is not False:
+            state.cut, state.owed = cut.k, owed
             return kept
-    for cut in _cuts(state):
+    for cut in _cuts(state, bool(owing(props))):
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
                 kept = cut.result()
-                if kept is not None:
-                    state.cut = cut.k
+                owed = cut.owed(props, options) if kept is not None else None
+                if kept is not None and owed is not False:
+                    state.cut, state.owed = cut.k, owed
                     return kept
         finally:
             cut.close()
     return None
 
 
-def _cuts(state: TraceState) -> Iterator[Cut]:
+def _cuts(state: TraceState, owing: bool = False) -> Iterator[Cut]:
     """The cuts to try, tightest first, from a first pass over the held records
     (tally.py): per candidate count n, the messages some process delivered as one of
     its first n held deliveries."""
@@ -192,7 +202,7 @@ def _cuts(state: TraceState) -> Iterator[Cut]:
         m1, m2 = m1[keep], m2[keep]
         if len(m1) * max(len(tally.procs), 1) > MAX_CELLS:
             return
-        yield Cut(state, m1, m2)
+        yield Cut(state, m1, m2, owing)
 
 
 def _candidates(tally: Tally, least: int) -> list[int]:
@@ -280,12 +290,18 @@ class Cut:
     hashes ``m2``, fed the held records in order (module docstring): conditions 1 to 3
     as they come, 5 at the end; ``result`` gives the records naming M, or None."""
 
-    def __init__(self, state: TraceState, m1: np.ndarray, m2: np.ndarray) -> None:
+    def __init__(self, state: TraceState, m1: np.ndarray, m2: np.ndarray,
+                 owing: bool = False) -> None:
         self.k = len(m1)
         self.m1, self.m2 = m1, m2
         self.procs = Procs()
         self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
-        self.tail.witnesses = False  # its clean verdicts are never asked
+        # its clean verdicts are asked only for the end-of-trace properties (cutowed.py)
+        self.tail.witnesses = owing
+        #: per process: a record in H_M, its deliveries and its sends of M (cutowed.py)
+        self.on_m = np.zeros(0, bool)
+        self.m_del = np.zeros(0, np.int64)
+        self.m_sent = np.zeros(0, np.int64)
         for run in state.retired.runs:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
@@ -344,6 +360,12 @@ class Cut:
             self.cont.sent(rv[ms])
         self.sends_later += int((s & (mi < 0)).sum())
         mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
+        n = len(self.procs)
+        self.on_m, self.m_del, self.m_sent = (grow(a, n) for a in
+                                              (self.on_m, self.m_del, self.m_sent))
+        self.on_m[proc[mine]] = True
+        self.m_del[:n] += np.bincount(proc[d & (mi >= 0)], minlength=n)[:n]
+        self.m_sent[:n] += np.bincount(proc[ms], minlength=n)[:n]
         rows = np.flatnonzero(mine)
         if len(rows):
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
@@ -397,6 +419,18 @@ class Cut:
         elif not shifts_agree(self.dels, n, list(self.procs.codes), self.later_send, sp, sm):
             return None
         return list(self.kept)
+
+    def owed(self, props: Sequence[Property], options: Options) -> Owed | None | bool:
+        """The tail's part of the end-of-trace properties among ``props`` (cutowed.py;
+        None: none asked), False when the cut cannot serve them (its conditions A, B)."""
+        if not owing(props):
+            return None
+        names = list(self.procs.codes)
+        got = decide(self.tail, props, options, set(names),
+                     {names[i] for i in np.flatnonzero(self.on_m[:len(names)])},
+                     {names[i]: int(self.m_del[i]) for i in range(len(names))},
+                     {names[i]: int(self.m_sent[i]) for i in range(len(names))})
+        return False if got is None else got
 
     def close(self) -> None:
         self.tail.close()
