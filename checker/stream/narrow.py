@@ -25,8 +25,9 @@ deliveries that name M, make a cut when
    trace with views sends its membership records to both sides and reads condition 5
    per view, viewcut.py), the properties asked for are among ``NARROWED`` (the view
    properties are unknown on a trace without views, on any part of it; with views,
-   viewcut.py argues them), and if anything after the cut is sent, something before it
-   is too; some process delivers a message of M;
+   viewcut.py argues them) or the end-of-trace ones (cutowed.py's ``OWED``, with its
+   conditions), and if anything after the cut is sent, something before it is too;
+   some process delivers a message of M;
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
    continuing process's A_p ends with one message, the same for all (or all are empty);
@@ -77,6 +78,12 @@ fixed order of its scan (processes in name order, then positions):
   A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
   outside M puts nothing in B_p.
 - *the view properties*: unknown on both sides, without view records.
+
+Agreement, validity, liveness and member liveness are asked of every message, a tail
+one too: the tail's clean pass answers them for its messages, and cutowed.py merges
+that answer with the exact checks' on M's records, in each check's own scan order
+(its module docstring has the argument and its conditions); a cut that fails them is
+not taken when they are asked.
 
 A repeat, a gap or an id sent twice therefore stays exact; a later second breach
 breaks the canonical pass of condition 3, and a breach whose shifted process never
@@ -160,7 +167,7 @@ def narrowed(state: TraceState, props: Sequence[Property],
     if state.follower is not None:  # followed while read: no pass over the spill
         cut = state.follower
         kept = cut.result() if isinstance(cut, Cut) else None
-        owed = cut.owed(props, options) if kept is not None else None
+        owed = cut.owed(props, options, _seen(state)) if kept is not None else None
         if kept is not None and owed is not False:
             state.cut, state.owed = cut.k, owed
             return kept
@@ -168,13 +175,19 @@ def narrowed(state: TraceState, props: Sequence[Property],
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
                 kept = cut.result()
-                owed = cut.owed(props, options) if kept is not None else None
+                owed = cut.owed(props, options, _seen(state)) if kept is not None else None
                 if kept is not None and owed is not False:
                     state.cut, state.owed = cut.k, owed
                     return kept
         finally:
             cut.close()
     return None
+
+
+def _seen(state: TraceState) -> set[str]:
+    """The processes of the trace (with a record, held or retired)."""
+    names = list(state.procs)
+    return {names[i] for i in np.flatnonzero(state.seen[:len(names)])}
 
 
 def _cuts(state: TraceState, owing: bool = False) -> Iterator[Cut]:
@@ -420,12 +433,16 @@ class Cut:
             return None
         return list(self.kept)
 
-    def owed(self, props: Sequence[Property], options: Options) -> Owed | None | bool:
+    def owed(self, props: Sequence[Property], options: Options,
+             seen: set[str]) -> Owed | None | bool:
         """The tail's part of the end-of-trace properties among ``props`` (cutowed.py;
-        None: none asked), False when the cut cannot serve them (its conditions A, B)."""
+        None: none asked), False when the cut cannot serve them (its conditions A, B);
+        ``seen``: the trace's processes, each of which must have a held record."""
         if not owing(props):
             return None
         names = list(self.procs.codes)
+        if not seen <= set(names):
+            return False  # a process whose records all retired (condition A)
         got = decide(self.tail, props, options, set(names),
                      {names[i] for i in np.flatnonzero(self.on_m[:len(names)])},
                      {names[i]: int(self.m_del[i]) for i in range(len(names))},

@@ -153,6 +153,10 @@ def check_held(state: TraceState, props: list[Property], options: Options,
         if got is not None:
             return got
         state.cut, state.owed = 0, None  # cutowed.py's condition C: every held record
+    if state.base and state.vprefix is None and any(p.final() or not p.held for p in props):
+        # the held records stand for a retired prefix without views only across a cut
+        # (cutowed.py, "A retired prefix without views")
+        raise NeedsWhole("the end-of-trace properties, not cut, after positions retired")
     got = _check(state, state.held_pieces(), props, options, keep_going)
     assert got is not None  # nothing to merge
     return got

@@ -94,11 +94,14 @@ Then viewheld.py carries each process's retired prefix into H_M's witnesses, as 
 H's: its argument reads each process's deliveries per installed view, the same on H_M
 (every view record) for the messages M's witnesses name.
 
-**What the cut does not serve.** Agreement, validity, liveness and member liveness
-(end of trace) ask who owes what of every message, which the tail's clean pass does not
-answer for the messages it leaves to the end; causal order reads deps against the
-retired and cut messages; latency the slowest delivery. A trace checked for any of them
-keeps the held path (viewheld.py) or goes whole, as before (narrow.py's ``narrows``).
+**The end-of-trace properties.** Agreement, validity, liveness and member liveness ask
+who owes what of every message: the tail's clean pass answers it for the tail's
+messages (it replays every membership record, so who installed, left, crashed and
+joined is the trace's), and cutowed.py merges that with the exact checks on H_M.
+
+**What the cut does not serve.** Causal order reads deps against the retired and cut
+messages; latency the slowest delivery. A trace checked for either keeps the held path
+(viewheld.py) or goes whole, as before (narrow.py's ``narrows``).
 A breach among the membership records themselves (two member sets for one view, a view
 installed twice, a smaller numeric id, a fork) breaks the tail too, which replays every
 membership record: no cut, the held path.

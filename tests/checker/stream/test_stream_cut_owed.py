@@ -62,8 +62,7 @@ def plain_run(n: int, breach: str, end: str, at: int = 3) -> list[dict]:
     """n messages, p0 and p1 sending in turn, p0 to p3 delivering all in order, with a
     breach among the deliveries early (at message ``at``) and an end-of-trace fault:
     ``stop`` p3 stops 3 messages short of the end, ``nobody`` p0's last message is
-    delivered by none, ``alone`` the last message by p1 only, ``early`` p3 stops right
-    after the breach's messages (before the cut), ``none``: nothing."""
+    delivered by none, ``alone`` the last message by p1 only, ``none``: nothing."""
     procs, senders = ["p0", "p1", "p2", "p3"], ["p0", "p1"]
     local: dict[str, list[dict]] = {p: [] for p in procs}
     last0 = max(i for i in range(n) if i % 2 == 0)
@@ -115,6 +114,24 @@ def test_early_breaches_without_views(breach, end, tiny, tmp_path):
     verdicts = run.report.outcomes[0].verdicts
     bad = {k for k, v in verdicts.items() if k in OWED and str(v) == "violated"}
     assert bad == VIOLATED[end] if breach == "swap" else VIOLATED[end] <= bad, bad
+
+
+def test_after_positions_retired_without_views(tiny, monkeypatch, tmp_path):
+    """A window of 4 positions: positions retired before the breach (every process
+    delivered them, none crashed, each has a held record: cutowed.py, "A retired prefix
+    without views"), decided across the cut, not whole; a process whose records all
+    retired (it stops after the prefix) sends the trace whole, as before."""
+    monkeypatch.setattr(canon, "TRIM_AT", 4)
+    for breach, end, at in (("swap", "stop", 20), ("repeat", "nobody", 20)):
+        path = tmp_path / f"{breach}.jsonl"
+        write_records(path, plain_run(60, breach, end, at))
+        assert across(decided(path, LIVENESS + MEMBER))
+    recs = plain_run(60, "swap", "none", 30)
+    d3 = [i for i, r in enumerate(recs) if r["process"] == "p3"]
+    path = tmp_path / "gone.jsonl"
+    write_records(path, [r for i, r in enumerate(recs) if r["process"] != "p3" or i <= d3[5]])
+    run = decided(path, LIVENESS)
+    assert run.whole and "narrowed" not in run.modes, run.modes
 
 
 def test_both_layouts_scopes_and_member_liveness_without_views(tiny, tmp_path):
