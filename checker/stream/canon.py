@@ -220,6 +220,11 @@ class TraceState:
     #: the tail's part of the end-of-trace properties when a cut serves them (narrow.py,
     #: cutowed.py; None: none)
     owed: object | None = None
+    #: judge views' member sets (views.py); False for narrow.py's tail
+    judge_members: bool = True
+    #: a cut SLOW trace's tail tally per clock, its indexes counted from the held records'
+    #: start (narrow.py, latencies.py); a class default, so an older checkpoint reads None
+    cut_latency: dict[str, Tally] | None = None
     #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
     #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
     witnesses: bool = True
@@ -384,7 +389,7 @@ class TraceState:
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
         if self.views is None:
-            self.views = Views()
+            self.views = Views(self.judge_members)
             self.views.grow(len(self.procs))
         # a membership record changes what the records after it mean: the rows between
         # two are fed together, each membership record alone (they are few)

@@ -78,6 +78,8 @@ fixed order of its scan (processes in name order, then positions):
   A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
   outside M puts nothing in B_p.
 - *the view properties*: unknown on both sides, without view records.
+- *causal order*: with its own conditions on what each side's deps name of the other
+  (cutdeps.py); *latency*: the tail's tally joins the exact check's (latencies.py).
 
 Agreement, validity, liveness and member liveness are asked of every message, a tail
 one too: the tail's clean pass answers them for its messages, and cutowed.py merges
@@ -117,8 +119,11 @@ import pyarrow.compute as pc
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from ..properties import Options, Property
 from .canon import FAST, TraceState
+from .cutdeps import CutDeps, asks_causal, members_unread, owed
 from .cutowed import OWED, Owed, decide, owing
 from .hashes import hash_ids
+from .latencies import Tally as Latencies
+from .latencies import counted, shifted
 from .tally import Procs, Tally, grow, reach
 from .viewcut import Continuing, agree, counts_on, places
 
@@ -133,7 +138,9 @@ NARROWED = frozenset({"integrity", "total-order-weak", "total-order-strong",
                       "global-order", "prefix-order", "fifo-order",
                       # without a view record (condition 4), unknown on any part of it
                       "view-agreement", "view-sequence", "same-view-delivery",
-                      "sending-view-delivery", "virtual-synchrony"})
+                      "sending-view-delivery", "virtual-synchrony",
+                      # with their own conditions: cutdeps.py; the tail's tally, latencies.py
+                      "causal-order", "latency", "realtime-latency"})
 
 
 def narrows(props: Sequence[Property]) -> bool:
@@ -166,18 +173,20 @@ def narrowed(state: TraceState, props: Sequence[Property],
     options = options or Options()
     if state.follower is not None:  # followed while read: no pass over the spill
         cut = state.follower
-        kept = cut.result() if isinstance(cut, Cut) else None
-        owed = cut.owed(props, options, _seen(state)) if kept is not None else None
-        if kept is not None and owed is not False:
-            state.cut, state.owed = cut.k, owed
+        kept = cut.result(props) if isinstance(cut, Cut) else None
+        due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+        if kept is not None and due is not False:
+            state.cut, state.owed = cut.k, due
+            state.cut_latency = cut.latencies()
             return kept
     for cut in _cuts(state, bool(owing(props))):
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
-                kept = cut.result()
-                owed = cut.owed(props, options, _seen(state)) if kept is not None else None
-                if kept is not None and owed is not False:
-                    state.cut, state.owed = cut.k, owed
+                kept = cut.result(props)
+                due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+                if kept is not None and due is not False:
+                    state.cut, state.owed = cut.k, due
+                    state.cut_latency = cut.latencies()
                     return kept
         finally:
             cut.close()
@@ -308,9 +317,12 @@ class Cut:
         self.k = len(m1)
         self.m1, self.m2 = m1, m2
         self.procs = Procs()
-        self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
-        # its clean verdicts are asked only for the end-of-trace properties (cutowed.py)
-        self.tail.witnesses = owing
+        # the tail's first deliveries tallied on the trace's clocks (latencies.py)
+        self.tail = TraceState(state.id, state.trim_at, clocks=state.clocks,
+                               spill_dir=state.spill_dir)
+        # its clean verdicts are asked for the end-of-trace properties (cutowed.py); with
+        # clocks, a lagging delivery's latency reads its send's witness where it retired
+        self.tail.witnesses = owing or bool(state.clocks)
         #: per process: a record in H_M, its deliveries and its sends of M (cutowed.py)
         self.on_m = np.zeros(0, bool)
         self.m_del = np.zeros(0, np.int64)
@@ -318,6 +330,9 @@ class Cut:
         for run in state.retired.runs:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
+        self.deps = CutDeps(m1, m2, state.retired)  # causal order's conditions
+        # member sets are judged by view agreement on the cut's side (cutdeps.py)
+        self.tail.judge_members = False
         self.kept: list[Piece] = []
         self.views = state.has_views
         self.cont = Continuing()
@@ -384,6 +399,7 @@ class Cut:
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
                                    piece.fmt))
         theirs = (mi < 0) | member
+        self.deps.feed(t, kinds, mi, theirs, self.tail)
         if not theirs.any():
             return True
         if not theirs.all():
@@ -411,10 +427,15 @@ class Cut:
         code[at] = np.where(hit, i, -1)
         return code[idx]
 
-    def result(self) -> list[Piece] | None:
-        """The records naming M when the cut holds over every piece fed (the tail is
-        left as it is: a trace still read may be fed more)."""
-        if self.failed or not self.tail.settled():
+    def result(self, props: Sequence[Property] = ()) -> list[Piece] | None:
+        """The records naming M when the cut holds over every piece fed, for ``props``
+        (causal order's conditions: cutdeps.py; the tail is left as it is: a trace still
+        read may be fed more)."""
+        if self.failed or not self.tail.settled() or \
+                (asks_causal(props) and not self._serves_causal()):
+            return None
+        vs = self.tail.views
+        if vs is not None and vs.unjudged and not members_unread(props):
             return None
         sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
         sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
@@ -433,7 +454,7 @@ class Cut:
             return None
         return list(self.kept)
 
-    def owed(self, props: Sequence[Property], options: Options,
+    def tail_owed(self, props: Sequence[Property], options: Options,
              seen: set[str]) -> Owed | None | bool:
         """The tail's part of the end-of-trace properties among ``props`` (cutowed.py;
         None: none asked), False when the cut cannot serve them (its conditions A, B);
@@ -448,6 +469,24 @@ class Cut:
                      {names[i]: int(self.m_del[i]) for i in range(len(names))},
                      {names[i]: int(self.m_sent[i]) for i in range(len(names))})
         return False if got is None else got
+
+    def _serves_causal(self) -> bool:
+        n = len(self.procs)
+        self.dels.grow(n)
+        owes = None
+        if self.views and self.cont.seen_view:  # causal.py's membership rule
+            sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
+            sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
+            sv = np.concatenate(self.cont.sviews) if self.cont.sviews else \
+                np.zeros(0, np.int64)
+            owes = owed(self.cont.installed, sp, sm, sv, n, self.k)
+        return self.deps.serves(self.dels.got, self.dels.closed[:n], owes)
+
+    def latencies(self) -> dict[str, Latencies]:
+        """Per clock, the tail's tally with its indexes counted from the held records'
+        start (latencies.py, "Across the cut")."""
+        delivered, sent = counted(self.kept)
+        return {c: shifted(self.tail.latencies(c), delivered, sent) for c in self.tail.clocks}
 
     def close(self) -> None:
         self.tail.close()

@@ -4,8 +4,14 @@ merges the tests feed it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from hypothesis import strategies as st
 
+import tomkit.checker.stream.canon as canon
+import tomkit.checker.stream.driver as driver
+import tomkit.checker.stream.spill as spill
 from tomkit.checker.engine import check_paths
 from tomkit.checker.properties import Options, properties, with_scope
 from tomkit.checker.stream.driver import check_stream
@@ -29,6 +35,22 @@ def agree(paths, props=STREAMED, options=Options(), run=None) -> None:
     assert {k: dict(v) for k, v in single.counts.items()} == \
         {k: dict(v) for k, v in whole.counts.items()}
     assert single.exit_code() == whole.exit_code()
+
+
+@contextmanager
+def small_windows(trim: int, rows: int, spill_rows: int | None = None) -> Iterator[None]:
+    """The single pass with a window of ``trim`` positions, reading ``rows`` records at a
+    time and spilling held records past ``spill_rows`` (left as it is when None), put
+    back on leaving: for Hypothesis bodies, whose examples share one test's monkeypatch,
+    which would put the sizes back only after the last example."""
+    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
+    canon.TRIM_AT, driver.READ_ROWS = trim, rows
+    if spill_rows is not None:
+        spill.SPILL_ROWS = spill_rows
+    try:
+        yield
+    finally:
+        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
 
 
 def by_process(records: list[dict]) -> list[dict]:

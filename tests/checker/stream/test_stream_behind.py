@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import agree, by_process, merge
+from stream_oracle import agree, by_process, merge, small_windows
 from test_stream_views import REAL
 
 import tomkit.checker.stream.canon as canon
@@ -284,14 +284,10 @@ def behind_runs(draw):
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_behind_the_retired_prefix(tmp_path_factory, records, trim, grouped,
                                                    rows):
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("b") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree_end(path)
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 def test_the_retired_witnesses_read_back_and_cut_back_at_a_restart(tmp_path):

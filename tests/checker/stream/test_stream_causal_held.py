@@ -8,11 +8,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import agree, by_process, merge
+from stream_oracle import agree, by_process, merge, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
-import tomkit.checker.stream.spill as spill
 from tomkit.checker.properties import Options, properties, with_scope
 from tomkit.checker.stream.driver import _Run
 from tomkit.traces.writer import write_records
@@ -103,12 +102,8 @@ def causal_runs(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_causal_runs_agree(tmp_path_factory, records, trim, grouped, rows,
                                       spill_rows):
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = trim, rows, spill_rows
-    try:
+    with small_windows(trim, rows, spill_rows):
         path = tmp_path_factory.mktemp("c") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree([path], CAUSAL)
         agree([path], CAUSAL_CORRECT, Options(scope="correct"))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved

@@ -14,7 +14,7 @@ import pytest
 import test_stream_views_broken as broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process
+from stream_oracle import STREAMED, agree, by_process, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -262,14 +262,10 @@ def broken_runs(draw) -> list[dict]:
 @settings(max_examples=6, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_agree(tmp_path_factory, records, grouped):
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = 1 << 14, 8, 6
-    try:
+    with small_windows(1 << 14, 8, 6):
         path = tmp_path_factory.mktemp("h") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         decided(path, LIVENESS + MEMBER)
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
 
 
 def test_merge_orders_the_two_sides_as_the_exact_checks_scan():

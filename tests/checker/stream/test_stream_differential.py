@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import CORRECT, STREAMED, agree, by_process, merge
+from stream_oracle import CORRECT, STREAMED, agree, by_process, merge, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -106,14 +106,11 @@ def test_hypothesis_runs_agree(tmp_path_factory, records, trim, grouped, seq, ro
         records = with_seq(records, seq == "disorder")
     # a few records at a time: in the grouped layout the later processes lag behind the
     # retired prefix
-    (canon.TRIM_AT, driver.READ_ROWS), saved = (trim, rows), (canon.TRIM_AT, driver.READ_ROWS)
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("h") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree([path])
         agree([path], CORRECT, Options(scope="correct"))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 def long_file(path, n: int, swap_at: int | None = None, procs: int = 4) -> None:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from locations import TESTS
-from stream_oracle import STREAMED, agree, by_process, merge
+from stream_oracle import STREAMED, agree, by_process, merge, small_windows
 from test_stream_differential import near_total_order
 from test_stream_views import PLANTED, REAL, long_view_run, read_gz, view_runs
 from tracedsl import parse
@@ -148,14 +148,10 @@ def test_real_runs_with_views_are_decided_in_the_pass(small_window):
 def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("v") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree_end(path)
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 @given(near_total_order(), st.sampled_from([2, 4, 1 << 18]), st.booleans(),
@@ -164,14 +160,10 @@ def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
 def test_hypothesis_runs_without_views(tmp_path_factory, records, trim, grouped, rows):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("p") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree_end(path)
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 @st.composite
@@ -219,14 +211,10 @@ def membership_runs(draw):
 def test_hypothesis_membership_runs(tmp_path_factory, records, trim, grouped, rows):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("m") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree_end(path)
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 # hand-made runs that keep the picture and violate an end-of-trace property (the view

@@ -12,7 +12,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import agree, merge, outcomes
+from stream_oracle import agree, merge, outcomes, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -86,15 +86,11 @@ def test_hypothesis_timed_runs_agree(tmp_path_factory, records, trim, rows, grou
                                      rbound):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("l") / "t.jsonl"
         write_records(path, sorted(records, key=lambda r: r["process"]) if grouped
                       else records)
         agree([path], PROPS, Options(latency_bound=bound, realtime_bound=rbound))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 def test_watch_prints_a_latency_breach_while_the_log_grows(tmp_path):

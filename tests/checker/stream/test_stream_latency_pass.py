@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import agree, by_process
+from stream_oracle import agree, by_process, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -222,9 +222,7 @@ def runs(draw):
 @settings(max_examples=40, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_timed_runs_with_breaks(tmp_path_factory, recs, grouped, trim, bound):
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, 8
-    try:
+    with small_windows(trim, 8):
         path = tmp_path_factory.mktemp("h") / "t.jsonl"
         write_records(path, by_process(recs) if grouped else recs)
         options = Options(latency_bound=bound)
@@ -232,8 +230,6 @@ def test_hypothesis_timed_runs_with_breaks(tmp_path_factory, recs, grouped, trim
         agree([path], PROPS, options, run)
         if not grouped:
             assert not run.whole
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 @pytest.mark.parametrize("bound", [0.1, 0.04])

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process, merge
+from stream_oracle import STREAMED, agree, by_process, merge, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -205,15 +205,11 @@ def mostly_ordered(draw):
 @settings(max_examples=150, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_agree_when_cut(tmp_path_factory, records, trim, grouped, rows):
-    saved = canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS
-    canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = trim, rows, 4
-    try:
+    with small_windows(trim, rows, 4):
         path = tmp_path_factory.mktemp("n") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree([path], NARROW)
         agree([path], NARROW_CORRECT, Options(scope="correct"))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS, spill.SPILL_ROWS = saved
 
 
 @pytest.mark.parametrize("breach", ["swap", "repeat"])

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from locations import DATA, TESTS
-from stream_oracle import CORRECT, STREAMED, agree, by_process, merge, outcomes
+from stream_oracle import CORRECT, STREAMED, agree, by_process, merge, outcomes, small_windows
 from tracedsl import parse
 
 import tomkit.checker.stream.canon as canon
@@ -188,15 +188,11 @@ def view_runs(draw):
 def test_hypothesis_view_runs_agree(tmp_path_factory, records, trim, rows, grouped):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("v") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         agree([path])
         agree([path], CORRECT, Options(scope="correct"))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 def long_view_run(n_views: int, per_view: int, procs: int = 4) -> list[dict]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process
+from stream_oracle import STREAMED, agree, by_process, small_windows
 from test_stream_views import REAL, long_view_run, view_runs
 
 import tomkit.checker.stream.canon as canon
@@ -281,15 +281,11 @@ def test_the_real_systems_fixtures(path, monkeypatch):
 def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
     if not records:
         return
-    saved = canon.TRIM_AT, driver.READ_ROWS
-    canon.TRIM_AT, driver.READ_ROWS = trim, rows
-    try:
+    with small_windows(trim, rows):
         path = tmp_path_factory.mktemp("v") / "t.jsonl"
         write_records(path, by_process(records) if grouped else records)
         decided(path, SAFE + END + MEMBER)
         decided(path, SAFE_CORRECT + END_CORRECT, Options(scope="correct"))
-    finally:
-        canon.TRIM_AT, driver.READ_ROWS = saved
 
 
 def test_a_last_event_that_retired_is_cited(monkeypatch, tmp_path):
