@@ -259,7 +259,7 @@ def causal_timed_runs(draw):
     for p in procs:
         seq = list(order)
         for _ in range(draw(st.integers(0, 2))):
-            i = draw(st.integers(0, n - 2))
+            i = draw(st.integers(0, len(seq) - 2))  # a gap shortens it: at least n - 2
             f = draw(st.sampled_from(["swap", "repeat", "gap"]))
             if f == "swap":
                 seq[i], seq[i + 1] = seq[i + 1], seq[i]

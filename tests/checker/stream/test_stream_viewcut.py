@@ -110,8 +110,9 @@ def test_an_early_swap_in_both_scopes_layouts_and_windows(tiny, longer, cut, mon
 
 
 def test_every_property_asked_keeps_the_held_path(tiny, longer, monkeypatch, tmp_path):
-    """Causal order and the end-of-trace properties are not served by the cut: asked for
-    with the others, the broken view trace is decided on its held records or whole."""
+    """The end-of-trace properties are not served by the cut (causal order and latency
+    are: test_stream_cut_deps.py): asked for with the others, the broken view trace is
+    decided on its held records or whole."""
     monkeypatch.setattr(canon, "TRIM_AT", 4)
     path = tmp_path / "t.jsonl"
     write_records(path, broken.plant("swap", 0.1))
