@@ -159,15 +159,16 @@ def to_dict(report: CheckReport) -> dict[str, Any]:
     return {
         "tomkit": version("tomkit"),
         "format_version": FORMAT_VERSION,
+        # the text report's word (overall), without its note on unknown verdicts (the
+        # counts hold them): "violated", "holds", or "no trace checked"; third, as in
+        # every command's JSON (tomkit/cli/verdict_json.py)
+        "verdict": overall(report).split(" (")[0],
         "properties": report.properties,
         # every setting the verdicts depend on, so a stored report says what it judged
         "options": report.options.as_dict(),
         "guarantee": report.guarantee,
         "judged": report.judged if report.judged is not None else report.properties,
         "profiles": [r.to_dict() for r in report.profiles],
-        # the text report's word (overall), without its note on unknown verdicts (the
-        # counts hold them): "violated", "holds", or "no trace checked"
-        "verdict": overall(report).split(" (")[0],
         "files": [{"source": f.source, "format": f.fmt, "accepted": f.accepted,
                    "rejected": f.rejected, "grouped": f.grouped} for f in report.files],
         "rejected": [e.to_dict() for e in report.rejected],

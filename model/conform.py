@@ -62,6 +62,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..traces.schema import report_stamp
 from .process import MemberEvent, Output, Protocol, ReplayError, feed
 from .protocols import protocol as get_protocol
 
@@ -110,6 +111,11 @@ class ConformReport:
         """The command's: 0 conforms, 1 some delivery differs."""
         return 0 if self.conforms else 1
 
+    @property
+    def verdict(self) -> str:
+        """conforms or differs: the word of ``to_dict()`` and ``--format json``."""
+        return "conforms" if self.conforms else "differs"
+
     def processes(self, trace: str | None = None) -> dict[str, ProcessReport]:
         """The reports of one trace's processes (``trace`` may be left out when there is
         only one)."""
@@ -121,7 +127,10 @@ class ConformReport:
         return self.traces[trace]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"protocol": self.protocol, "options": dict(self.options),
+        """``tomkit conform --format json``: ``verdict`` is the word every report uses;
+        ``conforms`` (the same as a bool) stays for one release (docs/api.md)."""
+        return {**report_stamp(), "verdict": self.verdict,
+                "protocol": self.protocol, "options": dict(self.options),
                 "conforms": self.conforms,
                 "traces": {tid: {p: {"implementation": r.implementation, "model": r.model,
                                      "later_than_model": r.later_than_model,

@@ -245,11 +245,15 @@ def generate(out: str, protocols: list[str], n_traces: int, *, faulty: float = 0
     try:
         workers = workers or os.cpu_count() or 1
         with ProcessPoolExecutor(workers) as pool:
-            for k, r, t in pool.map(_task, tasks):
-                n_rec += r
-                truths += t
-                if bar is not None:
-                    bar.update(k)
+            try:
+                for k, r, t in pool.map(_task, tasks):
+                    n_rec += r
+                    truths += t
+                    if bar is not None:
+                        bar.update(k)
+            except BaseException:  # a stop (Ctrl-C, SIGTERM) waits for the tasks under
+                pool.shutdown(cancel_futures=True)  # way, not for the whole data set
+                raise
         summary = {"seed": seed, "traces": n_traces, "records": n_rec, "faulty": faulty,
                    "faulty_traces": len(truths), "protocols": protocols,
                    "partitions": sorted(f"protocol={p}/config={c}" for p, c in plan)}

@@ -17,6 +17,16 @@ import pyarrow as pa
 FORMAT_NAME = "tomkit-trace"
 FORMAT_VERSION = 1
 
+
+def report_stamp() -> dict[str, object]:
+    """The first keys of every report's plain data (``to_dict()``, ``--format json``):
+    the tomkit that wrote it and the trace format's version (docs/cli.md, "One JSON
+    shape"). The version is read when asked (importlib.metadata costs a short command's
+    start-up)."""
+    from importlib.metadata import version
+
+    return {"tomkit": version("tomkit"), "format_version": FORMAT_VERSION}
+
 #: ``packet``: one network message (a datagram, an FEC block member) sent by ``process``
 #: at ``time``/``real_time``; read by the rate property (checker/properties/rate.py),
 #: ignored by every other property. ``negotiate``: ``process`` declares the reservation

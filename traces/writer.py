@@ -28,6 +28,7 @@ file with no record, which the readers would refuse).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -101,10 +102,19 @@ class TraceWriter:
         self._closed = False
         self._jsonl: JsonlSink | None = None
         self._parquet: ParquetSink | None = None
-        if self.fmt == "jsonl":
-            self._jsonl = JsonlSink(self.path, compressed=self.compressed, grouped=grouped)
-        else:
-            self._parquet = ParquetSink(self.path)
+        try:
+            if self.fmt == "jsonl":
+                self._jsonl = JsonlSink(self.path, compressed=self.compressed,
+                                        grouped=grouped)
+            else:
+                self._parquet = ParquetSink(self.path)
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM while the header is written:
+            # not yet inside the caller's with block, whose exit would say it (an empty
+            # file was left, which the readers refuse)
+            with contextlib.suppress(OSError):
+                os.remove(self.path)
+            add_note(e, f"removed {self.path}: stopped before any record was written")
+            raise
 
     # -- grouping -----------------------------------------------------------
 
@@ -180,15 +190,22 @@ class TraceWriter:
         if not columnar_safe(batch):
             return False
         tracking = (self._current, set(self._finished), self._is_grouped)
+        before = self.count
         try:
             # JSON Lines writes each x_ number as it came (ints stay ints); Parquet
             # columns are typed as write()'s batches type them
             table = records_to_table(batch, exact=self._jsonl is not None, none_absent=True)
             checked = self._checked(table)
+            self._emit(checked)
         except (TraceFormatError, ValueError, TypeError, OverflowError, pa.ArrowException):
             self._current, self._finished, self._is_grouped = tracking
             return False
-        self._emit(checked)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: if before the table was written
+            # (the count moves with it), its traces were never written either, so that
+            # the caller may write the batch again (tomkit sample does)
+            if self.count == before:
+                self._current, self._finished, self._is_grouped = tracking
+            raise
         return True
 
     def write_table(self, table: pa.Table) -> None:

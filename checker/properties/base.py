@@ -4,6 +4,7 @@ functions share; ``properties/__init__.py`` holds the registry itself."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -23,8 +24,12 @@ HOLDS, UNKNOWN, VIOLATED, EXACT = 0, 1, 2, 3
 
 
 def positive(value: Any) -> str | None:
-    """A validation of :class:`Option`: the value must be above zero (NaN is not)."""
-    return None if value > 0 else f"must be positive, got {value}"
+    """A validation of :class:`Option`: the value must be above zero (NaN is not) and
+    finite (a bound of inf judged nothing, and said nothing of it)."""
+    if not value > 0:
+        return f"must be positive, got {value}"
+    return None if value < math.inf else \
+        f"must be a finite number, got {value} (leave the option out: no bound)"
 
 
 def not_negative(value: Any) -> str | None:

@@ -4,8 +4,10 @@ A prover decides one protocol family's safety with Z3 (delivery rules, timestamp
 protocols, the QoS bound). It declares what it proves (protocol names), the settings it
 takes, the way protocols declare theirs (``model/process.py``'s :class:`Option`: a flag
 ``--name`` each, ``--no-name`` for a bool that defaults to True, repeatable when the
-default is a tuple), and a ``run`` that prints its lines and returns the exit code. The
-command line builds its flags from these declarations and refuses a flag the chosen
+default is a tuple), and a ``run`` that prints its lines and returns the exit code,
+handing each outcome (an object with ``to_dict()``, whose ``verdict`` is proved,
+counterexample or unknown) to ``report`` for ``tomkit prove --format json``. The command
+line builds its flags from these declarations and refuses a flag the chosen
 prover does not declare, naming both; it has no branch on a protocol.
 """
 
@@ -39,10 +41,11 @@ def n_range(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Prover:
-    """One prover: ``run(protocol, rule, options, say)`` with the options resolved (every
-    declared one present, defaults filled in), the protocol chosen (None: a RULE alone)
-    and the RULE (None unless the prover ``takes_rule``); ``say`` prints one line of
-    output. Returns 0 every query proved, 1 a counterexample, 3 unknown; raises
+    """One prover: ``run(protocol, rule, options, say, report)`` with the options resolved
+    (every declared one present, defaults filled in), the protocol chosen (None: a RULE
+    alone) and the RULE (None unless the prover ``takes_rule``); ``say`` prints one line
+    of output, ``report`` takes each outcome (``to_dict()``: ``--format json``).
+    Returns 0 every query proved, 1 a counterexample, 3 unknown; raises
     :class:`ProveUsageError` for settings that do not fit."""
 
     name: str
@@ -51,7 +54,8 @@ class Prover:
     #: the protocols it proves (``--protocol`` values)
     protocols: tuple[str, ...]
     options: tuple[Option, ...]
-    run: Callable[[str | None, str | None, Mapping[str, Any], Callable[[str], None]], int]
+    run: Callable[[str | None, str | None, Mapping[str, Any], Callable[[str], None],
+                   Callable[[Any], None]], int]
     #: it proves a delivery rule named by the positional RULE (a protocol of
     #: ``protocols`` is then the rule of that name)
     takes_rule: bool = False

@@ -195,7 +195,10 @@ class TlcResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
+        """``tomkit tlc --format json``: ``verdict`` is the word every report uses (ok,
+        violation, ...); ``status``, the same, stays for one release (docs/api.md)."""
         return {
+            "verdict": self.status,
             "spec": self.spec, "config": self.config, "status": self.status,
             "mode": self.mode, "seed": self.seed, "simulated_for": self.simulated_for,
             "states_generated": self.states_generated, "distinct_states": self.distinct_states,

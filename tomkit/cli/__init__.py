@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 import tomkit
@@ -66,16 +67,27 @@ def main(argv: list[str] | None = None) -> int:
         # while the subcommand's modules load (seconds on a loaded machine); then what
         # became of the files being written (traces/writer.py notes it on the exception)
         name = f"tomkit {argv[0]}" if argv and argv[0] in SUBCOMMANDS else "tomkit"
-        print(f"{name}: interrupted", file=sys.stderr)
+        signum = _signal_of(e)
+        print(f"{name}: {'terminated (SIGTERM)' if signum == signal.SIGTERM else 'interrupted'}",
+              file=sys.stderr)
         for note in getattr(e, "__notes__", ()):
             print(f"{name}: {note}", file=sys.stderr)
-        return 130
+        return 128 + signum
     except BrokenPipeError:  # the reader went away (tomkit watch ... | head): quietly,
         # as a command killed by SIGPIPE; stdout is pointed at /dev/null so that Python's
         # own flush at exit does not fail a second time
         if own_process:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + 13
+
+
+def _signal_of(e: KeyboardInterrupt) -> int:
+    """SIGTERM for traces/interrupt.py's Terminated, SIGINT for Ctrl-C. That module is
+    not imported to tell (it loads the readers, before check_process.prepare may run):
+    not loaded, the handler raising Terminated was never installed."""
+    interrupt = sys.modules.get("tomkit.traces.interrupt")
+    return signal.SIGTERM if interrupt is not None and isinstance(e, interrupt.Terminated) \
+        else signal.SIGINT
 
 
 def _before_parsing(argv: list[str]) -> tuple[list[str], str | None]:
@@ -127,6 +139,9 @@ def _main(argv: list[str], own_process: bool) -> int:
         args = parser.parse_args(argv)
     if own_process and argv[:1] == ["simulate"]:
         importlib.import_module("tomkit.cli.simulate").prepare_process(args)
+    if own_process:  # SIGTERM (kill, timeout) keeps whole records as Ctrl-C does; until
+        # now (modules loading) it ends the process as ever: nothing is written yet
+        importlib.import_module("tomkit.traces.interrupt").terminate_as_interrupt()
     return args.func(args)
 
 

@@ -102,6 +102,14 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit check: an empty file name (''); give a file or folder",
               file=sys.stderr)
         return 2
+    empty = [flag for flag, value in (("--html", args.html), ("--draw", args.draw),
+                                      ("--plot-latency", args.plot_latency),
+                                      ("--guarantee-file", args.guarantee_file))
+             if value == ""]
+    if empty:  # an unset shell variable: nothing was written, and nothing said
+        print(f"tomkit check: {empty[0]} '': an empty name; give a "
+              f"{'folder' if empty[0] == '--draw' else 'file'}", file=sys.stderr)
+        return 2
     if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
         print("tomkit check: '-': standard input is not read; give a file, or follow a "
               "growing one with tomkit watch", file=sys.stderr)

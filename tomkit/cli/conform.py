@@ -33,14 +33,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from tomkit.model.conform import ReplayError, conform_traces
     from tomkit.model.protocols import protocol
     from tomkit.traces.errors import TraceFormatError
     from tomkit.traces.reader import read_records, trace_files
 
     from .sniff import explained
+    from .verdict_json import document, dumps
 
     try:
         p = protocol(args.protocol)
@@ -66,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit conform: {e}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps(report.to_dict(), indent=1))
+        doc = report.to_dict()
+        print(dumps(document(doc["verdict"], doc)))
     else:
         given = "".join(f", {k} {v}" for k, v in options.items())
         print(f"tomkit conform: protocol {args.protocol}{given}; {len(report.traces)} "

@@ -22,11 +22,15 @@ import sys
 
 from tomkit.cli.common import add_option_flag
 from tomkit.cli.parser import not_a_folder
+from tomkit.cli.verdict_json import document, dumps
 from tomkit.fuzz.prove.provers import PROVERS, by_protocol, rule_prover
 from tomkit.model.process import Option
 from tomkit.model.toto.mutants import MUTANTS
 
 __all__ = ["add_parser", "run"]
+
+#: the verdict of a run of several outcomes, by its exit code: the worst outcome
+VERDICTS = {0: "proved", 1: "counterexample", 3: "unknown"}
 
 
 def _declared() -> dict[str, tuple[Option, list[tuple[str, Option]]]]:
@@ -37,6 +41,11 @@ def _declared() -> dict[str, tuple[Option, list[tuple[str, Option]]]]:
         for o in p.options:
             out.setdefault(o.name, (o, []))[1].append((p.name, o))
     return out
+
+
+def _unstamped(d: dict) -> dict:
+    """An outcome's data inside the command's JSON, which says the stamp once."""
+    return {k: v for k, v in d.items() if k not in ("tomkit", "format_version")}
 
 
 def _show(value: object) -> str:
@@ -71,6 +80,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--no-size-limit", action="store_true",
                    help="run an --n larger than the prover was measured to finish (Z3's "
                    "time grows steeply with n: it may run for hours)")
+    s.add_argument("--format", choices=["text", "json"], default="text",
+                   help="json: one object on stdout, each outcome's verdict, queries and "
+                   "counterexample (docs/cli.md, 'One JSON shape'); the text lines go to "
+                   "stderr as they come")
     g = s.add_argument_group("prover options (each prover declares its own)")
     for o, takers in _declared().values():
         add_option_flag(g, o, _takers(o, takers))
@@ -112,7 +125,18 @@ def run(args: argparse.Namespace) -> int:
                               "--timeout SECONDS")
         if too_large:
             return fail(too_large)
-        return prover.run(args.protocol, args.rule, opts, lambda line: print(line, flush=True))
+        if args.format == "text":
+            return prover.run(args.protocol, args.rule, opts,
+                              lambda line: print(line, flush=True), lambda outcome: None)
+        outcomes: list[dict] = []
+        code = prover.run(args.protocol, args.rule, opts,
+                          lambda line: print(line, file=sys.stderr, flush=True),
+                          lambda outcome: outcomes.append(_unstamped(outcome.to_dict())))
+        print(dumps(document(VERDICTS[code] if outcomes else "nothing proved", {
+            "prover": prover.name, "protocol": args.protocol, "rule": args.rule,
+            "options": {k: list(v) if isinstance(v, tuple) else v for k, v in opts.items()},
+            "outcomes": outcomes})))
+        return code
     except ProveUsageError as e:
         return fail(str(e))
     except ReplayMismatch as e:

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from tomkit.traces.interrupt import exit_code, stopped
+
 __all__ = ["add_parser", "run"]
 
 
@@ -93,7 +95,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     from tomkit.maelstrom.harness import HarnessError, RunConfig
     from tomkit.maelstrom.harness import run as run_test
-    from tomkit.maelstrom.report import to_json, to_text
+    from tomkit.maelstrom.report import to_text
+
+    from .verdict_json import document, dumps
 
     if args.node_count < 1:
         print("tomkit run: --node-count must be at least 1", file=sys.stderr)
@@ -128,12 +132,16 @@ def run(args: argparse.Namespace) -> int:
     except HarnessError as e:
         print(f"tomkit run: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # exit 130, as every command stopped by Ctrl-C
-        print(f"tomkit run: interrupted; every node was stopped; {out} keeps the node logs "
+    except KeyboardInterrupt as e:  # exit 130 (143 for SIGTERM), as every command
+        print(f"tomkit run: {stopped(e)}; every node was stopped; {out} keeps the node logs "
               "so far (nodes/), and no trace, history or results: they are written when "
               "a run ends", file=sys.stderr)
-        return 130
-    sys.stdout.write(to_json(result) if args.format == "json" else to_text(result))
+        return exit_code(e)
+    if args.format == "json":
+        doc = result.to_dict()
+        print(dumps(document(doc["verdict"], doc)))
+    else:
+        sys.stdout.write(to_text(result))
     return 0 if result.valid else 1
 
 

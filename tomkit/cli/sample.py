@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with TraceWriter(args.out, grouped=True) as w:
             batch: list[dict] = []
+            flushed = 0  # records written before the batch
             try:
                 for i in range(args.traces):
                     tid = f"t{i}"
@@ -86,13 +87,14 @@ def run(args: argparse.Namespace) -> int:
                         made += 1
                     if len(batch) >= BATCH:
                         w.write_many(batch)  # Ctrl-C waits for it (traces/interrupt.py)
-                        batch = []
+                        batch, flushed = [], w.count
                     if bar is not None:
                         bar.update()
             except KeyboardInterrupt:
-                # the traces made so far are whole: written, then the writer closes the
-                # file as a valid one and says how many records it kept
-                w.write_many(batch)
+                # the traces made so far are whole: written (what the batch's write had
+                # not yet written, when it was stopped part way), then the writer closes
+                # the file as a valid one and says how many records it kept
+                w.write_many(batch[w.count - flushed:])
                 raise
             w.write_many(batch)
         n = w.count

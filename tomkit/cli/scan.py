@@ -41,9 +41,19 @@ def run(args: argparse.Namespace) -> int:
     if bad:  # said now, not after a JVM has started
         print(f"tomkit scan: {bad}", file=sys.stderr)
         return 2
-    from tomkit.checker.spark.job import run_args
+    from tomkit.traces.interrupt import add_note
 
-    return run_args(args)
+    try:
+        from tomkit.checker.spark.job import run_args
+
+        return run_args(args)
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: --out is replaced only by a
+        # complete result (checker/spark/commit.py), so what is there was there before
+        out = getattr(args, "out", None)
+        if out:
+            was = "left as it was" if os.path.exists(out) else "not made"
+            add_note(e, f"{out} {was}: a scan replaces it only once complete")
+        raise
 
 
 #: the names of trace files a scan reads (checker/spark/read.py's format_of)

@@ -20,11 +20,11 @@ the jar missing, a spec TLC cannot parse, a config it rejects or that asks for w
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 from .parser import not_a_folder
+from .verdict_json import document, dumps
 
 __all__ = ["add_parser", "run"]
 
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         if conf is not None:
             doc["checker"] = {"property": conf.property, "violated": conf.violated,
                               "confirmed": conf.confirmed, "explanation": conf.explanation}
-        print(json.dumps(doc, indent=1))
+        print(dumps(document(doc["verdict"], doc)))
     else:
         print(render(result, outputs, diff=args.diff))
     return 1 if result.status == "violation" else 0

@@ -12,6 +12,8 @@ import os
 import sys
 import time
 
+from tomkit.traces.interrupt import exit_code, stopped
+
 __all__ = ["add_parser", "run"]
 
 
@@ -128,11 +130,11 @@ def run(args: argparse.Namespace) -> int:
     except (FollowError, TraceFormatError) as e:
         print(f"tomkit watch: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         w.checkpoint()
-        print("tomkit watch: interrupted; state kept" if args.state else
-              "tomkit watch: interrupted", file=sys.stderr)
-        return 130
+        print(f"tomkit watch: {stopped(e)}; state kept" if args.state else
+              f"tomkit watch: {stopped(e)}", file=sys.stderr)
+        return exit_code(e)
     finally:
         w.close()
     sys.stdout.write(to_json(report) if args.format == "json" else to_text(report))

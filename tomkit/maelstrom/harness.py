@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tomkit import check
+from tomkit.traces.interrupt import Terminated
 from tomkit.traces.writer import write_records
 
 from .client import Client, History
@@ -102,7 +103,10 @@ class RunResult:
     nemesis: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"valid": self.valid, "config": self.config.to_dict(),
+        # verdict: the word every report uses; valid (the same as a bool) stays for one
+        # release (docs/api.md)
+        return {"verdict": "valid" if self.valid else "invalid",
+                "valid": self.valid, "config": self.config.to_dict(),
                 "verdicts": self.verdicts, "explanations": self.explanations,
                 "anomalies": [a.to_dict() for a in self.anomalies], "faults": self.faults,
                 "stats": self.stats, "nemesis": self.nemesis, "trace": str(self.trace)}
@@ -521,19 +525,30 @@ class Harness:
 def run(config: RunConfig) -> RunResult:
     """Run one test; raises HarnessError (exit 2). Ctrl-C and SIGTERM end every node."""
 
+    terminated: list[bool] = []
+    before = signal.getsignal(signal.SIGTERM)
+
+    def on_term(task: asyncio.Task) -> None:
+        terminated.append(True)
+        task.cancel()
+
     async def main() -> RunResult:
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        loop.add_signal_handler(signal.SIGTERM, on_term, asyncio.current_task())
         try:
             return await Harness(config).run_async()
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, before)  # (the loop left SIG_DFL)
             # node starts still under way (a Ctrl-C during start-up) finish before the
             # loop closes, so that end_all ends their processes too (node_process.py)
             await settle()
 
     try:
         return asyncio.run(main())
+    except asyncio.CancelledError:
+        if terminated:  # said as a command stopped by SIGTERM (traces/interrupt.py)
+            raise Terminated from None
+        raise
     finally:
         end_all()

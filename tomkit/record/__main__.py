@@ -13,6 +13,7 @@ import contextlib
 import importlib
 import io
 import json
+import math
 import subprocess
 import sys
 import time
@@ -23,10 +24,26 @@ from typing import Any
 
 from tomkit.record import SYSTEMS
 from tomkit.record.faults import repeating
+from tomkit.record.log import EventLog
 from tomkit.record.system import System
+from tomkit.traces.interrupt import add_note, exit_code, stopped, terminate_as_interrupt
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; with ``argv`` None it is the process's own (then SIGTERM is taken
+    as Ctrl-C: the trace recorded so far is written, traces/interrupt.py)."""
+    if argv is None:
+        terminate_as_interrupt()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:  # said in one line each, as tomkit's commands say it
+        print(f"python -m tomkit.record: {stopped(e)}", file=sys.stderr)
+        for note in getattr(e, "__notes__", ()):
+            print(f"python -m tomkit.record: {note}", file=sys.stderr)
+        return exit_code(e)
+
+
+def _main(argv: list[str] | None) -> int:
     p = argparse.ArgumentParser(prog="python -m tomkit.record", description=__doc__.split(
         "\n\n")[0])
     p.add_argument("system", choices=SYSTEMS)
@@ -47,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--period", type=float, default=30.0,
                    help="seconds between faults of a long run")
     args = p.parse_args(argv)
+    bad = _bad_numbers(args)
+    if bad:
+        p.error(bad)
     system = recorder(args.system)
     why = system.available()
     if why:
@@ -73,25 +93,47 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"seed {args.seed}")
     # a boot has its own bound (booting is most of the cost, up to minutes under load)
+    failed = 0
     with (system.boot() if system.boot is not None
           else contextlib.nullcontext()) as boot:
         for name in names:
-            _record(system, runs[name], name, out, args, boot)
-    return 0
+            failed |= not _record(system, runs[name], name, out, args, boot)
+    return 2 if failed else 0
+
+
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    """What is wrong with the numbers, in one line (a run of --timeout 0 ended at once,
+    --period 0 struck faults without pause)."""
+    for flag, value in (("--timeout", args.timeout), ("--long", args.long),
+                        ("--period", args.period)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            return f"{flag} must be a positive, finite number of seconds, got {value}"
+    if args.seed < 0:
+        return f"--seed must be >= 0, got {args.seed}"
+    return None
 
 
 def _record(system: System, run: Any, name: str, out: Path, args: argparse.Namespace,
-            boot: Any) -> None:
-    """Record one run, print its summary and its profile's verdict."""
+            boot: Any) -> bool:
+    """Record one run, print its summary and its profile's verdict; False if the run
+    failed (said, and what was recorded written as a trace cut short)."""
     path = out / f"{args.system}-{name}-s{args.seed}.jsonl.gz"
     t0 = time.monotonic()
     print(f"{args.system} {name}: recording (at most {args.timeout:g} s)")
     watch = _watch(out / f"{args.system}-{name}-s{args.seed}.live.jsonl") \
         if args.watch else None
+    EventLog.latest = None
     try:
         # a system that declares a boot records on the one its runs share
         log = system.record(run, path, seed=args.seed, timeout=args.timeout,
                             **({} if boot is None else {"boot": boot}))
+    except KeyboardInterrupt as e:
+        add_note(e, _cut_short(path, "SIGTERM" if exit_code(e) == 143 else "Ctrl-C", t0))
+        raise
+    except Exception as e:  # noqa: BLE001 (a failed run: said, with what it recorded)
+        print(f"  {args.system} {name}: failed: {e}", file=sys.stderr)
+        print(f"  {_cut_short(path, type(e).__name__, t0)}", file=sys.stderr)
+        return False
     finally:
         if watch is not None:
             print(f"  watch: exit {_watch_end(*watch)}")
@@ -108,6 +150,26 @@ def _record(system: System, run: Any, name: str, out: Path, args: argparse.Names
     profile = system.guarantee(run)
     print(f"  check: tomkit check {' '.join(profile)} {path}")
     print(f"  {verdict(profile, path)}")
+    return True
+
+
+def _cut_short(path: Path, why: str, t0: float) -> str:
+    """Write what the run stopped before its end recorded, whole records, as
+    ``NAME.cut.jsonl.gz`` (its last record's ``x_cut_short`` says why), and say so; or
+    say plainly that nothing was written, and why."""
+    log = EventLog.latest
+    secs = time.monotonic() - t0
+    if path.exists() and path.stat().st_mtime >= time.time() - (time.monotonic() - t0):
+        path.unlink()  # the recorder's own write, stopped part way: the cut file has all
+    cut = path.with_name(path.name.replace(".jsonl.gz", ".cut.jsonl.gz"))
+    stop = f"the run was stopped after {secs:.1f} s ({why})"
+    if log is None or not log.records:
+        return (f"nothing written: {stop}, before "
+                f"{'the recorder began its log' if log is None else 'any event was logged'}")
+    n = log.write(cut, cut_short=stop)
+    return (f"wrote the {n:,} records recorded so far, each whole, to {cut}: {stop}, so "
+            "its end-of-run properties (agreement, liveness) would judge a run that did "
+            "not end (its last record says so in x_cut_short)")
 
 
 def recorder(name: str) -> System:
@@ -118,8 +180,6 @@ def recorder(name: str) -> System:
 def _watch(live: Path) -> tuple[subprocess.Popen, Path]:
     """Start ``tomkit watch`` on the run's live log (EventLog.live); it ends once the run
     is over (the stop file) and the log has been idle for a second."""
-    from tomkit.record.log import EventLog
-
     stop = live.with_suffix(".done")
     for f in (live, stop):
         f.unlink(missing_ok=True)
@@ -132,8 +192,6 @@ def _watch(live: Path) -> tuple[subprocess.Popen, Path]:
 
 
 def _watch_end(proc: subprocess.Popen, stop: Path) -> int:
-    from tomkit.record.log import EventLog
-
     EventLog.live = None
     stop.touch()
     try:

@@ -29,8 +29,13 @@ class EventLog:
     #: this JSON Lines file as it is logged, for ``tomkit watch`` to follow while the run
     #: goes on
     live: str | Path | None = None
+    #: the log made last in this process: ``python -m tomkit.record`` writes what it
+    #: holds when a run is stopped before its end (Ctrl-C, SIGTERM, an error, a timeout),
+    #: where the recorder's own write is never reached
+    latest: EventLog | None = None
 
     def __init__(self, trace: str):
+        EventLog.latest = self
         self.trace = trace
         self._live = open(EventLog.live, "a", encoding="utf-8") if EventLog.live else None
         self.records: list[dict] = []
@@ -97,10 +102,16 @@ class EventLog:
             return sum(1 for r in self.records if r["kind"] == kind
                        and (process is None or r["process"] == process))
 
-    def write(self, path: str | Path) -> int:
-        """Write the trace (format from the suffix); the number of records."""
+    def write(self, path: str | Path, cut_short: str | None = None) -> int:
+        """Write the trace (format from the suffix); the number of records. A run stopped
+        before its end (``cut_short``, why) is frozen, and its last record says why in
+        ``x_cut_short``: the file holds whole records, but not a run that ended."""
+        if cut_short is not None:
+            self.freeze()
         with self._lock:
             records = list(self.records)
+        if cut_short is not None and records:
+            records[-1] = {**records[-1], "x_cut_short": cut_short}
         with TraceWriter(path) as w:
             for r in records:
                 w.write(r)

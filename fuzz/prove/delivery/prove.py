@@ -25,6 +25,7 @@ from tomkit.fuzz.prove.delivery.solve import QUERIES, fires_somewhere, prove
 from tomkit.model.toto.dag import DagView
 from tomkit.model.toto.rules import Params, Rule
 from tomkit.model.toto.vocab import ConcreteRuleView
+from tomkit.traces.schema import report_stamp
 
 __all__ = ["ENUM_LIMITS", "Outcome", "allowed_deltas", "prove_rule", "stem"]
 
@@ -50,6 +51,12 @@ class Outcome:
     #: per query, the CPU seconds of each part of the facts encoding (``solve.facts_parts``)
     parts_cpu: dict[str, list[float]] = field(default_factory=dict)
 
+    @property
+    def verdict(self) -> str:
+        """proved, counterexample or unknown: the word every report uses (``status`` is
+        its old name)."""
+        return self.status
+
     def exit_code(self) -> int:
         """``tomkit prove``'s exit code for this outcome: 0 proved, 1 a counterexample, 3
         unknown (as ``CheckReport.exit_code`` and ``ConformReport.exit_code``)."""
@@ -57,12 +64,14 @@ class Outcome:
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome as plain data (the counterexample as its property, views and the
-        two deliveries)."""
+        two deliveries). ``verdict`` is the word every report uses; ``status``, the same,
+        stays for one release (docs/api.md)."""
         cx = self.counterexample
         return {
+            **report_stamp(), "verdict": self.verdict,
             "n": self.n, "delta": self.delta, "status": self.status, "method": self.method,
             "seconds": self.seconds, "k": self.k,
-            "queries": {p: {"status": st, "seconds": t}
+            "queries": {p: {"verdict": st, "status": st, "seconds": t}
                         for p, (st, t) in self.per_property.items()},
             "note": self.note, "files": dict(self.files),
             "sizes": None if self.sizes is None else self.sizes.to_dict(),

@@ -51,7 +51,7 @@ OPTIONS = (
 
 
 def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
-        say: Callable[[str], None]) -> int:
+        say: Callable[[str], None], report: Callable[[Any], None]) -> int:
     name = rule_name or protocol
     if name is None:
         raise ProveUsageError("give a RULE or --protocol")
@@ -88,6 +88,7 @@ def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
             except TypeError as e:
                 raise ProveUsageError(str(e)) from None
             say(o.line(name))
+            report(o)
             if o.counterexample is not None:
                 cx = o.counterexample
                 say(f"  {cx.property}: V1 sees {len(cx.views[0].messages)} messages and "
@@ -104,6 +105,7 @@ def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
                     say(f"  DAG: {msgs} messages, {edges} causal edges between processors")
                 if opts["out"]:
                     files = counterexample_files(cx, opts["out"], stem(name, o), rule)
+                    o.files.update(files)
                     say("  wrote " + ", ".join(files[x] for x in ("trace", "svg", "txt")))
                 worst = 1
             elif o.status == "unknown" and worst == 0:

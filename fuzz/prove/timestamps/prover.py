@@ -33,7 +33,7 @@ OPTIONS = (
 
 
 def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
-        say: Callable[[str], None]) -> int:
+        say: Callable[[str], None], report: Callable[[Any], None]) -> int:
     assert protocol is not None  # the registry hands it a protocol of PROTOCOLS
     variant = opts["variant"]
     if variant is not None and variant not in VARIANTS[protocol]:
@@ -48,6 +48,7 @@ def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
     for n in range(lo, hi + 1):
         o = prove_protocol(protocol, n, variant, opts["timeout"], max_steps=opts["max_steps"])
         say(o.line())
+        report(o)
         found = o.search.run if o.search is not None else None
         if found is not None:
             a, b, x, y = found.violation
@@ -56,6 +57,7 @@ def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
             if opts["out"]:
                 files = write_run(found, opts["out"],
                                   f"{protocol}-{variant or 'as-specified'}-n{n}")
+                o.files.update(files)
                 say("  wrote " + ", ".join(files[k] for k in ("trace", "txt")))
             worst = 1
         elif o.status == "unknown" and worst == 0:

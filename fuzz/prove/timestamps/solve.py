@@ -101,10 +101,33 @@ class TsOutcome:
     queries: list[QueryResult] = field(default_factory=list)
     search: BmcResult | None = None
     note: str = ""
+    #: what ``--out`` got: the refuting run as a trace and its text
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.protocol + (f"[{self.variant}]" if self.variant else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as plain data (``tomkit prove --format json``): the queries, and the
+        bounded search's refuting run as its violation and size. ``status`` is
+        ``verdict``'s old name (docs/api.md)."""
+        b = self.search
+        run = None if b is None else b.run
+        return {
+            "verdict": self.status, "protocol": self.protocol, "variant": self.variant,
+            "n": self.n, "status": self.status, "seconds": self.seconds, "note": self.note,
+            "queries": [{"name": q.name, "verdict": q.status, "seconds": q.seconds,
+                         "broken": list(q.broken), "reason": q.reason}
+                        for q in self.queries],
+            "search": None if b is None else {
+                "verdict": b.status, "depth": b.depth, "seconds": b.seconds,
+                "reason": b.reason,
+                "violation": None if run is None else {
+                    "explanation": _violation_text(run.violation),
+                    "steps": len(run.steps), "messages": len(run.messages)}},
+            "files": dict(self.files),
+        }
 
     def line(self) -> str:
         qs = ", ".join(q.text() for q in self.queries)
@@ -114,6 +137,11 @@ class TsOutcome:
             out += (f"  bmc: {b.depth}-step run in {b.seconds:.1f}s" if b.run is not None
                     else f"  bmc: {b.status} within {b.depth} steps in {b.seconds:.1f}s")
         return out + (f"  [{self.note}]" if self.note else "")
+
+
+def _violation_text(violation: tuple[int, int, str, str]) -> str:
+    a, b, x, y = violation
+    return f"p{a} delivers {x} before {y}; p{b} delivers {y} without {x} before it"
 
 
 def _solve(constraints: list[Any], timeout: float | None) -> tuple[Any, Any, str]:

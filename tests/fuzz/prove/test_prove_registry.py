@@ -16,7 +16,7 @@ from tomkit.model.protocols import PROTOCOLS
 SEEN: list[dict] = []
 
 
-def fake_run(protocol, rule, opts, say):
+def fake_run(protocol, rule, opts, say, report):
     SEEN.append(dict(opts))
     if opts["depth"] < 1:
         raise ProveUsageError(f"--depth must be at least 1, got {opts['depth']}")

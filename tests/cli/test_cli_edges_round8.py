@@ -1,0 +1,67 @@
+"""Rough edges found trying every command as a new user would (issue 30 part 7, round
+8; docs/cli.md's table): each gets one line naming what was given and what is wanted,
+exit 2, before any work."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from cli_run import one_line, run
+
+import tomkit
+from tomkit.cli.fuzz import LARGEST_EXAMPLES
+
+
+def test_fuzz_refuses_examples_that_cannot_finish(capsys, tmp_path):
+    code, out, err = run(capsys, "fuzz", "toto", "--examples", "99999999999999999999",
+                         "--out", tmp_path / "f")
+    line = one_line(err, "tomkit fuzz: --examples 99,999,999,999,999,999,999: an example "
+                    "took 25 to 45 ms of CPU")
+    assert code == 2 and out == "" and "at least 7.9e+10 years" in line
+    assert f"up to {LARGEST_EXAMPLES:,} are taken" in line and "--no-size-limit" in line
+    code, _, err = run(capsys, "fuzz", "--protocol", "abcast", "--examples",
+                       str(LARGEST_EXAMPLES + 1), "--out", tmp_path / "f")
+    assert code == 2 and "at least 42 minutes" in one_line(err, "tomkit fuzz: --examples "
+                                                           "100,001:")
+    assert not (tmp_path / "f").exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("toto", "--seed", "-1"), "--seed must be at least 0, got -1"),
+    (("--protocol", "hybrid", "--spares", "-1"), "--spares must be at least 0, got -1"),
+    (("--protocol", "abcast", "--comebacks", "-3"), "--comebacks must be at least 0, got -3"),
+    (("toto", "--spares", "1"), "the rule form takes --delta only"),
+])
+def test_fuzz_refuses_negative_and_misplaced_numbers(capsys, tmp_path, argv, said):
+    # before: a seed of -1 was taken (every other command refuses it), --spares -1 ran,
+    # --comebacks -3 said "abcast cannot honour recover", the rule form ignored --spares
+    code, out, err = run(capsys, "fuzz", *argv, "--examples", "1", "--out", tmp_path)
+    assert code == 2 and out == "" and said in one_line(err, "tomkit fuzz: ")
+
+
+@pytest.mark.parametrize("flag, what", [("--html", "file"), ("--draw", "folder"),
+                                        ("--plot-latency", "file"),
+                                        ("--guarantee-file", "file")])
+def test_check_refuses_an_empty_output_name(capsys, tmp_path, flag, what):
+    # an unset shell variable: nothing was drawn or written, and nothing said
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n')
+    code, out, err = run(capsys, "check", trace, flag, "")
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit check: ") == \
+        f"tomkit check: {flag} '': an empty name; give a {what}"
+
+
+@pytest.mark.parametrize("flag", ["--latency-bound", "--realtime-bound"])
+def test_an_infinite_bound_is_refused(capsys, tmp_path, flag):
+    # a bound of inf judged nothing (every latency holds) and said nothing of it
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n')
+    code, _, err = run(capsys, "check", trace, flag, "inf")
+    assert code == 2
+    assert one_line(err, "tomkit check: ") == (
+        f"tomkit check: {flag} must be a finite number, got inf (leave the option out: "
+        "no bound)")
+    with pytest.raises(ValueError, match="must be a finite number, got inf"):
+        tomkit.check(trace, latency_bound=math.inf)
