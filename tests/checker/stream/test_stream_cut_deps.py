@@ -23,14 +23,16 @@ import tomkit.checker.stream.cutdeps as cutdeps
 import tomkit.checker.stream.driver as driver
 import tomkit.checker.stream.reduced as reduced
 import tomkit.checker.stream.spill as spill
-from tomkit.checker.properties import Options, properties
+from tomkit.checker.properties import Options, properties, with_scope
 from tomkit.checker.stream.driver import _Run, check_stream
 from tomkit.checker.stream.narrow import narrows
 from tomkit.traces.generate import FAULTS, faulty_trace
 from tomkit.traces.writer import write_records
 
-#: the properties the cut serves, causal order and both latencies among them
+#: the properties the cut serves, causal order and both latencies among them, and their
+#: correct-process forms
 NARROW = [p for p in STREAMED if narrows([p])]
+NARROW_CORRECT = [with_scope(p, "correct") for p in NARROW if p.scoped]
 CAUSAL = ("causal-order", "latency", "realtime-latency")
 PROCS = ["p0", "p1", "p2", "p3"]
 
@@ -202,9 +204,31 @@ def test_planted_view_faults_early_with_deps_and_latency(fault, tiny, monkeypatc
     write_records(path, recs)
     run = decided(path, Options(latency_bound=30.0))
     assert run.modes == {"slow": 1, "narrowed": 1, "views carried": 1}, run.modes
-    if fault == "swap":  # grouped, and within the bound
+    if fault == "swap":  # the correct-process scope (p3 crashes); grouped, within the bound
+        decided(path, Options(latency_bound=30.0, scope="correct"), NARROW_CORRECT)
         write_records(path, by_process(recs))
         decided(path, Options(latency_bound=1e9))
+
+
+def test_a_tail_dependency_on_an_unsent_message_of_the_cut(tiny, monkeypatch, tmp_path):
+    """p1 delivers a message nobody sent (in the cut's messages), and a message late in
+    the run depends on it: every other process owes it (it has no sending view to excuse
+    them: causal.py) and never delivers it, so the whole trace's first violation lies
+    past their cuts: the cut is refused (c2 reads an unsent message as owed by all)."""
+    short = broken.membership_run
+    monkeypatch.setattr(broken, "membership_run", lambda: short(9, 10))
+    monkeypatch.setattr(canon, "TRIM_AT", 4)
+    monkeypatch.setattr(driver, "READ_ROWS", 32)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 24)
+    recs = with_deps_and_times(broken.plant("unsent", 0.1))
+    late = [r for r in recs if r["kind"] == "send"][-5]
+    late["deps"] = ["ghost"]
+    path = tmp_path / "t.jsonl"
+    write_records(path, recs)
+    run = decided(path, Options(latency_bound=30.0))
+    assert run.modes == {"slow": 1, "views carried": 1}, run.modes
+    res = run.report.outcomes[0].results["causal-order"]
+    assert "never delivers ghost" in res.explanation and late["msg"] in res.explanation
 
 
 def membership_breach(fault: str, at: float) -> list[dict]:
