@@ -297,6 +297,7 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
     from tomkit.traces.errors import Location, TraceFormatError
     from tomkit.traces.validate import record_problem
 
+    _typed("protocol", protocol, str)  # (an int was "unknown protocol 5")
     get_protocol(protocol)  # ValueError naming the known ones, even with no records
     if isinstance(records, (str, os.PathLike)):
         from tomkit.traces.reader import read_records
@@ -410,6 +411,10 @@ def write(path: str | os.PathLike, records: Iterable[Mapping]) -> None:
     iterable of dicts (one dict, say)."""
     from tomkit.traces.writer import write_records
 
+    if not isinstance(path, (str, os.PathLike)):  # (Python's "expected str, bytes or
+        # os.PathLike object, not int", naming no argument)
+        raise TypeError(f"path must be a file name (str or os.PathLike), got "
+                        f"{type(path).__name__} {path!r}")
     if isinstance(records, (Mapping, str, bytes)) or not isinstance(records, Iterable):
         raise TypeError(f"records must be an iterable of records (dicts), got "
                         f"{type(records).__name__}"

@@ -65,3 +65,53 @@ def test_an_infinite_bound_is_refused(capsys, tmp_path, flag):
         "no bound)")
     with pytest.raises(ValueError, match="must be a finite number, got inf"):
         tomkit.check(trace, latency_bound=math.inf)
+
+
+def test_generate_with_an_empty_out_keeps_the_current_folder(capsys, tmp_path, monkeypatch):
+    # an unset shell variable: the current folder was replaced by the data set, and
+    # deleted with everything in it
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.txt").write_text("the user's own file\n")
+    code, _, err = run(capsys, "generate", "--traces", "2", "-q", "--out", "")
+    assert code == 2 and (tmp_path / "mine.txt").read_text() == "the user's own file\n"
+    assert one_line(err, "tomkit generate: ").startswith(
+        "tomkit generate: --out '': an empty name; give a new folder")
+    assert [p.name for p in tmp_path.iterdir()] == ["mine.txt"]
+    from tomkit.model.dataset import generate
+
+    with pytest.raises(ValueError, match="an empty name"):
+        generate("", ["toto"], 2)
+    assert [p.name for p in tmp_path.iterdir()] == ["mine.txt"]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("fuzz", "majority", "--n", "4", "--out", ""), "--out '': an empty name; give a folder"),
+    (("prove", "toto", "--n", "3", "--out", ""), "--out '': an empty name; give a folder"),
+    (("tlc", "abcast", "--out", ""), "--out '': an empty name; give a folder"),
+    (("scan", "{data}", "--out", ""), "--out '': an empty name; give a folder"),
+    (("import", "--format", "jepsen", "x.edn", "--out", ""),
+     "--out '': an empty name; give a file"),
+    (("watch", "{trace}", "--out", ""), "--out '': an empty name; give a file"),
+    (("watch", "{trace}", "--state", ""), "--state '': an empty name; give a folder"),
+    (("watch", "{trace}", "--stop-file", ""), "--stop-file '': an empty name; give a file"),
+    (("watch", ""), "FILE '': an empty name; give a log file"),
+    (("run", "-w", "echo", "--bin", ""), "--bin '': an empty name; give a program"),
+    (("run", "-w", "echo", "--bin", "/bin/cat", "--out", ""),
+     "--out '': an empty name; give a folder"),
+])
+def test_an_empty_name_is_refused_before_any_work(capsys, tmp_path, monkeypatch, argv,
+                                                  said):
+    # before: fuzz lost its finding to a FileNotFoundError traceback, tlc wrote its log
+    # into the current folder, scan said the folder held its input, watch --out failed
+    # with a traceback, --state kept no state, --stop-file never stopped, run wrote
+    # into store/
+    monkeypatch.chdir(tmp_path)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n')
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.jsonl").write_text(trace.read_text())
+    argv = [a.format(data=tmp_path / "data", trace=trace) for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert one_line(err, f"tomkit {argv[0]}: ") == f"tomkit {argv[0]}: {said}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "t.jsonl"]

@@ -41,6 +41,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     from tomkit.traces.writer import output_format
 
+    if args.out == "":  # not "--out : cannot tell the format"
+        print("tomkit import: --out '': an empty name; give a file", file=sys.stderr)
+        return 2
     try:  # before the logs are read, not after
         output_format(args.out)
     except ValueError as e:
