@@ -137,6 +137,7 @@ def s3_endpoint(tmp_path_factory):
     import time
 
     from tomkit.checker.spark.cluster import free_port
+    from tomkit.record.log import die_with_parent
 
     port = free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
@@ -144,7 +145,8 @@ def s3_endpoint(tmp_path_factory):
         proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
                                  "-p", str(port)], stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True,
-                                env={**os.environ, "MOTO_PORT": str(port)})
+                                env={**os.environ, "MOTO_PORT": str(port)},
+                                preexec_fn=die_with_parent)  # as the cluster's JVMs
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -210,8 +212,12 @@ def spark_cluster(tmp_path_factory):
     (session.QUICK_JVM)."""
     from tomkit.checker.spark.cluster import LocalCluster
     from tomkit.checker.spark.session import QUICK_JVM
+    from tomkit.record.log import die_with_parent
 
+    # its JVMs die with this worker should it end without its teardown (killed, or its
+    # controller stopped): a suite stopped that way left a master and workers running
     with LocalCluster(tmp_path_factory.mktemp("cluster"), workers=2, cores=1, memory="1g",
                       env={**S3_CREDENTIALS,
-                           "SPARK_DAEMON_JAVA_OPTS": " ".join(QUICK_JVM)}) as c:
+                           "SPARK_DAEMON_JAVA_OPTS": " ".join(QUICK_JVM)},
+                      preexec_fn=die_with_parent) as c:
         yield c

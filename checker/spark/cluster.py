@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["LocalCluster", "free_port", "spark_bin"]
@@ -41,7 +42,7 @@ def spark_bin(name: str) -> str:
 class LocalCluster:
     def __init__(self, workdir: str | os.PathLike, workers: int = 2, cores: int = 1,
                  memory: str = "1g", env: dict[str, str] | None = None,
-                 timeout: float = 90.0):
+                 timeout: float = 90.0, preexec_fn: Callable[[], None] | None = None):
         self.workdir = Path(workdir)
         self.workers, self.cores, self.memory = workers, cores, memory
         self.timeout = timeout
@@ -54,13 +55,16 @@ class LocalCluster:
                     "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
                     "PYSPARK_PYTHON": (env or {}).get("PYSPARK_PYTHON", sys.executable)}
         self.procs: list[subprocess.Popen] = []
+        #: run in each JVM's process before it starts (the tests pass one that makes the
+        #: JVMs die with the test process, should it end without stopping them)
+        self.preexec_fn = preexec_fn
 
     def _start(self, name: str, *args: str) -> None:
         log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 (kept for the process)
         self.procs.append(subprocess.Popen(
             [spark_bin("spark-class"), *args], stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, env=self.env, cwd=self.workdir,
-            start_new_session=True))
+            start_new_session=True, preexec_fn=self.preexec_fn))
         log.close()
 
     def alive_workers(self) -> int:

@@ -387,6 +387,7 @@ def run_args(args: argparse.Namespace) -> int:
         JvmStderr,
         class_archive,
         get_session,
+        silent_exit,
         under_spark_submit,
     )
     from tomkit.checker.spark.storage import StoreError
@@ -426,6 +427,8 @@ def run_args(args: argparse.Namespace) -> int:
         err.flush()
         return 2
     print(json.dumps(res.doc, indent=1) if args.json else res.text, end="", flush=True)
+    if under_spark_submit() and not args.verbose:
+        silent_exit(spark.sparkContext._jvm)
     if archive is not None:  # the first run with $TOMKIT_SPARK_CDS: its JVM writes it
         archive.adopt(spark)
     return res.exit_code

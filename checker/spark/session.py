@@ -262,6 +262,19 @@ def quiet(jvm) -> None:
     log4j.core.config.Configurator.setLevel(INBOX_LOGGER, log4j.Level.FATAL)
 
 
+def silent_exit(jvm) -> None:
+    """Spark's logging off for the rest of a submitted scan, once its result is written
+    and printed: spark-submit's JVM stops the SparkContext after the driver's Python
+    exits, and on a standalone cluster the master's one-way notices can reach endpoints
+    already stopped ("ERROR TransportRequestHandler: ... Could not find AppClient", a
+    race in Spark's shutdown seen at load 24, minutes after the scan's end, like the
+    Inbox errors of log4j2-quiet.properties); nothing logged then can change the
+    result, and a quiet scan should not end with a stack trace."""
+    log4j = jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setAllLevels(log4j.LogManager.ROOT_LOGGER_NAME,
+                                                log4j.Level.OFF)
+
+
 def apply_conf(spark: SparkSession) -> None:
     for k, v in SCAN_CONF.items():
         spark.conf.set(k, v)

@@ -217,6 +217,11 @@ class TraceState:
         self._sindex = self._dindex = np.zeros(0, np.int64)
         self._row_h1 = self._row_h2 = None
 
+    #: judge views' member sets (views.py); False for narrow.py's tail
+    judge_members: bool = True
+    #: a cut SLOW trace's tail tally per clock, its indexes counted from the held records'
+    #: start (narrow.py, latencies.py); a class default, so an older checkpoint reads None
+    cut_latency: dict[str, Tally] | None = None
     #: keep what the end-of-trace witnesses cite of the retired prefix (retired.py);
     #: False for a pass whose clean verdicts are never asked (narrow.py's tail)
     witnesses: bool = True
@@ -381,7 +386,7 @@ class TraceState:
         if not self.has_views:
             return self._feed_rows(piece, kinds, proc)
         if self.views is None:
-            self.views = Views()
+            self.views = Views(self.judge_members)
             self.views.grow(len(self.procs))
         # a membership record changes what the records after it mean: the rows between
         # two are fed together, each membership record alone (they are few)

@@ -15,17 +15,37 @@ across batches, the retired prefix and a broken trace's held records alike:
 - the slowest delivery so far (``Slowest``): its key and what its witness names (the
   message, the delivery's location and index, the send's process, index and location),
   resolved only when it becomes the slowest (a few times a batch at most).
+
+**Across the cut** (narrow.py). A broken trace checked on the records naming the cut's
+messages M has the rest (the tail) checked by a second canonical pass, which tallies its
+first deliveries as a clean pass does. The three parts together are the whole trace's
+tally, exactly, as a broken trace's retired part and held records are (reduced.py):
+
+- each first delivery is measured on one side only. The records split by message id, so
+  a message's sends and deliveries are all on its side: its first send on the clock
+  (latency.py's ``first_sends``, the earliest among its sends) and each process's first
+  delivery of it are the same records there as in the trace.
+- the counts and exact sums add; the unmeasured ones add (the tail is clean: every
+  message it delivers is sent, so its unmeasured ones lack a time, as the trace's do).
+- the slowest delivery is the largest key (latency, process, delivery index) over the
+  parts, once every index counts from the trace's start (``shifted``): a process's
+  deliveries of M are its first held ones (narrow.py, condition 1), so its tail
+  deliveries come after those (``counted``), and each sender's sends of M are its
+  first held sends. A tie of latency and process goes to the later delivery, as
+  ``max`` takes it over the whole trace.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...traces.errors import Location
+from ..chunk import DELIVER, SEND, Piece, kind_codes
 
-__all__ = ["Slowest", "Tally", "exact_sums", "value"]
+__all__ = ["Slowest", "Tally", "counted", "exact_sums", "shifted", "value"]
 
 #: a double is an integer multiple of 2**-1074; frexp's mantissa, scaled to an integer,
 #: carries 53 more bits, so every term is an integer in units of 2**-(1074 + 52)
@@ -178,3 +198,32 @@ class Tally:
             "per_process": {p: {"mean": value(v[1]) / v[0], "max": v[2]}
                             for p, v in sorted(self.per.items())},
         }
+
+
+def shifted(t: Tally, delivered: Mapping[str, int], sent: Mapping[str, int]) -> Tally:
+    """``t`` with its slowest delivery's indexes counted from further back: ``delivered``
+    more deliveries at each process and ``sent`` more sends at each sender (a broken
+    trace's retired prefix, reduced.py; the records of the cut's messages before the
+    tail's, module docstring)."""
+    s = t.slowest
+    if s is None:
+        return t
+    return Tally(t.per, t.unmeasured,
+                 replace(s, index=s.index + delivered.get(s.process, 0),
+                         send_index=s.send_index + sent.get(s.sender, 0)), t.odd)
+
+
+def counted(pieces: Sequence[Piece]) -> tuple[dict[str, int], dict[str, int]]:
+    """Per process its deliveries and its sends among ``pieces`` (the records of the cut's
+    messages: they come before the tail's at each process, narrow.py)."""
+    delivered: dict[str, int] = {}
+    sent: dict[str, int] = {}
+    for piece in pieces:
+        kinds = kind_codes(piece.table.column("kind"))
+        procs = np.asarray(piece.table.column("process").cast("string")
+                           .to_numpy(zero_copy_only=False), object)
+        for kind, out in ((DELIVER, delivered), (SEND, sent)):
+            names, n = np.unique(procs[kinds == kind], return_counts=True)
+            for p, k in zip(names.tolist(), n.tolist()):
+                out[p] = out.get(p, 0) + k
+    return delivered, sent

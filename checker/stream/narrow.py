@@ -77,6 +77,8 @@ fixed order of its scan (processes in name order, then positions):
   A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
   outside M puts nothing in B_p.
 - *the view properties*: unknown on both sides, without view records.
+- *causal order*: with its own conditions on what each side's deps name of the other
+  (cutdeps.py); *latency*: the tail's tally joins the exact check's (latencies.py).
 
 A repeat, a gap or an id sent twice therefore stays exact; a later second breach
 breaks the canonical pass of condition 3, and a breach whose shifted process never
@@ -110,7 +112,10 @@ import pyarrow.compute as pc
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from ..properties import Property
 from .canon import FAST, TraceState
+from .cutdeps import CutDeps, asks_causal, members_unread, owed
 from .hashes import hash_ids
+from .latencies import Tally as Latencies
+from .latencies import counted, shifted
 from .tally import Procs, Tally, grow, reach
 from .viewcut import Continuing, agree, counts_on, places
 
@@ -125,7 +130,9 @@ NARROWED = frozenset({"integrity", "total-order-weak", "total-order-strong",
                       "global-order", "prefix-order", "fifo-order",
                       # without a view record (condition 4), unknown on any part of it
                       "view-agreement", "view-sequence", "same-view-delivery",
-                      "sending-view-delivery", "virtual-synchrony"})
+                      "sending-view-delivery", "virtual-synchrony",
+                      # with their own conditions: cutdeps.py; the tail's tally, latencies.py
+                      "causal-order", "latency", "realtime-latency"})
 
 
 def narrows(props: Sequence[Property]) -> bool:
@@ -151,16 +158,18 @@ def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None
     if not narrows(props):
         return None
     if state.follower is not None:  # followed while read: no pass over the spill
-        kept = state.follower.result()
+        kept = state.follower.result(props)
         if kept is not None:
             state.cut = state.follower.k
+            state.cut_latency = state.follower.latencies()
             return kept
     for cut in _cuts(state):
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
-                kept = cut.result()
+                kept = cut.result(props)
                 if kept is not None:
                     state.cut = cut.k
+                    state.cut_latency = cut.latencies()
                     return kept
         finally:
             cut.close()
@@ -284,11 +293,18 @@ class Cut:
         self.k = len(m1)
         self.m1, self.m2 = m1, m2
         self.procs = Procs()
-        self.tail = TraceState(state.id, state.trim_at, spill_dir=state.spill_dir)
-        self.tail.witnesses = False  # its clean verdicts are never asked
+        # the tail's first deliveries tallied on the trace's clocks (latencies.py)
+        self.tail = TraceState(state.id, state.trim_at, clocks=state.clocks,
+                               spill_dir=state.spill_dir)
+        # its clean verdicts are never asked; with clocks, a lagging delivery's latency
+        # reads its send's witness where it retired
+        self.tail.witnesses = bool(state.clocks)
         for run in state.retired.runs:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
+        self.deps = CutDeps(m1, m2, state.retired)  # causal order's conditions
+        # member sets are judged by view agreement on the cut's side (cutdeps.py)
+        self.tail.judge_members = False
         self.kept: list[Piece] = []
         self.views = state.has_views
         self.cont = Continuing()
@@ -349,6 +365,7 @@ class Cut:
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
                                    piece.fmt))
         theirs = (mi < 0) | member
+        self.deps.feed(t, kinds, mi, theirs, self.tail)
         if not theirs.any():
             return True
         if not theirs.all():
@@ -376,10 +393,15 @@ class Cut:
         code[at] = np.where(hit, i, -1)
         return code[idx]
 
-    def result(self) -> list[Piece] | None:
-        """The records naming M when the cut holds over every piece fed (the tail is
-        left as it is: a trace still read may be fed more)."""
-        if self.failed or not self.tail.settled():
+    def result(self, props: Sequence[Property] = ()) -> list[Piece] | None:
+        """The records naming M when the cut holds over every piece fed, for ``props``
+        (causal order's conditions: cutdeps.py; the tail is left as it is: a trace still
+        read may be fed more)."""
+        if self.failed or not self.tail.settled() or \
+                (asks_causal(props) and not self._serves_causal()):
+            return None
+        vs = self.tail.views
+        if vs is not None and vs.unjudged and not members_unread(props):
             return None
         sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
         sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
@@ -397,6 +419,24 @@ class Cut:
         elif not shifts_agree(self.dels, n, list(self.procs.codes), self.later_send, sp, sm):
             return None
         return list(self.kept)
+
+    def _serves_causal(self) -> bool:
+        n = len(self.procs)
+        self.dels.grow(n)
+        owes = None
+        if self.views and self.cont.seen_view:  # causal.py's membership rule
+            sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
+            sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
+            sv = np.concatenate(self.cont.sviews) if self.cont.sviews else \
+                np.zeros(0, np.int64)
+            owes = owed(self.cont.installed, sp, sm, sv, n, self.k)
+        return self.deps.serves(self.dels.got, self.dels.closed[:n], owes)
+
+    def latencies(self) -> dict[str, Latencies]:
+        """Per clock, the tail's tally with its indexes counted from the held records'
+        start (latencies.py, "Across the cut")."""
+        delivered, sent = counted(self.kept)
+        return {c: shifted(self.tail.latencies(c), delivered, sent) for c in self.tail.clocks}
 
     def close(self) -> None:
         self.tail.close()

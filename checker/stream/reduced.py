@@ -57,7 +57,7 @@ from ..result import Result, Verdict, WitnessEvent
 from .canon import TraceState
 from .clean import Clean
 from .hashes import RetiredIds, hash_ids
-from .latencies import Tally
+from .latencies import Tally, shifted
 from .narrow import narrowed
 from .viewheld import installed
 
@@ -155,8 +155,10 @@ def check_held(state: TraceState, props: list[Property], options: Options,
     # accepted to rejected in these; the caller carries the moves over
     scratch.files = [FileStats(src, fmt) for src, fmt in
                      dict((p.source, p.fmt) for p in pieces).items()]
-    # latency's retired deliveries were tallied as they retired (module docstring)
-    tallied = [p for p in props if p.clock and state.base and p.stream is not None]
+    # latency's retired deliveries were tallied as they retired (module docstring), and
+    # the tail's past a cut by its canonical pass (latencies.py, "Across the cut")
+    tallied = [p for p in props if p.clock and (state.base or state.cut) and
+               p.stream is not None]
     exact = [p for p in props if p not in tallied]
     chunk, codes = decide_chunk(pieces, exact, options)
     _record(chunk, codes, exact, options, scratch, keep_going)
@@ -180,7 +182,9 @@ def check_held(state: TraceState, props: list[Property], options: Options,
         for prop in tallied:
             c = prop.clock
             if c not in held:
-                held[c] = state.tally[c].merge(_shifted(tally(trace, c), delivered, sent))
+                held[c] = state.tally[c].merge(shifted(tally(trace, c), delivered, sent))
+                if state.cut and state.cut_latency is not None:
+                    held[c] = held[c].merge(shifted(state.cut_latency[c], delivered, sent))
             clean = Clean(state.id, frozenset(trace.processes), latency={c: held[c]},
                           resent=bool(chunk.resent[0]))
             res = prop.stream(clean, options)
@@ -193,13 +197,3 @@ def check_held(state: TraceState, props: list[Property], options: Options,
         verdicts = {p.name: verdicts[p.name] for p in props}
     return (TraceOutcome(state.id, sorted(state.sources), state.events, verdicts,
                          results), scratch)
-
-
-def _shifted(t: Tally, delivered: dict[str, int], sent: dict[str, int]) -> Tally:
-    """The held records' tally with its slowest delivery's indexes counted from the
-    trace's start (each process's retired deliveries, each sender's retired sends)."""
-    s = t.slowest
-    if s is not None:
-        t.slowest = replace(s, index=s.index + delivered.get(s.process, 0),
-                            send_index=s.send_index + sent.get(s.sender, 0))
-    return t

@@ -96,12 +96,13 @@ H's: its argument reads each process's deliveries per installed view, the same o
 
 **What the cut does not serve.** Agreement, validity, liveness and member liveness
 (end of trace) ask who owes what of every message, which the tail's clean pass does not
-answer for the messages it leaves to the end; causal order reads deps against the
-retired and cut messages; latency the slowest delivery. A trace checked for any of them
+answer for the messages it leaves to the end. A trace checked for any of them
 keeps the held path (viewheld.py) or goes whole, as before (narrow.py's ``narrows``).
-A breach among the membership records themselves (two member sets for one view, a view
-installed twice, a smaller numeric id, a fork) breaks the tail too, which replays every
-membership record: no cut, the held path.
+Causal order and latency are served with conditions of their own (cutdeps.py,
+latencies.py). A breach among the membership records themselves breaks the tail too,
+which replays every membership record, unless it concerns member sets only (cutdeps.py,
+"A breach among the membership records"): a view installed twice, a smaller numeric id,
+a fork keep the held path.
 """
 
 from __future__ import annotations

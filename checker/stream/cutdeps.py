@@ -1,0 +1,252 @@
+"""What the cut's two sides name of each other: dependencies, and views' member sets.
+
+narrow.py (without views) and viewcut.py (with views) cut a long broken trace at a set
+M of messages: the records naming M (and, with views, every membership record) go to
+the exact checks (H_M), the rest, the tail, to a fresh canonical pass that keeps its
+picture to its end. Causal order (checker/properties/causal.py) reads each send's
+``deps``, and a dependency may lie on the other side. This module gathers, during the
+cut's second pass, what the argument below needs, and ``serves`` checks it at its end.
+
+**What each side checks.** The tail's pass checks each dependency of a tail message as a
+clean pass does (canon.py): in its window before the message in its sequence S', or
+among its retired ids, which are the trace's retired ids, M, and its own retired
+prefix. The held records' retired dependencies are left out of their lists before the
+exact checks (reduced.py's ``without_retired``: every process delivered them before any
+held delivery). The exact check reads H_M.
+
+**The conditions** (besides the cut's own; with "deps" read after ``without_retired``):
+
+c1. no tail record names a dependency of a message of M that is neither in M nor
+    retired (``named``): such a dependency is a tail message, or named nowhere;
+c2. every continuing process (one that delivers past its cut) delivered, among its
+    first deliveries of M, every message of M that a tail message depends on
+    (``needed``), unless, with views, it owes it nothing: none of the message's sending
+    views (each sender's installed view at its first send of it) is one it installed;
+c3. if a tail send carries deps, a send of M does (``carried``).
+
+**Why the exact check on H_M gives H's first violation, witness and sentence.** The
+check scans processes by name, each one's first deliveries in order, each delivery's
+dependencies in their fixed order (causal.py's ``_deps``: every send of the message,
+senders by name, each sender's in its order); a dependency d of p's delivery of m at
+index i fails when p delivers d nowhere before i, unless, with views, p owes d nothing.
+The records split by message id, so every send of m, and so its dependency list, lies on
+m's side, and each process's deliveries of M are its first K_p held deliveries, the same
+records at the same indexes on both sides (the cut's condition 1); each sender's sends of
+M are its first held sends. With views every membership record is on both sides, so
+each process's installed views and each message of M's sending views are the same.
+
+- *a delivery past a process's cut* (a tail message t, at p) never fails in H. A
+  dependency of t is retired (left out), or a tail message, or in M, or named nowhere.
+  A tail message lies before t in S' (the tail's pass holds), which p delivers as a
+  prefix (view by view with views: the tail's picture) after all of its deliveries of
+  M, so p delivered it before t, as in the tail (and a dependency p owes nothing keeps
+  its excuse: its sends and p's installs are the same records). One in M: p delivered
+  it among its first K_p deliveries, before t, or owes it nothing (c2). One named
+  nowhere breaks the tail's pass (neither in its window nor retired): no cut.
+- *a delivery of m in M* reads the same dependency list on both sides. A dependency in
+  M has the same first delivery at p on both sides; one that is retired was left out of
+  both; any other is named by no record of H (c1), so p delivers it nowhere and owes it
+  (no send names its sending view) on both sides: the same verdict for each pair.
+
+So H's violations are H_M's, at the same (process, delivery, dependency), met in the
+same order, with the same witness (m's send, p's delivery of m, p's later delivery of d
+if there is one: all records of M) and sentence; shifted back by the retired prefix as
+any held witness (reduced.py). The *unknown* verdicts: a trace without sends is not cut
+(narrow.py's condition 4 asks sends before the cut wherever sends come after it); "no
+send carries deps" reads the same on both sides by c3 (a send of M that carries deps is
+one of H's), and when the retired sends carried deps and no held send does, the trace
+goes whole as before (reduced.py's ``deps_held``).
+
+What the conditions refuse keeps the held path: a message of M that depends on a tail
+message (a causal violation at every process that delivers it: its witness would name
+the tail's delivery), a tail message depending on a message of M that a continuing
+process skipped (a gap at it), or a tail dependency named nowhere (a second breach).
+
+Memory: per cut, a flag per message of M, and the dependencies of M's sends that lie
+outside M and outside the retired ids (usually none: a dependency never sent).
+
+**A breach among the membership records** (with views). The tail's pass replays every
+membership record (viewcut.py), so a breach among them broke the tail too: no cut. Two
+kinds are about member sets only: one view id installed with two member sets, and a
+process installing a view whose members leave it out. Of the properties the cut serves
+(``MEMBERS_UNREAD``), only view agreement reads member sets, and only on view records,
+which are on both sides in their local orders: its first violation, witness and sentence
+are the same on H_M as on H. The others read view ids (each record's installed view,
+each process's installed views and stretches, each view's epochs), never members. So the
+tail's pass leaves member sets unjudged (views.py's ``judge_members``) and keeps its
+picture with views on everything else, which is what viewcut.py's argument reads of it;
+the cut is then taken for those properties only (agreement, validity, liveness and
+member liveness read who the members are: a cut whose tail left a member set unjudged
+is refused for them, narrow.py's ``result``).
+
+The other kinds cannot be cut this way: a view installed twice, views installed out of
+their one order, a smaller numeric id after a greater one, a fork (two views following
+one) or a merge (one view following two). viewcut.py's argument rests on the tail
+keeping views.py's picture: the views in one order, each process installing them in
+increasing index, one view's range of S' growing at a time, starting where the frozen
+one before it ended. That layout is what shows strong order within views, same-view and
+sending-view delivery, virtual synchrony and the membership rules of FIFO and causal
+order to hold past the cut. These breaches leave no one order of views to lay S' out
+by (a view installed again, or a smaller id after a greater, is a step back in the
+order; a fork or a merge gives a view two neighbours), so there is no picture for the
+tail to keep, and nothing short of the exact checks on the tail's records would show
+those properties hold there: such a trace keeps the held path (viewheld.py) or goes
+whole, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..chunk import SEND
+from ..properties import Property
+from .canon import TraceState
+from .hashes import RetiredIds, hash_ids
+
+__all__ = ["CAUSAL", "CutDeps", "asks_causal", "members_unread", "owed"]
+
+#: the property whose witnesses need this module's conditions, by name without its scope
+CAUSAL = "causal-order"
+
+
+def asks_causal(props: Sequence[Property]) -> bool:
+    return any(p.name.split("@")[0] == CAUSAL for p in props)
+
+
+#: the properties whose exact checks read no member set but on membership records (view
+#: agreement), by name without their scope: a cut whose tail left member sets unjudged
+#: serves them (module docstring, "A breach among the membership records")
+MEMBERS_UNREAD = frozenset({"integrity", "total-order-weak", "total-order-strong",
+                            "global-order", "prefix-order", "fifo-order", "causal-order",
+                            "latency", "realtime-latency", "view-agreement",
+                            "view-sequence", "same-view-delivery", "sending-view-delivery",
+                            "virtual-synchrony"})
+
+
+def members_unread(props: Sequence[Property]) -> bool:
+    return all(p.name.split("@")[0] in MEMBERS_UNREAD for p in props)
+
+
+def owed(installed: dict[int, set[int]], sp: np.ndarray, sm: np.ndarray, sv: np.ndarray,
+         n: int, k: int) -> np.ndarray:
+    """Per process (of ``n``) and message of M (of ``k``), whether the process owes it
+    (causal.py's membership rule): one of its sending views, each sender's installed
+    view at its first send of it, is a view the process installed; the sends of M in
+    order by sender ``sp``, message ``sm``, installed view ``sv`` (-1: none yet), the
+    processes' installed views ``installed`` (viewcut.py's ``Continuing``)."""
+    out = np.zeros((n, k), bool)
+    if not len(sp):
+        return out
+    _, first = np.unique(sp * k + sm, return_index=True)
+    fm, fv = sm[first], sv[first]
+    for q in range(n):
+        mine = installed.get(q)
+        if mine:
+            hit = np.isin(fv, np.fromiter(mine, np.int64))
+            out[q, fm[hit]] = True
+    return out
+
+
+def _distinct_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Both hashes of each distinct id of ``arr`` (strings, nulls skipped), and each
+    row's index among them (-1: null): hashing the distinct ids only."""
+    enc = pc.dictionary_encode(arr)
+    idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    v1, v2 = hash_ids(enc.dictionary)
+    return v1, v2, idx
+
+
+class CutDeps:
+    """Conditions c1 to c3 of the module docstring, gathered as the cut's second pass
+    (narrow.py's ``Cut``) is fed the held records: M's first hashes ``m1`` (sorted) and
+    second ``m2``; ``retired``: the trace's retired ids (without M)."""
+
+    def __init__(self, m1: np.ndarray, m2: np.ndarray, retired: RetiredIds) -> None:
+        self.m1, self.m2, self.k = m1, m2, len(m1)
+        self.retired = retired
+        self.needed = np.zeros(self.k, bool)  # c2: M's messages a tail message depends on
+        self.carried = False  # c3: a send of M carries deps
+        self.tail_carried = False
+        #: c1: the first hashes of M's dependencies outside M and the retired ids
+        self.outside = np.zeros(0, np.uint64)
+        self.named = False  # c1 refuted: a tail record names one of them
+
+    def _in_m(self, v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
+        """Each id's index in M (-1: outside M)."""
+        if not self.k:
+            return np.full(len(v1), -1, np.int64)
+        i = np.minimum(np.searchsorted(self.m1, v1), self.k - 1)
+        hit = (self.m1[i] == v1) & (self.m2[i] == v2)
+        return np.where(hit, i, -1)
+
+    def feed(self, table: pa.Table, kinds: np.ndarray, mi: np.ndarray, tail_rows: np.ndarray,
+             tail: TraceState) -> None:
+        """A held piece (before its tail rows are fed to ``tail``, the tail's canonical
+        pass): each row's index in M (``mi``, -1 outside M) and whether it goes to the
+        tail (``tail_rows``)."""
+        if "deps" in table.column_names:
+            deps = table.column("deps").combine_chunks()
+            if deps.null_count < len(deps):
+                has = (kinds == SEND) & \
+                    np.asarray(deps.is_valid().to_numpy(zero_copy_only=False), bool)
+                self._of_m(deps, has & (mi >= 0), tail)
+                self._of_tail(deps, has & tail_rows)
+        if len(self.outside) and not self.named and tail_rows.any():
+            # a tail record naming one of M's dependencies outside M (c1)
+            ids = table.column("msg").combine_chunks().take(pa.array(np.flatnonzero(tail_rows)))
+            if ids.null_count < len(ids):
+                v1, _, _ = _distinct_hashes(ids.cast(pa.string()))
+                self.named = bool(np.isin(v1, self.outside).any())
+
+    def _flat(self, deps: pa.Array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both hashes of the distinct dependencies of ``rows`` (a mask)."""
+        lists = deps.take(pa.array(np.flatnonzero(rows)))
+        flat = pc.list_flatten(lists)
+        if not len(flat):
+            return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+        v1, v2, _ = _distinct_hashes(flat.cast(pa.string()))
+        return v1, v2
+
+    def _of_m(self, deps: pa.Array, rows: np.ndarray, tail: TraceState) -> None:
+        if not rows.any():
+            return
+        self.carried = True
+        v1, v2 = self._flat(deps, rows)
+        out = (self._in_m(v1, v2) < 0) & ~self.retired.contains(v1)
+        if not out.any():
+            return
+        new = v1[out]
+        # read by the tail already: in its window, or among its retired ids (the trace's
+        # and M's are left out above, so a hit is a tail message)
+        if (tail.ids.get(new) >= 0).any() or tail.retired.contains(new).any():
+            self.named = True
+        self.outside = np.union1d(self.outside, new)
+
+    def _of_tail(self, deps: pa.Array, rows: np.ndarray) -> None:
+        if not rows.any():
+            return
+        self.tail_carried = True
+        v1, v2 = self._flat(deps, rows)
+        at = self._in_m(v1, v2)
+        self.needed[at[at >= 0]] = True
+
+    def serves(self, got: np.ndarray, continuing: np.ndarray,
+               owes: np.ndarray | None = None) -> bool:
+        """Conditions c1 to c3 at the end of the pass: per process (narrow.py's codes)
+        which messages of M it delivered (``got``), whether it continues past its cut;
+        with views, which messages of M it owes (``owes``: one of their sending views is
+        one it installed; None without views: every one)."""
+        if self.named or (self.tail_carried and not self.carried):
+            return False
+        if not self.needed.any():
+            return True
+        n = len(continuing)
+        going = np.flatnonzero(continuing)
+        lack = ~got[:n][going][:, self.needed]
+        if owes is not None:
+            lack &= owes[:n][going][:, self.needed]
+        return not lack.any()
