@@ -115,3 +115,32 @@ def test_an_empty_name_is_refused_before_any_work(capsys, tmp_path, monkeypatch,
     assert code == 2 and out == ""
     assert one_line(err, f"tomkit {argv[0]}: ") == f"tomkit {argv[0]}: {said}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "t.jsonl"]
+
+
+def test_a_pipe_or_a_device_is_said_to_be_no_file(capsys, tmp_path):
+    """A pipe (the shell's <(zcat run.jsonl.gz)) was read as an empty file; /dev/zero
+    filled the memory until the OOM killer came (not run here: /dev/null is a device
+    too). A writer feeds the pipe, so that a reader that opened it would not block."""
+    import os
+    import threading
+
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:  # blocks until a reader opens it, if one ever does
+            f.write('{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n')
+
+    threading.Thread(target=feed, daemon=True).start()
+    said = ("not a file: a trace file is read more than once (its first bytes tell the "
+            "format); save the stream to a file first, or follow a growing file with "
+            "tomkit watch")
+    code, _, err = run(capsys, "check", fifo)
+    assert code == 2
+    assert one_line(err, "tomkit check: ") == f"tomkit check: bad input: {fifo}: a pipe, {said}"
+    code, _, err = run(capsys, "conform", "/dev/null", "--protocol", "toto")
+    assert code == 2
+    assert one_line(err, "tomkit conform: ") == \
+        f"tomkit conform: bad input: /dev/null: a device, {said}"
+    with open(fifo) as f:  # the writer, still waiting, is let go
+        f.read()
