@@ -144,3 +144,34 @@ def test_a_pipe_or_a_device_is_said_to_be_no_file(capsys, tmp_path):
         f"tomkit conform: bad input: /dev/null: a device, {said}"
     with open(fifo) as f:  # the writer, still waiting, is let go
         f.read()
+
+
+@pytest.mark.parametrize("argv, flag, value", [
+    (("simulate", "--ack-timeout", "-1"), "--ack-timeout", "-1.0"),
+    (("simulate", "--ack-timeout", "inf"), "--ack-timeout", "inf"),
+    (("simulate", "--protocol", "hybrid", "--tick-rate", "inf"), "--tick-rate", "inf"),
+    (("simulate", "--protocol", "hybrid", "--heartbeat", "nan"), "--heartbeat", "nan"),
+    (("fuzz", "--protocol", "toto", "--ack-timeout", "-1"), "--ack-timeout", "-1.0"),
+])
+def test_a_protocol_number_must_be_finite_and_not_negative(capsys, tmp_path, argv, flag,
+                                                            value):
+    # a negative --ack-timeout ran for ever, an infinite one wrote NaN times (then
+    # "cannot write"), --tick-rate inf failed with an OverflowError traceback
+    protocol = argv[argv.index("--protocol") + 1] if "--protocol" in argv else "toto"
+    code, _, err = run(capsys, *argv, "--n", "3", "--messages", "2", "--out",
+                       tmp_path / ("f" if argv[0] == "fuzz" else "s.jsonl"))
+    assert code == 2
+    assert one_line(err, f"tomkit {argv[0]}: ") == (
+        f"tomkit {argv[0]}: {protocol}: {flag} must be a finite number >= 0, got {value}")
+    with pytest.raises(ValueError, match=f"{flag} must be a finite number >= 0"):
+        tomkit.simulate(protocol, n=3, messages=2, **{flag[2:].replace("-", "_"):
+                                                       float(value)})
+
+
+def test_a_scope_named_with_the_property_is_kept(tmp_path):
+    # --scope correct -p total-order-weak@uniform judged it @correct, silently
+    trace = tmp_path / "t.jsonl"
+    tomkit.write(trace, [{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}])
+    both = tomkit.check(trace, properties=["total-order-weak@uniform", "total-order-strong"],
+                        scope="correct")
+    assert both.properties == ["total-order-weak", "total-order-strong@correct"]

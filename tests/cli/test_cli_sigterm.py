@@ -163,3 +163,24 @@ def test_scan_stopped_says_its_out_is_as_it_was(capsys, monkeypatch, tmp_path):
     assert err.splitlines()[-2:] == [
         "tomkit scan: terminated (SIGTERM)",
         f"tomkit scan: {out} not made: a scan replaces it only once complete"]
+
+
+def test_watch_stopped_keeps_its_state(capsys, monkeypatch, tmp_path):
+    import tomkit.cli.watch as cli_watch
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n')
+    state = tmp_path / "state"
+
+    class Clock:  # the poll's sleep, where a SIGTERM comes
+        @staticmethod
+        def sleep(seconds):
+            signal.raise_signal(signal.SIGTERM)
+
+        monotonic = staticmethod(time.monotonic)
+
+    monkeypatch.setattr(cli_watch, "time", Clock)
+    code, _, err = run(capsys, "watch", trace, "--state", state, "--idle-exit", "600")
+    assert code == 143
+    assert err.splitlines()[-1] == "tomkit watch: terminated (SIGTERM); state kept"
+    assert any(state.iterdir())  # the checkpoint a restart resumes from
