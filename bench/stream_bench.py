@@ -228,7 +228,7 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
           no_witness: bool = False, liveness: bool = False,
-          bound: float | None = None) -> None:
+          bound: float | None = None, end: bool = False, no_owed: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -272,7 +272,10 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             canon.AWAIT_SENDS = False
         if no_cut:  # as before narrow.py: the exact checks on every held record
             reduced.narrowed = lambda *a: None
-            driver.follow = lambda st: None
+            driver.follow = lambda *a: None
+        if no_owed:  # as before cutowed.py: the end-of-trace properties keep every record
+            import tomkit.checker.stream.narrow as narrow
+            narrow.OWED = frozenset()
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
         if no_witness:  # as before the retired witnesses: hashes (and latency) only
@@ -307,9 +310,11 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
 
         canon.TraceState.feed = feed_and_weigh
         options = Options(latency_bound=bound)
+        # --end: what tomkit check --liveness asks
         props = plan(options, properties=["integrity", "total-order-weak",
                                           "total-order-strong", "global-order",
-                                          "agreement", "validity"] if liveness else None
+                                          "agreement", "validity"] +
+                     (["liveness"] if end else []) if liveness or end else None
                      ).properties
         run = _Run(props, options, False)
         report = check_stream([path], props, options, run=run)
@@ -337,8 +342,13 @@ PYTHON = sys.executable
 def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = None,
             label: str = "", no_lag: bool = False, no_cut: bool = False,
             no_wait: bool = False, no_witness: bool = False,
-            liveness: bool = False, bound: float | None = None) -> dict:
+            liveness: bool = False, bound: float | None = None, end: bool = False,
+            no_owed: bool = False) -> dict:
     cmd = [PYTHON, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if end:
+        cmd += ["--end"]
+    if no_owed:
+        cmd += ["--no-owed"]
     if bound is not None:
         cmd += ["--bound", str(bound)]
     if no_lag:
@@ -497,6 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-wait", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-witness", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--liveness", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--end", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-owed", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--owed-only", action="store_true",
+                    help="only --liveness's properties on the early breach: across the cut "
+                    "(cutowed.py), as before (every held record), and the clean trace")
     ap.add_argument("--targets-only", action="store_true",
                     help="only the issue's targets: clean, double, late and early breach, "
                     "the peer (and --huge); not the grouped, small early and delay runs")
@@ -516,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
-              args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound)
+              args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound,
+              args.end, args.no_owed)
         return 0
     if args.python:
         global PYTHON
@@ -525,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
         return latency_runs(args)
     if args.smoke:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
+    if args.owed_only:
+        return owed_runs(args)
     n, np_ = args.messages, args.processes
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -710,6 +728,43 @@ def latency_runs(args: argparse.Namespace) -> int:
     print(f"  {tag or 'the same size, '}whole-trace engine / single pass: CPU "
           f"{w['cpu'] / p['cpu']:.2f}x, memory {w['rss_mb'] / p['rss_mb']:.2f}x; the same "
           f"latency report: {w['latency'] == p['latency']}")
+    return 0
+
+
+def owed_runs(args: argparse.Namespace) -> int:
+    """--owed-only: what tomkit check --liveness asks (the defaults, agreement, validity,
+    liveness) on the clean trace and on it broken early (p0's deliveries 1,000 and 1,001
+    swapped), across the cut and, up to 500,000 messages, as before (``--no-owed``:
+    every held record checked); each in its own process, the same files."""
+    n, np_ = args.messages, args.processes
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    early_at = min(1000, n // 40)
+    clean = d / f"long-{np_}x{n}-{args.seed}.parquet"
+    early = d / f"long-{np_}x{n}-{args.seed}-swap{early_at}.parquet"
+    make(clean, n, np_, args.seed)
+    make(early, n, np_, args.seed, swap_at=early_at)
+    buffer = 200 if args.smoke else None
+    print(f"stream_bench (seed {args.seed}): {np_} processes x {n:,} messages = "
+          f"{n * (np_ + 1):,} events, Parquet, --liveness", flush=True)
+    figs = {"clean": measure("stream", clean, args.trim, end=True),
+            "cut": measure("stream", early, args.trim, buffer, ", across the cut", end=True)}
+    if n <= 500_000:
+        figs["before"] = measure("stream", early, args.trim, buffer, ", every held record",
+                                 end=True, no_owed=True)
+        assert figs["before"]["violated"] == figs["cut"]["violated"], figs
+        assert "narrowed" not in figs["before"]["modes"], figs["before"]
+    assert figs["cut"]["modes"] == {"slow": 1, "narrowed": 1}, figs["cut"]
+    assert figs["clean"]["exit"] == 0 and figs["cut"]["violated"], figs
+    c = figs["clean"]
+    print("\n| run | CPU | peak memory | decided |\n|---|---|---|---|")
+    for k, label in (("clean", "clean"), ("cut", "broken early, across the cut"),
+                     ("before", "broken early, every held record (before)")):
+        if k in figs:
+            f = figs[k]
+            print(f"| {label} | {f['cpu']:.1f} s ({f['cpu'] / c['cpu']:.2f}x) | "
+                  f"{f['rss_mb']:,.0f} MB ({f['rss_mb'] / c['rss_mb']:.2f}x) | "
+                  f"{', '.join(sorted(f['modes']))} |")
     return 0
 
 

@@ -117,7 +117,7 @@ def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
 
 
 def child(kind: str, path: str, trim: int | None, safety: bool = False,
-          no_cut: bool = False) -> None:
+          no_cut: bool = False, end: bool = False, no_owed: bool = False) -> None:
     """One measured run, in this process: its figures as one JSON line."""
     import tomkit.checker.stream.canon as canon
     import tomkit.checker.stream.driver as driver
@@ -132,7 +132,10 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
         canon.TRIM_AT = trim
     if no_cut:  # as before viewcut.py: the exact checks on every held record
         reduced.narrowed = lambda *a: None
-        driver.follow = lambda st: None
+        driver.follow = lambda *a: None
+    if no_owed:  # as before cutowed.py: the end-of-trace properties keep every record
+        import tomkit.checker.stream.narrow as narrow
+        narrow.OWED = frozenset()
     checked: list[int] = []
     exact = reduced.decide_chunk
 
@@ -142,6 +145,7 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
 
     reduced.decide_chunk = counted
     props = plan(Options()).properties if safety else \
+        plan(Options(), liveness=True).properties if end else \
         plan(Options(), liveness=True).properties + [properties()["member-liveness"]]
     out: dict = {}
     if kind == "stream":
@@ -164,8 +168,12 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
 
 
 def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
-            no_cut: bool = False) -> dict:
+            no_cut: bool = False, end: bool = False, no_owed: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if end:
+        cmd += ["--end"]
+    if no_owed:
+        cmd += ["--no-owed"]
     if trim:
         cmd += ["--trim", str(trim)]
     if safety:
@@ -175,7 +183,7 @@ def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     fig = json.loads(res.stdout.strip().splitlines()[-1])
     label = f"{kind} {path.name}" + (" (default properties)" if safety else "") + \
-        (", not cut" if no_cut else "")
+        (" (--liveness)" if end else "") + (", not cut" if no_cut or no_owed else "")
     print(f"  {label:<70} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB", flush=True)
     return fig
@@ -202,10 +210,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--safety", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--end", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-owed", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--liveness", action="store_true",
+                    help="with --early-only: what --liveness asks (the defaults, agreement, "
+                    "validity, liveness), across the cut and as before (cutowed.py)")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.trim, args.safety, args.no_cut)
+        child(args.child[0], args.child[1], args.trim, args.safety, args.no_cut, args.end,
+              args.no_owed)
         return 0
     if args.smoke:
         args.messages, args.view_every, args.trim = 3000, 200, 64
@@ -309,11 +323,14 @@ def early_cut(args: argparse.Namespace, d: Path) -> None:
     path = d / f"views-{np_}x{n}-v{every}-{args.seed}-swap{at}.parquet"
     make(clean, n, np_, every, args.seed)
     make(path, n, np_, every, args.seed, swap=at)
+    live = args.liveness
     print(f"early breach (seed {args.seed}): {np_} processes x {n:,} messages, a view "
-          f"every {every:,}; p0 swaps m{at} and m{at + 1}; default properties", flush=True)
-    c = measure("stream", clean, args.trim, safety=True)
-    s = measure("stream", path, args.trim, safety=True)
-    b = measure("stream", path, args.trim, safety=True, no_cut=True)
+          f"every {every:,}; p0 swaps m{at} and m{at + 1}; "
+          f"{'--liveness' if live else 'default properties'}", flush=True)
+    c = measure("stream", clean, args.trim, safety=not live, end=live)
+    s = measure("stream", path, args.trim, safety=not live, end=live)
+    b = measure("stream", path, args.trim, safety=not live, no_cut=not live, end=live,
+                no_owed=live)
     assert c["exit"] == 0 and s["exit"] == 1 and b["exit"] == 1
     assert s["modes"] == {"slow": 1, "narrowed": 1, "views carried": 1}, s["modes"]
     assert "narrowed" not in b["modes"], b["modes"]

@@ -217,6 +217,9 @@ class TraceState:
         self._sindex = self._dindex = np.zeros(0, np.int64)
         self._row_h1 = self._row_h2 = None
 
+    #: the tail's part of the end-of-trace properties when a cut serves them (narrow.py,
+    #: cutowed.py; None: none)
+    owed: object | None = None
     #: judge views' member sets (views.py); False for narrow.py's tail
     judge_members: bool = True
     #: a cut SLOW trace's tail tally per clock, its indexes counted from the held records'
@@ -418,7 +421,7 @@ class TraceState:
             if why:
                 return self._whole(f"a broken trace with views, after part of it retired: "
                                    f"{why}", piece)
-            self._note_last(piece, proc)  # the end-of-trace witnesses' last events
+        self._note_last(piece, proc)  # the end-of-trace witnesses' last events
         if newcomer and self.base and not (self.vprefix is not None and
                                            self.vprefix.welcomes()):
             # the held records stand for the retired prefix only when every process

@@ -41,6 +41,7 @@ from ..properties import Options, Property
 from ..result import Result, Verdict
 from ..trace import Trace
 from .canon import SLOW, WHOLE, TraceState, _dictionary
+from .cutowed import prefix_owed
 from .narrow import follow, narrows
 from .reduced import NeedsWhole, check_held, deps_held
 from .viewheld import carries, stands
@@ -103,7 +104,7 @@ class _Run:
             # a long broken trace: its cut is tried as the rest is read (narrow.py)
             self.followed.add(tid)
             if narrows(self.props):
-                st.follower = follow(st)
+                st.follower = follow(st, self.props)
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
             self.peak_window = max(self.peak_window, len(st.S))
@@ -125,8 +126,9 @@ class _Run:
         if st.vprefix is not None:  # with views, broken after positions retired
             held = all(carries(p) for p in self.props) and \
                 (not any(p.final() for p in self.props) or stands(st, self.props))
-        else:
-            held = not any(p.final() or not p.held for p in self.props)
+        else:  # the end-of-trace properties after a retired prefix: across a cut only
+            held = not any(p.final() or not p.held for p in self.props) or \
+                (narrows(self.props) and prefix_owed(st))
         if st.mode == SLOW and st.base and (not held or not deps_held(st)):
             # the end-of-trace properties read what each process did last, which may lie
             # in the retired prefix (with views, carried over for agreement, validity and

@@ -25,8 +25,9 @@ deliveries that name M, make a cut when
    trace with views sends its membership records to both sides and reads condition 5
    per view, viewcut.py), the properties asked for are among ``NARROWED`` (the view
    properties are unknown on a trace without views, on any part of it; with views,
-   viewcut.py argues them), and if anything after the cut is sent, something before it
-   is too; some process delivers a message of M;
+   viewcut.py argues them) or the end-of-trace ones (cutowed.py's ``OWED``, with its
+   conditions), and if anything after the cut is sent, something before it is too;
+   some process delivers a message of M;
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
    continuing process's A_p ends with one message, the same for all (or all are empty);
@@ -80,6 +81,12 @@ fixed order of its scan (processes in name order, then positions):
 - *causal order*: with its own conditions on what each side's deps name of the other
   (cutdeps.py); *latency*: the tail's tally joins the exact check's (latencies.py).
 
+Agreement, validity, liveness and member liveness are asked of every message, a tail
+one too: the tail's clean pass answers them for its messages, and cutowed.py merges
+that answer with the exact checks' on M's records, in each check's own scan order
+(its module docstring has the argument and its conditions); a cut that fails them is
+not taken when they are asked.
+
 A repeat, a gap or an id sent twice therefore stays exact; a later second breach
 breaks the canonical pass of condition 3, and a breach whose shifted process never
 delivers another message of the sender it skipped fails condition 5: both keep every
@@ -110,9 +117,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
-from ..properties import Property
+from ..properties import Options, Property
 from .canon import FAST, TraceState
 from .cutdeps import CutDeps, asks_causal, members_unread, owed
+from .cutowed import OWED, Owed, decide, owing
 from .hashes import hash_ids
 from .latencies import Tally as Latencies
 from .latencies import counted, shifted
@@ -136,39 +144,48 @@ NARROWED = frozenset({"integrity", "total-order-weak", "total-order-strong",
 
 
 def narrows(props: Sequence[Property]) -> bool:
-    """Whether the cut keeps every one of ``props``'s witnesses."""
-    return all(p.name.split("@")[0] in NARROWED for p in props)
+    """Whether the cut keeps every one of ``props``'s witnesses (the end-of-trace
+    properties' with the tail's clean pass: cutowed.py)."""
+    return all(p.name.split("@")[0] in NARROWED | OWED for p in props)
 
 
-def follow(state: TraceState) -> Cut | None:
+def follow(state: TraceState, props: Sequence[Property] = ()) -> Cut | None:
     """A cut tried while the trace is read: the first candidate (``_candidates``) that
     the records held so far do not refute, fed the rest as they come
     (``TraceState.follower``), so that a cut that holds needs no pass over the spill;
-    None when each is refuted already."""
-    for cut in _cuts(state):
+    None when each is refuted already. With an end-of-trace property among ``props``,
+    its tail keeps what their witnesses cite (cutowed.py)."""
+    for cut in _cuts(state, bool(owing(props))):
         if all(cut.feed(piece) for piece in state.held_iter()):
             return cut
         cut.close()
     return None
 
 
-def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None:
+def narrowed(state: TraceState, props: Sequence[Property],
+             options: Options | None = None) -> list[Piece] | None:
     """The held records that stand for all of them (module docstring), or None when no
-    cut holds; sets ``state.cut`` (the messages before the cut)."""
+    cut holds; sets ``state.cut`` (the messages before the cut) and, with an
+    end-of-trace property, ``state.owed`` (the tail's part of it: cutowed.py)."""
+    state.owed = None
     if not narrows(props):
         return None
+    options = options or Options()
     if state.follower is not None:  # followed while read: no pass over the spill
-        kept = state.follower.result(props)
-        if kept is not None:
-            state.cut = state.follower.k
-            state.cut_latency = state.follower.latencies()
+        cut = state.follower
+        kept = cut.result(props) if isinstance(cut, Cut) else None
+        due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+        if kept is not None and due is not False:
+            state.cut, state.owed = cut.k, due
+            state.cut_latency = cut.latencies()
             return kept
-    for cut in _cuts(state):
+    for cut in _cuts(state, bool(owing(props))):
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
                 kept = cut.result(props)
-                if kept is not None:
-                    state.cut = cut.k
+                due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+                if kept is not None and due is not False:
+                    state.cut, state.owed = cut.k, due
                     state.cut_latency = cut.latencies()
                     return kept
         finally:
@@ -176,7 +193,13 @@ def narrowed(state: TraceState, props: Sequence[Property]) -> list[Piece] | None
     return None
 
 
-def _cuts(state: TraceState) -> Iterator[Cut]:
+def _seen(state: TraceState) -> set[str]:
+    """The processes of the trace (with a record, held or retired)."""
+    names = list(state.procs)
+    return {names[i] for i in np.flatnonzero(state.seen[:len(names)])}
+
+
+def _cuts(state: TraceState, owing: bool = False) -> Iterator[Cut]:
     """The cuts to try, tightest first, from a first pass over the held records
     (tally.py): per candidate count n, the messages some process delivered as one of
     its first n held deliveries."""
@@ -201,7 +224,7 @@ def _cuts(state: TraceState) -> Iterator[Cut]:
         m1, m2 = m1[keep], m2[keep]
         if len(m1) * max(len(tally.procs), 1) > MAX_CELLS:
             return
-        yield Cut(state, m1, m2)
+        yield Cut(state, m1, m2, owing)
 
 
 def _candidates(tally: Tally, least: int) -> list[int]:
@@ -289,16 +312,21 @@ class Cut:
     hashes ``m2``, fed the held records in order (module docstring): conditions 1 to 3
     as they come, 5 at the end; ``result`` gives the records naming M, or None."""
 
-    def __init__(self, state: TraceState, m1: np.ndarray, m2: np.ndarray) -> None:
+    def __init__(self, state: TraceState, m1: np.ndarray, m2: np.ndarray,
+                 owing: bool = False) -> None:
         self.k = len(m1)
         self.m1, self.m2 = m1, m2
         self.procs = Procs()
         # the tail's first deliveries tallied on the trace's clocks (latencies.py)
         self.tail = TraceState(state.id, state.trim_at, clocks=state.clocks,
                                spill_dir=state.spill_dir)
-        # its clean verdicts are never asked; with clocks, a lagging delivery's latency
-        # reads its send's witness where it retired
-        self.tail.witnesses = bool(state.clocks)
+        # its clean verdicts are asked for the end-of-trace properties (cutowed.py); with
+        # clocks, a lagging delivery's latency reads its send's witness where it retired
+        self.tail.witnesses = owing or bool(state.clocks)
+        #: per process: a record in H_M, its deliveries and its sends of M (cutowed.py)
+        self.on_m = np.zeros(0, bool)
+        self.m_del = np.zeros(0, np.int64)
+        self.m_sent = np.zeros(0, np.int64)
         for run in state.retired.runs:
             self.tail.retired.add(run)
         self.tail.retired.add(m1)
@@ -360,6 +388,12 @@ class Cut:
             self.cont.sent(rv[ms])
         self.sends_later += int((s & (mi < 0)).sum())
         mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
+        n = len(self.procs)
+        self.on_m, self.m_del, self.m_sent = (grow(a, n) for a in
+                                              (self.on_m, self.m_del, self.m_sent))
+        self.on_m[proc[mine]] = True
+        self.m_del[:n] += np.bincount(proc[d & (mi >= 0)], minlength=n)[:n]
+        self.m_sent[:n] += np.bincount(proc[ms], minlength=n)[:n]
         rows = np.flatnonzero(mine)
         if len(rows):
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
@@ -419,6 +453,22 @@ class Cut:
         elif not shifts_agree(self.dels, n, list(self.procs.codes), self.later_send, sp, sm):
             return None
         return list(self.kept)
+
+    def tail_owed(self, props: Sequence[Property], options: Options,
+             seen: set[str]) -> Owed | None | bool:
+        """The tail's part of the end-of-trace properties among ``props`` (cutowed.py;
+        None: none asked), False when the cut cannot serve them (its conditions A, B);
+        ``seen``: the trace's processes, each of which must have a held record."""
+        if not owing(props):
+            return None
+        names = list(self.procs.codes)
+        if not seen <= set(names):
+            return False  # a process whose records all retired (condition A)
+        got = decide(self.tail, props, options, set(names),
+                     {names[i] for i in np.flatnonzero(self.on_m[:len(names)])},
+                     {names[i]: int(self.m_del[i]) for i in range(len(names))},
+                     {names[i]: int(self.m_sent[i]) for i in range(len(names))})
+        return False if got is None else got
 
     def _serves_causal(self) -> bool:
         n = len(self.procs)

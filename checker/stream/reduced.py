@@ -56,6 +56,7 @@ from ..properties.latency import tally
 from ..result import Result, Verdict, WitnessEvent
 from .canon import TraceState
 from .clean import Clean
+from .cutowed import Owed, owing
 from .hashes import RetiredIds, hash_ids
 from .latencies import Tally, shifted
 from .narrow import narrowed
@@ -143,12 +144,30 @@ def check_held(state: TraceState, props: list[Property], options: Options,
     """The outcome of a trace from its held records (module docstring; None when they
     were rejected), and the scratch report that counted it (its counts, rejections and
     file moves are the caller's to merge)."""
+    # a run broken early holds most of itself: the records around the breach stand for
+    # them all when the rest keeps the picture (narrow.py; the end-of-trace properties
+    # with the tail's clean pass, cutowed.py)
+    kept = narrowed(state, props, options) if state.spill is not None else None
+    if kept is not None:
+        got = _check(state, kept, props, options, keep_going)
+        if got is not None:
+            return got
+        state.cut, state.owed = 0, None  # cutowed.py's condition C: every held record
+    if state.base and state.vprefix is None and any(p.final() or not p.held for p in props):
+        # the held records stand for a retired prefix without views only across a cut
+        # (cutowed.py, "A retired prefix without views")
+        raise NeedsWhole("the end-of-trace properties, not cut, after positions retired")
+    got = _check(state, state.held_pieces(), props, options, keep_going)
+    assert got is not None  # nothing to merge
+    return got
+
+
+def _check(state: TraceState, pieces: list[Piece], props: list[Property], options: Options,
+           keep_going: bool) -> tuple[TraceOutcome | None, CheckReport] | None:
+    """check_held on ``pieces``: all held records, or a cut's (then None when its
+    end-of-trace properties cannot be merged with its tail's, cutowed.py)."""
     scratch = CheckReport([p.name for p in props], options)
     scratch.counts = {p.name: Counter() for p in props}
-    # a run broken early holds most of itself: the records around the breach stand for
-    # them all when the rest keeps the picture (narrow.py)
-    pieces = (narrowed(state, props) if state.spill is not None else None) or \
-        state.held_pieces()
     if len(state.retired):
         pieces = [without_retired(p, state.retired) for p in pieces]
     # a trace the exact checks reject (bad seq, with keep_going) moves its records from
@@ -166,6 +185,25 @@ def check_held(state: TraceState, props: list[Property], options: Options,
         return None, scratch
     out = scratch.outcomes[0]
     names = list(state.procs)
+    if isinstance(state.owed, Owed):  # the end-of-trace properties across the cut
+        last = {names[p]: e for p, e in state.last.items()}
+        for prop in owing(exact):
+            was = out.verdicts[prop.name]
+            res = state.owed.merge(prop.name, was, out.results.get(prop.name), last)
+            if res is None:
+                return None
+            out.verdicts[prop.name] = res.verdict
+            out.results.pop(prop.name, None)
+            if res.verdict != Verdict.HOLDS:
+                out.results[prop.name] = res
+            count = scratch.counts[prop.name]
+            count[was] -= 1
+            if not count[was]:
+                del count[was]
+            count[res.verdict] += 1
+        ordered = {p.name: out.results[p.name] for p in exact if p.name in out.results}
+        out.results.clear()
+        out.results.update(ordered)
     soff = {names[i]: int(state.soff[i]) for i in range(len(names))}
     if state.vprefix is not None:  # with views, each process's own retired prefix
         views, _ = installed(pieces)

@@ -94,15 +94,18 @@ Then viewheld.py carries each process's retired prefix into H_M's witnesses, as 
 H's: its argument reads each process's deliveries per installed view, the same on H_M
 (every view record) for the messages M's witnesses name.
 
-**What the cut does not serve.** Agreement, validity, liveness and member liveness
-(end of trace) ask who owes what of every message, which the tail's clean pass does not
-answer for the messages it leaves to the end. A trace checked for any of them
-keeps the held path (viewheld.py) or goes whole, as before (narrow.py's ``narrows``).
-Causal order and latency are served with conditions of their own (cutdeps.py,
-latencies.py). A breach among the membership records themselves breaks the tail too,
-which replays every membership record, unless it concerns member sets only (cutdeps.py,
-"A breach among the membership records"): a view installed twice, a smaller numeric id,
-a fork keep the held path.
+**The end-of-trace properties.** Agreement, validity, liveness and member liveness ask
+who owes what of every message: the tail's clean pass answers it for the tail's
+messages (it replays every membership record, so who installed, left, crashed and
+joined is the trace's), and cutowed.py merges that with the exact checks on H_M; a
+cut whose tail left a member set unjudged is refused for them (they read who the
+members are: cutdeps.py, "A breach among the membership records").
+
+**What the cut does not serve by this argument alone.** Causal order and latency are
+served with conditions of their own (cutdeps.py, latencies.py). A breach among the
+membership records themselves breaks the tail too, which replays every membership
+record, unless it concerns member sets only (cutdeps.py, "A breach among the membership
+records"): a view installed twice, a smaller numeric id, a fork keep the held path.
 """
 
 from __future__ import annotations
