@@ -154,6 +154,17 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
         _typed(key, value, bool)
     if stream is not None:
         _typed("stream", stream, bool)
+    for key, value in (("scope", scope), ("guarantee", guarantee)):
+        if value is not None:  # (an int failed inside difflib: "'int' object is not
+            _typed(key, value, str)  # iterable")
+    for key, value in (("guarantee_file", guarantee_file), ("draw", draw), ("html", html),
+                       ("plot_latency", plot_latency)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{key} must be a file or folder name (str or os.PathLike), "
+                            f"got {type(value).__name__} {value!r}")
+        if value == "":  # nothing was drawn or written, and nothing said
+            raise ValueError(f"{key} is an empty name; give a "
+                             f"{'folder' if key == 'draw' else 'file'}, or None")
     if isinstance(properties, str):  # one name, or names separated by commas, as -p takes
         properties = [properties]
     for name in properties or []:

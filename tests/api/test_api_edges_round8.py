@@ -20,3 +20,21 @@ def test_conform_names_a_protocol_that_is_no_string(tmp_path):
 def test_write_names_a_path_that_is_no_name(tmp_path):
     with pytest.raises(TypeError, match="^path must be a file name .*got int 5$"):
         tomkit.write(5, [RECORD])  # was Python's "expected str, bytes or os.PathLike"
+
+
+@pytest.mark.parametrize("key, value, error, said", [
+    ("scope", 5, TypeError, "scope must be str, got int 5"),
+    ("guarantee", 5, TypeError, "guarantee must be str, got int 5"),
+    ("draw", 5, TypeError, r"draw must be a file or folder name \(str or os.PathLike\), "
+                           "got int 5"),
+    ("html", 5, TypeError, "html must be a file or folder name"),
+    ("html", "", ValueError, "html is an empty name; give a file, or None"),
+    ("draw", "", ValueError, "draw is an empty name; give a folder, or None"),
+])
+def test_check_names_its_settings_of_the_wrong_type(tmp_path, key, value, error, said):
+    # scope=5 failed inside difflib ("'int' object is not iterable"), draw=5 with
+    # Python's "expected str, bytes or os.PathLike object"; html="" drew nothing, silently
+    path = tmp_path / "t.jsonl"
+    tomkit.write(path, [RECORD])
+    with pytest.raises(error, match=f"^{said}"):
+        tomkit.check(path, **{key: value})
