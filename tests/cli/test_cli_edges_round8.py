@@ -179,3 +179,24 @@ def test_a_scope_named_with_the_property_is_kept(tmp_path):
     both = tomkit.check(trace, properties=["total-order-weak@uniform", "total-order-strong"],
                         scope="correct")
     assert both.properties == ["total-order-weak", "total-order-strong@correct"]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_line_without_end_is_refused_not_held(capsys, tmp_path, monkeypatch, gz):
+    """A line of hundreds of MB with no newline (binary data named .jsonl) was held whole
+    in memory, to the OOM killer; the bound is made small here, so that a few MB show
+    it."""
+    import gzip
+
+    from tomkit.traces import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 1 << 16)
+    path = tmp_path / ("big.jsonl.gz" if gz else "big.jsonl")
+    # more than the bound and two read blocks (4 MB each) after the first line
+    data = b'{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n' + b"x" * (12 << 20)
+    path.write_bytes(gzip.compress(data, 1) if gz else data)
+    code, _, err = run(capsys, "check", path)
+    assert code == 2
+    assert one_line(err, "tomkit check: ") == (
+        f"tomkit check: bad input: {path}: a line longer than 0 MB, with no end: no trace "
+        "record (binary data, or one JSON document?)")
