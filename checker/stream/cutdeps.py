@@ -20,8 +20,9 @@ c1. no tail record names a dependency of a message of M that is neither in M nor
     retired (``named``): such a dependency is a tail message, or named nowhere;
 c2. every continuing process (one that delivers past its cut) delivered, among its
     first deliveries of M, every message of M that a tail message depends on
-    (``needed``), unless, with views, it owes it nothing: none of the message's sending
-    views (each sender's installed view at its first send of it) is one it installed;
+    (``needed``), unless, with views, it owes it nothing: the message is sent, and none
+    of its sending views (each sender's installed view at its first send of it) is one
+    it installed;
 c3. if a tail send carries deps, a send of M does (``carried``).
 
 **Why the exact check on H_M gives H's first violation, witness and sentence.** The
@@ -61,6 +62,16 @@ What the conditions refuse keeps the held path: a message of M that depends on a
 message (a causal violation at every process that delivers it: its witness would name
 the tail's delivery), a tail message depending on a message of M that a continuing
 process skipped (a gap at it), or a tail dependency named nowhere (a second breach).
+
+**Crashes** (with views: crash records are on both sides). The correct-process scope
+judges the trace without its crashed processes' records (scope.py's ``in_scope``): a
+message of M sent only by crashed processes has no send there, so it has no sending
+view (c2's excuse reads otherwise) and its deps are not read (c3 reads otherwise). So
+when a held process crashes, c2 counts a message of M owed when it is in either
+reading (``owed``: its sends, or those of the processes that do not crash; a message
+with no send is owed by all), and c3, with "some process sends" (causal order's other
+*unknown*), is read again on the sends of the processes that do not crash; which scope
+is asked does not matter (both are then met).
 
 Memory: per cut, a flag per message of M, and the dependencies of M's sends that lie
 outside M and outside the retired ids (usually none: a dependency never sent).
@@ -102,7 +113,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..chunk import SEND
+from ..chunk import CRASH, SEND
 from ..properties import Property
 from .canon import TraceState
 from .hashes import RetiredIds, hash_ids
@@ -132,22 +143,27 @@ def members_unread(props: Sequence[Property]) -> bool:
 
 
 def owed(installed: dict[int, set[int]], sp: np.ndarray, sm: np.ndarray, sv: np.ndarray,
-         n: int, k: int) -> np.ndarray:
+         n: int, k: int, crashed: frozenset[int] = frozenset()) -> np.ndarray:
     """Per process (of ``n``) and message of M (of ``k``), whether the process owes it
-    (causal.py's membership rule): one of its sending views, each sender's installed
-    view at its first send of it, is a view the process installed; the sends of M in
-    order by sender ``sp``, message ``sm``, installed view ``sv`` (-1: none yet), the
-    processes' installed views ``installed`` (viewcut.py's ``Continuing``)."""
-    out = np.zeros((n, k), bool)
-    if not len(sp):
-        return out
-    _, first = np.unique(sp * k + sm, return_index=True)
-    fm, fv = sm[first], sv[first]
-    for q in range(n):
-        mine = installed.get(q)
-        if mine:
-            hit = np.isin(fv, np.fromiter(mine, np.int64))
-            out[q, fm[hit]] = True
+    (causal.py's membership rule): the message has no send, or one of its sending views,
+    each sender's installed view at its first send of it, is a view the process
+    installed; the sends of M in order by sender ``sp``, message ``sm``, installed view
+    ``sv`` (-1: none yet), the processes' installed views ``installed`` (viewcut.py's
+    ``Continuing``). With ``crashed`` processes, owed in either scope: the
+    correct-process one reads the sends of the others only (module docstring)."""
+    out = np.ones((n, k), bool)
+    sent = np.unique(sm)
+    out[:, sent] = False
+    if len(sp):
+        _, first = np.unique(sp * k + sm, return_index=True)
+        fm, fv = sm[first], sv[first]
+        for q in range(n):
+            mine = installed.get(q)
+            if mine:
+                out[q, fm[np.isin(fv, np.fromiter(mine, np.int64))]] = True
+    if crashed:
+        alive = ~np.isin(sp, np.fromiter(crashed, np.int64))
+        out |= owed(installed, sp[alive], sm[alive], sv[alive], n, k)
     return out
 
 
@@ -171,6 +187,10 @@ class CutDeps:
         self.needed = np.zeros(self.k, bool)  # c2: M's messages a tail message depends on
         self.carried = False  # c3: a send of M carries deps
         self.tail_carried = False
+        #: the correct-process scope (below, "Crashes"): processes (the cut's codes) that
+        #: crash, that send M or a tail message, that send one with deps
+        self.crashed: set[int] = set()
+        self.senders = {"m": set(), "tail": set(), "m deps": set(), "tail deps": set()}
         #: c1: the first hashes of M's dependencies outside M and the retired ids
         self.outside = np.zeros(0, np.uint64)
         self.named = False  # c1 refuted: a tail record names one of them
@@ -183,16 +203,21 @@ class CutDeps:
         hit = (self.m1[i] == v1) & (self.m2[i] == v2)
         return np.where(hit, i, -1)
 
-    def feed(self, table: pa.Table, kinds: np.ndarray, mi: np.ndarray, tail_rows: np.ndarray,
-             tail: TraceState) -> None:
+    def feed(self, table: pa.Table, kinds: np.ndarray, proc: np.ndarray, mi: np.ndarray,
+             tail_rows: np.ndarray, tail: TraceState) -> None:
         """A held piece (before its tail rows are fed to ``tail``, the tail's canonical
-        pass): each row's index in M (``mi``, -1 outside M) and whether it goes to the
-        tail (``tail_rows``)."""
+        pass): each row's process (the cut's codes), its index in M (``mi``, -1 outside
+        M) and whether it goes to the tail (``tail_rows``)."""
+        self.crashed.update(proc[kinds == CRASH].tolist())
+        sends = kinds == SEND
+        self.senders["m"].update(np.unique(proc[sends & (mi >= 0)]).tolist())
+        self.senders["tail"].update(np.unique(proc[sends & tail_rows]).tolist())
         if "deps" in table.column_names:
             deps = table.column("deps").combine_chunks()
             if deps.null_count < len(deps):
-                has = (kinds == SEND) & \
-                    np.asarray(deps.is_valid().to_numpy(zero_copy_only=False), bool)
+                has = sends & np.asarray(deps.is_valid().to_numpy(zero_copy_only=False), bool)
+                self.senders["m deps"].update(np.unique(proc[has & (mi >= 0)]).tolist())
+                self.senders["tail deps"].update(np.unique(proc[has & tail_rows]).tolist())
                 self._of_m(deps, has & (mi >= 0), tail)
                 self._of_tail(deps, has & tail_rows)
         if len(self.outside) and not self.named and tail_rows.any():
@@ -242,6 +267,11 @@ class CutDeps:
         one it installed; None without views: every one)."""
         if self.named or (self.tail_carried and not self.carried):
             return False
+        if self.crashed:  # the correct-process scope's reading too (module docstring)
+            ok = self.senders
+            for what in ("", " deps"):
+                if ok["tail" + what] - self.crashed and not ok["m" + what] - self.crashed:
+                    return False
         if not self.needed.any():
             return True
         n = len(continuing)

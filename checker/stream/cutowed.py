@@ -26,7 +26,10 @@ A. every process with a held record has a record in H_M and one in T (with views
    nothing of M, or nothing outside it, fails this);
 B. the tail's deciders decide (none needs the whole trace: a witness not kept);
 C. for member liveness, not both sides undecided without a violation (the first
-   undecidable pair's sender is not in its sentence, so the two could not be ordered).
+   undecidable pair's sender is not in its sentence, so the two could not be ordered);
+D. the tail judged every member set: liveness reads the final view's members, so a cut
+   whose tail left one unjudged (cutdeps.py, "A breach among the membership records")
+   is refused for these properties (narrow.py's ``Cut.result``).
 
 Else the cut is not taken for them (narrow.py tries the next one, then every held
 record is checked, as before).

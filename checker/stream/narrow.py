@@ -399,7 +399,7 @@ class Cut:
             self.kept.append(Piece(t.take(pa.array(rows)), piece.lines[rows], piece.source,
                                    piece.fmt))
         theirs = (mi < 0) | member
-        self.deps.feed(t, kinds, mi, theirs, self.tail)
+        self.deps.feed(t, kinds, proc, mi, theirs, self.tail)
         if not theirs.any():
             return True
         if not theirs.all():
@@ -479,7 +479,8 @@ class Cut:
             sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
             sv = np.concatenate(self.cont.sviews) if self.cont.sviews else \
                 np.zeros(0, np.int64)
-            owes = owed(self.cont.installed, sp, sm, sv, n, self.k)
+            owes = owed(self.cont.installed, sp, sm, sv, n, self.k,
+                        frozenset(self.deps.crashed))
         return self.deps.serves(self.dels.got, self.dels.closed[:n], owes)
 
     def latencies(self) -> dict[str, Latencies]:

@@ -191,7 +191,7 @@ VIEW_ENDS = {
 
 
 @pytest.mark.parametrize("breach,end", [("swap", "stop"), ("swap", "nobody"),
-                                        ("repeat", "none"), ("moves-on-short", "stop")])
+                                        ("repeat", "none")])
 def test_early_breaches_with_views(breach, end, tiny, longer, monkeypatch, tmp_path):
     """A tenth into p1's deliveries, with a late joiner, a crashed sender and a leaver:
     with a window that retired positions before the breach (each process's retired
@@ -210,8 +210,7 @@ def test_early_breaches_with_views(breach, end, tiny, longer, monkeypatch, tmp_p
     verdicts = run.report.outcomes[0].verdicts
     want = {"none": set(), "stop": {"agreement", "liveness", "member-liveness"},
             "nobody": {"validity", "liveness", "member-liveness"}}[end]
-    bad = {k for k, v in verdicts.items() if k in OWED and str(v) == "violated"}
-    assert bad == want if breach in ("swap", "repeat") else want <= bad, bad
+    assert {k for k, v in verdicts.items() if k in OWED and str(v) == "violated"} == want
 
 
 def test_views_both_layouts_and_scopes(tiny, longer, monkeypatch, tmp_path):
@@ -228,12 +227,9 @@ def test_the_generators_faults(tiny, tmp_path):
     """The generators' faults (each its own trace), with and without views, both
     layouts, every end-of-trace property asked: the whole-trace checker's report."""
     recs = []
-    for fault in ("swap", "lost", "wrong-view"):
-        for views in (False, True):
-            if fault == "wrong-view" and not views:
-                continue
-            recs += faulty_trace(f"t-{fault}-{views}", fault, seed=1, n_messages=24,
-                                 views=views)[0]
+    for fault, views in (("swap", False), ("lost", True), ("wrong-view", True)):
+        recs += faulty_trace(f"t-{fault}-{views}", fault, seed=1, n_messages=24,
+                             views=views)[0]
     for layout, rs in (("i", recs), ("g", by_process(recs))):
         path = tmp_path / f"{layout}.jsonl"
         write_records(path, rs)

@@ -14,6 +14,7 @@ from stream_oracle import outcomes
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
+import tomkit.checker.stream.narrow as narrow
 import tomkit.checker.stream.spill as spill
 from tomkit.checker.engine import check_paths
 from tomkit.checker.properties import Options, properties
@@ -69,7 +70,10 @@ def long_file(path, n: int, swap_at: int) -> None:
             w.write_table(t)
 
 
-def test_a_trace_broken_early_keeps_a_bounded_buffer(tiny, monkeypatch, tmp_path):
+# with the cut (which serves every streamed property) and without it (the spill's own
+# path, the held records read back for the exact checks)
+@pytest.mark.parametrize("cut", [True, False])
+def test_a_trace_broken_early_keeps_a_bounded_buffer(tiny, monkeypatch, tmp_path, cut):
     d, written = tiny
     monkeypatch.setattr(spill, "SPILL_ROWS", 300)
     monkeypatch.setattr(driver, "READ_ROWS", 100)
@@ -83,10 +87,14 @@ def test_a_trace_broken_early_keeps_a_bounded_buffer(tiny, monkeypatch, tmp_path
         peak.append(sum(p.table.num_rows for p, _ in self.buffer))
 
     monkeypatch.setattr(canon.TraceState, "feed", watched)
+    if not cut:
+        for module in (driver, narrow):
+            monkeypatch.setattr(module, "narrows", lambda props: False)
     run = _Run(STREAMED, Options(), False)
     report = check_stream([path], STREAMED, run=run)
     assert outcomes(report) == outcomes(check_paths([path], STREAMED))
-    assert run.modes == {"slow": 1} and report.exit_code() == 1
+    assert run.modes == ({"slow": 1, "narrowed": 1} if cut else {"slow": 1})
+    assert report.exit_code() == 1
     assert sum(written) > 9_000  # nearly the whole trace went to the file ...
     assert max(peak) < 300 + 100  # ... through a buffer of 300 records and one batch
     assert not list(d.iterdir())
