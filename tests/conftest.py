@@ -221,3 +221,20 @@ def spark_cluster(tmp_path_factory):
                            "SPARK_DAEMON_JAVA_OPTS": " ".join(QUICK_JVM)},
                       preexec_fn=die_with_parent) as c:
         yield c
+
+
+@pytest.fixture
+def sigterm_as_ctrl_c():
+    """SIGTERM raises in this process as Ctrl-C does (traces/interrupt.py's
+    ``terminate_as_interrupt``, as tomkit's commands install it), SIGINT's default
+    handler too; both put back after the test."""
+    import signal
+
+    from tomkit.traces.interrupt import terminate_as_interrupt
+
+    old_term = signal.getsignal(signal.SIGTERM)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    terminate_as_interrupt()
+    yield
+    signal.signal(signal.SIGTERM, old_term)
+    signal.signal(signal.SIGINT, old_int)

@@ -17,18 +17,10 @@ import tomkit.cli.simulate as cli_simulate
 import tomkit.model.dataset as dataset
 import tomkit.traces.generate as generate
 from tomkit.traces import jsonl
-from tomkit.traces.interrupt import terminate_as_interrupt
 from tomkit.traces.reader import read_records
 
-
-@pytest.fixture(autouse=True)
-def sigterm_as_ctrl_c():
-    old_term = signal.getsignal(signal.SIGTERM)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    terminate_as_interrupt()
-    yield
-    signal.signal(signal.SIGTERM, old_term)
-    signal.signal(signal.SIGINT, old_int)
+# every test here with SIGTERM taken as Ctrl-C (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("sigterm_as_ctrl_c")
 
 
 def sigterm_at_call(monkeypatch, owner, name: str, at: int = 1) -> list[int]:

@@ -13,7 +13,6 @@ import pytest
 import tomkit.record.__main__ as record_main
 from tomkit.record.log import EventLog
 from tomkit.record.system import System
-from tomkit.traces.interrupt import terminate_as_interrupt
 from tomkit.traces.reader import read_records
 
 
@@ -33,16 +32,6 @@ def stand_in(events: int, stop) -> System:
         return log
 
     return System("etcd", {"clean": object()}, (), record, lambda: None, profile="etcd")
-
-
-@pytest.fixture
-def sigterm_as_ctrl_c():
-    old_term = signal.getsignal(signal.SIGTERM)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    terminate_as_interrupt()
-    yield
-    signal.signal(signal.SIGTERM, old_term)
-    signal.signal(signal.SIGINT, old_int)
 
 
 def main(monkeypatch, system: System, tmp_path, *more: str) -> int:

@@ -15,7 +15,6 @@ from tomkit.traces.interrupt import (
     Terminated,
     exit_code,
     stopped,
-    terminate_as_interrupt,
     uninterrupted,
 )
 from tomkit.traces.reader import read_records
@@ -23,16 +22,6 @@ from tomkit.traces.writer import TraceWriter
 
 RECORDS = [{"trace": f"t{i // 4}", "process": f"p{i % 2}", "kind": "send", "msg": f"m{i}"}
            for i in range(400)]
-
-
-@pytest.fixture
-def sigterm_as_ctrl_c():
-    old_term = signal.getsignal(signal.SIGTERM)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    terminate_as_interrupt()
-    yield
-    signal.signal(signal.SIGTERM, old_term)
-    signal.signal(signal.SIGINT, old_int)
 
 
 def _sigterm_inside(monkeypatch, owner, name):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
+import tomkit.checker.stream.reduced as reduced
 import tomkit.checker.stream.spill as spill
 from tomkit.checker.engine import check_paths
 from tomkit.checker.properties import Options, properties, with_scope
@@ -68,3 +69,17 @@ def merge(draw, local: dict[str, list[dict]]) -> list[dict]:
         heads[p] += 1
     return out
 
+
+
+def records_read(monkeypatch, what=lambda pieces: sum(p.table.num_rows for p in pieces)) -> list:
+    """What each exact check on held records reads, as it is read (``what`` of its pieces:
+    by default the number of records), one item a check."""
+    read: list = []
+    decide = reduced.decide_chunk
+
+    def counted(pieces, *a, **k):
+        read.append(what(pieces))
+        return decide(pieces, *a, **k)
+
+    monkeypatch.setattr(reduced, "decide_chunk", counted)
+    return read

@@ -16,12 +16,11 @@ import pytest
 import test_stream_views_broken as broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process, merge, small_windows
+from stream_oracle import STREAMED, agree, by_process, merge, records_read, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.cutdeps as cutdeps
 import tomkit.checker.stream.driver as driver
-import tomkit.checker.stream.reduced as reduced
 import tomkit.checker.stream.spill as spill
 from tomkit.checker.properties import Options, properties, with_scope
 from tomkit.checker.stream.driver import _Run, check_stream
@@ -332,14 +331,7 @@ def test_an_early_breach_with_deps_and_a_bound_stays_flat(monkeypatch, tmp_path)
     monkeypatch.setattr(canon, "TRIM_AT", 64)
     monkeypatch.setattr(driver, "READ_ROWS", 256)
     monkeypatch.setattr(spill, "SPILL_ROWS", 512)
-    read: list[int] = []
-    decide = reduced.decide_chunk
-
-    def counted(pieces, *a, **k):
-        read.append(sum(p.table.num_rows for p in pieces))
-        return decide(pieces, *a, **k)
-
-    monkeypatch.setattr(reduced, "decide_chunk", counted)
+    read = records_read(monkeypatch)
     options = Options(latency_bound=50.0)
     sizes, verdicts = [], []
     for n in (400, 1600):

@@ -14,11 +14,10 @@ import pytest
 import test_stream_views_broken as broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process, small_windows
+from stream_oracle import STREAMED, agree, by_process, records_read, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
-import tomkit.checker.stream.reduced as reduced
 import tomkit.checker.stream.spill as spill
 from tomkit.checker.properties import Options, properties, with_scope
 from tomkit.checker.stream.cutowed import OWED, Owed, owing
@@ -302,15 +301,7 @@ def test_merge_orders_the_two_sides_as_the_exact_checks_scan():
 
 def read_by_cut(monkeypatch) -> list[int]:
     """The records each exact check reads, as they are read."""
-    read: list[int] = []
-    decide = reduced.decide_chunk
-
-    def counted(pieces, *a, **k):
-        read.append(sum(p.table.num_rows for p in pieces))
-        return decide(pieces, *a, **k)
-
-    monkeypatch.setattr(reduced, "decide_chunk", counted)
-    return read
+    return records_read(monkeypatch)
 
 
 @pytest.mark.parametrize("views", [False, True])

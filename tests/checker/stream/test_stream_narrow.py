@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process, merge, small_windows
+from stream_oracle import STREAMED, agree, by_process, merge, records_read, small_windows
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -132,15 +132,8 @@ def test_a_cut_is_not_taken_before_a_later_breach(tiny, monkeypatch, tmp_path):
 
 def _reads(monkeypatch) -> list:
     """The ids the exact checks on held records read, a list per trace."""
-    read = []
-    decide = reduced.decide_chunk
-
-    def counted(pieces, *a, **k):
-        read.append([m for p in pieces for m in p.table.column("msg").to_pylist()])
-        return decide(pieces, *a, **k)
-
-    monkeypatch.setattr(reduced, "decide_chunk", counted)
-    return read
+    return records_read(monkeypatch, lambda pieces: [
+        m for p in pieces for m in p.table.column("msg").to_pylist()])
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -238,14 +231,7 @@ def test_an_early_breach_is_checked_on_the_records_around_it(breach, monkeypatch
     monkeypatch.setattr(reduced, "narrowed",
                         lambda st, *a: followed.append(st.follower is not None) or
                         narrowed(st, *a))
-    read = []
-    decide = reduced.decide_chunk
-
-    def counted(pieces, *a, **k):
-        read.append(sum(p.table.num_rows for p in pieces))
-        return decide(pieces, *a, **k)
-
-    monkeypatch.setattr(reduced, "decide_chunk", counted)
+    read = records_read(monkeypatch)
     run = _Run(NARROW, Options(), False)
     agree([path], NARROW, run=run)
     assert run.modes == {"slow": 1, "narrowed": 1}

@@ -14,7 +14,7 @@ import pytest
 import test_stream_views_broken as broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import CORRECT, STREAMED, agree, by_process, small_windows
+from stream_oracle import CORRECT, STREAMED, agree, by_process, records_read, small_windows
 from test_stream_views import REAL, read_gz, view_runs
 
 import tomkit.checker.stream.canon as canon
@@ -187,15 +187,7 @@ def test_without_condition_5v_a_cut_would_differ(tiny, longer, monkeypatch, tmp_
 
 def read_by_cut(monkeypatch) -> list[int]:
     """The records each exact check reads, as they are read."""
-    read: list[int] = []
-    decide = reduced.decide_chunk
-
-    def counted(pieces, *a, **k):
-        read.append(sum(p.table.num_rows for p in pieces))
-        return decide(pieces, *a, **k)
-
-    monkeypatch.setattr(reduced, "decide_chunk", counted)
-    return read
+    return records_read(monkeypatch)
 
 
 def test_an_early_breach_is_checked_on_records_that_stay_flat(monkeypatch, tmp_path):
