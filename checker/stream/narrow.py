@@ -26,7 +26,9 @@ deliveries that name M, make a cut when
    per view, viewcut.py), the properties asked for are among ``NARROWED`` (the view
    properties are unknown on a trace without views, on any part of it; with views,
    viewcut.py argues them) or the end-of-trace ones (cutowed.py's ``OWED``, with its
-   conditions), and if anything after the cut is sent, something before it is too;
+   conditions), and if anything after the cut is sent, something before it is too, in
+   both scopes (with a crash, read again on the sends of the processes that do not
+   crash, all that the correct-process scope reads: cutdeps.py's ``sent_before``);
    some process delivers a message of M;
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
@@ -76,7 +78,10 @@ fixed order of its scan (processes in name order, then positions):
   their send order (condition 3): no violation. After a send it cannot count, its count
   of that sender never passes it, so its delivery of a later message of that sender in
   A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
-  outside M puts nothing in B_p.
+  outside M puts nothing in B_p. Its *unknown* (no send) is the same: condition 4
+  holds in the scope asked (in the correct-process one, without the crashed processes'
+  sends, a cut whose sends of M are all by processes that crash would read "no send"
+  where the whole trace reads the tail's).
 - *the view properties*: unknown on both sides, without view records.
 - *causal order*: with its own conditions on what each side's deps name of the other
   (cutdeps.py); *latency*: the tail's tally joins the exact check's (latencies.py).
@@ -340,7 +345,6 @@ class Cut:
         self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
         self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
         self.send_m: list[np.ndarray] = []
-        self.sends_later = 0
         self.failed = not self.k
 
     def feed(self, piece: Piece) -> bool:
@@ -386,7 +390,6 @@ class Cut:
         self.send_m.append(mi[ms])
         if self.views:
             self.cont.sent(rv[ms])
-        self.sends_later += int((s & (mi < 0)).sum())
         mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
         n = len(self.procs)
         self.on_m, self.m_del, self.m_sent = (grow(a, n) for a in
@@ -439,7 +442,7 @@ class Cut:
             return None
         sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
         sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
-        if self.sends_later and not len(sp):
+        if not self.deps.sent_before():  # condition 4, in both scopes (cutdeps.py)
             return None
         n = len(self.procs)
         if self.views:
