@@ -123,6 +123,7 @@ import pyarrow.compute as pc
 
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from ..properties import Options, Property
+from ..result import WitnessEvent
 from .canon import FAST, TraceState
 from .cutdeps import CutDeps, asks_causal, members_unread, owed
 from .cutowed import OWED, Owed, decide, owing
@@ -179,7 +180,7 @@ def narrowed(state: TraceState, props: Sequence[Property],
     if state.follower is not None:  # followed while read: no pass over the spill
         cut = state.follower
         kept = cut.result(props) if isinstance(cut, Cut) else None
-        due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+        due = cut.tail_owed(props, options, state) if kept is not None else None
         if kept is not None and due is not False:
             state.cut, state.owed = cut.k, due
             state.cut_latency = cut.latencies()
@@ -188,7 +189,7 @@ def narrowed(state: TraceState, props: Sequence[Property],
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
                 kept = cut.result(props)
-                due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+                due = cut.tail_owed(props, options, state) if kept is not None else None
                 if kept is not None and due is not False:
                     state.cut, state.owed = cut.k, due
                     state.cut_latency = cut.latencies()
@@ -196,6 +197,12 @@ def narrowed(state: TraceState, props: Sequence[Property],
         finally:
             cut.close()
     return None
+
+
+def _last(state: TraceState) -> dict[str, WitnessEvent]:
+    """Each process's last record in the trace (canon.py keeps them as records come)."""
+    names = list(state.procs)
+    return {names[p]: e for p, e in state.last.items()}
 
 
 def _seen(state: TraceState) -> set[str]:
@@ -458,19 +465,20 @@ class Cut:
         return list(self.kept)
 
     def tail_owed(self, props: Sequence[Property], options: Options,
-             seen: set[str]) -> Owed | None | bool:
+                  state: TraceState) -> Owed | None | bool:
         """The tail's part of the end-of-trace properties among ``props`` (cutowed.py;
         None: none asked), False when the cut cannot serve them (its conditions A, B);
-        ``seen``: the trace's processes, each of which must have a held record."""
+        ``state``: the trace's, each of whose processes must have a held record."""
         if not owing(props):
             return None
         names = list(self.procs.codes)
-        if not seen <= set(names):
+        if not _seen(state) <= set(names):
             return False  # a process whose records all retired (condition A)
         got = decide(self.tail, props, options, set(names),
                      {names[i] for i in np.flatnonzero(self.on_m[:len(names)])},
                      {names[i]: int(self.m_del[i]) for i in range(len(names))},
-                     {names[i]: int(self.m_sent[i]) for i in range(len(names))})
+                     {names[i]: int(self.m_sent[i]) for i in range(len(names))},
+                     _last(state))
         return False if got is None else got
 
     def _serves_causal(self) -> bool:

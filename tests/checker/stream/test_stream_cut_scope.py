@@ -5,16 +5,21 @@ not crash send the rest. The correct-process scope judges the trace without the 
 process's records (scope.py's ``in_scope``), so the cut's records hold no send there
 while the whole trace holds the tail's: FIFO's *unknown* ("no send events logged")
 would differ. Such a cut is refused (the held records decide); one sent by a correct
-process too is taken. Each against the whole-trace checker, both layouts."""
+process too is taken. And a process silent in the tail (cutowed.py's condition A): one
+that stops inside the breach, told to the tail's summary, so that the end-of-trace
+properties are decided on the cut too. Each against the whole-trace checker, both
+layouts."""
 
 from __future__ import annotations
 
 import pytest
+import test_stream_cut_owed as owed
 from stream_oracle import STREAMED, agree, by_process
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.cutdeps as cutdeps
 import tomkit.checker.stream.driver as driver
+import tomkit.checker.stream.narrow as narrow
 import tomkit.checker.stream.spill as spill
 from tomkit.checker.properties import Options, with_scope
 from tomkit.checker.stream.driver import _Run
@@ -131,3 +136,70 @@ def test_read_unscoped_the_cut_would_differ(tiny, monkeypatch, tmp_path):
         with pytest.raises(AssertionError):
             decided(path, NARROW_CORRECT, Options(scope="correct"))
     assert decided(path, NARROW_CORRECT, Options(scope="correct")).modes == HELD
+
+
+#: the end-of-trace properties with the order ones (test_stream_cut_owed.py), in both
+#: scopes
+OWED = owed.LIVENESS + owed.MEMBER
+OWED_CORRECT = [with_scope(p, "correct") for p in OWED if p.scoped]
+
+
+def stopping_run(end: str, stop: int) -> list[dict]:
+    """test_stream_cut_owed.py's run without views (a swap at message 3, an end-of-trace
+    fault ``end``), p3 stopping after its delivery ``stop``, inside the breach's
+    messages: it has no record in the tail."""
+    recs = owed.plain_run(60, "swap", end)
+    d3 = [i for i, r in enumerate(recs) if r["process"] == "p3" and r["kind"] == "deliver"]
+    return [r for i, r in enumerate(recs) if not (r["process"] == "p3" and i > d3[stop])]
+
+
+@pytest.mark.parametrize("end,stop,trim", [("none", 5, 1 << 14), ("alone", 2, 1 << 14),
+                                           ("nobody", 5, 4), ("stop", 2, 4)])
+def test_a_process_silent_in_the_tail(end, stop, trim, monkeypatch, tmp_path):
+    """cutowed.py's condition A, "A process silent in the tail": p3 stops inside the
+    breach, so the tail's pass has no record of it; it is added to the tail's summary as
+    a process that delivered nothing there, and the cut is taken for the end-of-trace
+    properties too, with the whole-trace checker's report (agreement and liveness
+    violated: p3 never delivers the tail's messages), in both scopes and layouts; with a
+    window of 4 positions the tail's positions retire, and p3 is behind them (grouped by
+    process, the trace's positions retire before the others' records come: a break
+    after a lag goes whole, as before)."""
+    monkeypatch.setattr(canon, "TRIM_AT", trim)
+    monkeypatch.setattr(driver, "READ_ROWS", 8)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 6)
+    recs = stopping_run(end, stop)
+    for grouped in (False, True):
+        path = tmp_path / f"{grouped}.jsonl"
+        write_records(path, by_process(recs) if grouped else recs)
+        for props, options in ((OWED, Options()), (OWED_CORRECT, Options(scope="correct"))):
+            run = decided(path, props, options)
+            if grouped and trim == 4:  # p1 to p3 lag behind retired positions: whole
+                assert run.whole, run.modes
+                continue
+            assert run.modes.get("narrowed") == 1 and not run.whole, run.modes
+            bad = {k.split("@")[0] for k, v in run.report.outcomes[0].verdicts.items()
+                   if str(v) == "violated"}
+            assert {"agreement", "liveness"} & bad == \
+                ({"agreement"} if options.scope == "correct" else {"agreement", "liveness"})
+
+
+def test_without_the_silent_process_the_tail_would_differ(monkeypatch, tmp_path):
+    """The silent process bears weight: left out of the tail's summary (condition A read
+    on the tail's own processes), the cut's report differs from the whole trace's."""
+    monkeypatch.setattr(canon, "TRIM_AT", 1 << 14)
+    monkeypatch.setattr(driver, "READ_ROWS", 8)
+    monkeypatch.setattr(spill, "SPILL_ROWS", 6)
+    decide = narrow.decide
+
+    def waived(tail, props, options, processes, on_m, delivered, sent, last=None):
+        names = list(tail.procs)
+        on_t = {names[i] for i in range(len(names)) if tail.seen[i]}
+        return decide(tail, props, options, on_t, on_t, delivered, sent, last)
+
+    path = tmp_path / "t.jsonl"
+    write_records(path, stopping_run("none", 5))
+    with monkeypatch.context() as m:
+        m.setattr(narrow, "decide", waived)
+        with pytest.raises(AssertionError):
+            decided(path, OWED)
+    assert decided(path, OWED).modes == {"slow": 1, "narrowed": 1}
