@@ -24,6 +24,10 @@ whole-trace engine (the same without ``--stream``), on the clean and the stalled
 breached ones (and the whole-trace engine on them, unless ``--stream-only``). The early
 breach's trace is ``--early-messages`` long: broken at its start, it holds every record
 after the breach, whose exact checks cost what the whole-trace engine costs.
+``--grouped-only`` checks the clean run with its records grouped by process (every member
+sends), ``--messages`` long and twice that, with the lag read from disk and the sends
+awaited, and as before (the window holding what a process not yet seen has to deliver,
+and waiting for the sends): CPU, peak memory, records and positions held at most.
 Machines here are noisy: the figures to read are the CPU seconds and the same-run ratios.
 
     python bench/stream_views_bench.py [--messages 500000] [--dir out/bench-stream-views]
@@ -116,8 +120,44 @@ def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
     tmp.rename(path)
 
 
+def make_grouped(path: Path, messages: int, processes: int, view_every: int,
+                 seed: int) -> None:
+    """The clean run with its records grouped by process (each process's records in its
+    order, p0's first), made a view at a time: each process's rows go to a file of its
+    own, then the files one after the other into ``path`` (the run is never whole in
+    memory: a child's peak memory would count this process's)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    names = [f"p{i}" for i in range(processes)]
+    parts = [path.with_name(f"tmp-{p}-{path.name}") for p in names]
+    writers = [TraceWriter(x) for x in parts]
+    try:
+        for table in view_run_tables(messages, processes, view_every, seed):
+            for p, w in zip(names, writers):
+                mine = table.filter(pc.equal(table.column("process"), p))
+                if mine.num_rows:
+                    w.write_table(mine)
+    finally:
+        for w in writers:
+            w.close()
+    tmp = path.with_name("tmp-" + path.name)
+    with TraceWriter(tmp) as out:
+        for x in parts:
+            f = pq.ParquetFile(x)
+            for g in range(f.num_row_groups):
+                out.write_table(f.read_row_group(g))
+            x.unlink()
+    tmp.rename(path)
+
+
 def child(kind: str, path: str, trim: int | None, safety: bool = False,
-          no_cut: bool = False, end: bool = False, no_owed: bool = False) -> None:
+          no_cut: bool = False, end: bool = False, no_owed: bool = False,
+          no_view_lag: bool = False) -> None:
     """One measured run, in this process: its figures as one JSON line."""
     import tomkit.checker.stream.canon as canon
     import tomkit.checker.stream.driver as driver
@@ -130,6 +170,8 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
     t0 = time.perf_counter()
     if trim:
         canon.TRIM_AT = trim
+    if no_view_lag:  # as before: with views, unseen and lagging processes hold the low
+        canon.VIEW_LAG = False  # watermark, and the window waits for the sends
     if no_cut:  # as before viewcut.py: the exact checks on every held record
         reduced.narrowed = lambda *a: None
         driver.follow = lambda *a: None
@@ -168,7 +210,8 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
 
 
 def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
-            no_cut: bool = False, end: bool = False, no_owed: bool = False) -> dict:
+            no_cut: bool = False, end: bool = False, no_owed: bool = False,
+            no_view_lag: bool = False) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
     if end:
         cmd += ["--end"]
@@ -180,10 +223,13 @@ def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
         cmd += ["--safety"]
     if no_cut:
         cmd += ["--no-cut"]
+    if no_view_lag:
+        cmd += ["--no-view-lag"]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     fig = json.loads(res.stdout.strip().splitlines()[-1])
     label = f"{kind} {path.name}" + (" (default properties)" if safety else "") + \
-        (" (--liveness)" if end else "") + (", not cut" if no_cut or no_owed else "")
+        (" (--liveness)" if end else "") + (", not cut" if no_cut or no_owed else "") + \
+        (", as before (--no-view-lag)" if no_view_lag else "")
     print(f"  {label:<70} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB", flush=True)
     return fig
@@ -207,7 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--early-only", action="store_true",
                     help="only the early breach: its clean trace, and the breached one cut "
                     "(viewcut.py) and not cut (as before)")
+    ap.add_argument("--grouped-only", action="store_true",
+                    help="only the clean run grouped by process (every process sends), "
+                    "at --messages and twice that, with the lag read from disk and the "
+                    "sends awaited, and as before (the window holding them)")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--no-view-lag", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--safety", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--end", action="store_true", help=argparse.SUPPRESS)
@@ -219,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.safety, args.no_cut, args.end,
-              args.no_owed)
+              args.no_owed, args.no_view_lag)
         return 0
     if args.smoke:
         args.messages, args.view_every, args.trim = 3000, 200, 64
@@ -229,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     d.mkdir(parents=True, exist_ok=True)
     if args.early_only:
         early_cut(args, d)
+        return 0
+    if args.grouped_only:
+        grouped(args, d)
         return 0
     clean = d / f"views-{np_}x{n}-v{every}-{args.seed}.parquet"
     stall = every // 2
@@ -311,6 +365,39 @@ def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> No
         if w is not None:
             print(f"    the whole-trace engine on it: {w['rss_mb']:.0f} MB, CPU "
                   f"{w['cpu']:.1f} s, wall {w['seconds']:.1f} s")
+
+
+def grouped(args: argparse.Namespace, d: Path) -> None:
+    """The clean run grouped by process (every member sends), ``--messages`` long and
+    twice that, each checked with the default properties with the lag read from disk and
+    the sends awaited, and as before (``--no-view-lag``: the window holds what a process
+    not yet seen has to deliver, and waits for the sends), each in its own process."""
+    np_, every = args.processes, args.view_every
+    print(f"\ngrouped by process (seed {args.seed}): {np_} processes, a view every "
+          f"{every:,}, every member sending; default properties", flush=True)
+    figs = {}
+    for n in (args.messages, 2 * args.messages):
+        path = d / f"views-{np_}x{n}-v{every}-{args.seed}-grouped.parquet"
+        make_grouped(path, n, np_, every, args.seed)
+        for before in (False, True):
+            figs[n, before] = measure("stream", path, args.trim, safety=True,
+                                      no_view_lag=before)
+    print("\nsummary of the grouped runs (ratios from this run)")
+    for n in (args.messages, 2 * args.messages):
+        now, before = figs[n, False], figs[n, True]
+        for f in (now, before):
+            assert f["exit"] == 0 and f["modes"] == {"fast": 1} and f["whole"] == 0, f
+        print(f"  {n:,} messages, {now['events']:,} events: CPU {now['cpu']:.1f} s / "
+              f"{before['cpu']:.1f} s before ({now['cpu'] / before['cpu']:.2f}x), peak "
+              f"{now['rss_mb']:.0f} / {before['rss_mb']:.0f} MB "
+              f"({now['rss_mb'] / before['rss_mb']:.2f}x), held at most "
+              f"{now['held']:,} records and {now['window']:,} positions / "
+              f"{before['held']:,} and {before['window']:,} before")
+    a, b = figs[args.messages, False], figs[2 * args.messages, False]
+    print(f"  twice the run: {b['rss_mb'] / a['rss_mb']:.2f}x the peak memory, "
+          f"{b['cpu'] / a['cpu']:.2f}x the CPU time (before: "
+          f"{figs[2 * args.messages, True]['rss_mb'] / figs[args.messages, True]['rss_mb']:.2f}x"
+          f" the memory)")
 
 
 def early_cut(args: argparse.Namespace, d: Path) -> None:

@@ -140,9 +140,11 @@ def select(names: Iterable[str] | None, options: Options, liveness: bool = False
                                    or (latency and p.name == "latency")
                                    or any(o.selects and o.name in given for o in p.options)):
             chosen.append(p)
-    if scope is not None:
-        chosen = [with_scope(p, scope) if p.scoped and "@" not in p.name else p
-                  for p in chosen]
+    if scope is not None:  # a scope named with the property (NAME@uniform) stays its own
+        # (``--scope correct -p total-order-weak@uniform`` judged it @correct, silently)
+        named = {resolve(n).name for n in names or () if "@" in n}
+        chosen = [with_scope(p, scope) if p.scoped and "@" not in p.name
+                  and p.name not in named else p for p in chosen]
     return chosen
 
 

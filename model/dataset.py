@@ -330,6 +330,9 @@ def _bar(progress: bool, total: int):
 
 
 def _tmp_dir(out: str) -> str:
+    if not str(out):  # abspath("") is the current folder, which _commit replaces whole
+        raise ValueError("out is an empty name; give a new folder (an empty one would "
+                         "name the current folder, which is replaced whole)")
     out = os.path.abspath(out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = f"{out}.tmp-{uuid.uuid4().hex[:12]}"

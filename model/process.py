@@ -46,6 +46,7 @@ promises (by name), and how a recorded trace is turned back into its processes' 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, runtime_checkable
@@ -498,6 +499,12 @@ class Protocol:
                 # may take other values from Python (a rule function for --rule)
                 raise TypeError(f"{self.name}: {o.name} must be {o.type.__name__}, got "
                                 f"{type(v).__name__} {v!r}")
+            if v is not None and o.type in (int, float) and not 0 <= v < math.inf:
+                # every number a protocol takes is a time, a rate, a count or a
+                # probability (a negative --ack-timeout ran for ever, an infinite one
+                # wrote NaN times, --tick-rate inf failed in a traceback; NaN is no number)
+                raise ValueError(f"{self.name}: {o.flag} must be a finite number >= 0, "
+                                 f"got {v}")
             if v is not None and o.choices is not None and v not in o.choices:
                 raise ValueError(f"{self.name}: {o.flag} must be one of "
                                  f"{', '.join(map(str, o.choices))}, not {v!r}")

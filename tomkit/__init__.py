@@ -154,6 +154,17 @@ def check(*paths: str | os.PathLike, properties: Sequence[str] | None = None,
         _typed(key, value, bool)
     if stream is not None:
         _typed("stream", stream, bool)
+    for key, value in (("scope", scope), ("guarantee", guarantee)):
+        if value is not None:  # (an int failed inside difflib: "'int' object is not
+            _typed(key, value, str)  # iterable")
+    for key, value in (("guarantee_file", guarantee_file), ("draw", draw), ("html", html),
+                       ("plot_latency", plot_latency)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{key} must be a file or folder name (str or os.PathLike), "
+                            f"got {type(value).__name__} {value!r}")
+        if value == "":  # nothing was drawn or written, and nothing said
+            raise ValueError(f"{key} is an empty name; give a "
+                             f"{'folder' if key == 'draw' else 'file'}, or None")
     if isinstance(properties, str):  # one name, or names separated by commas, as -p takes
         properties = [properties]
     for name in properties or []:
@@ -297,6 +308,7 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
     from tomkit.traces.errors import Location, TraceFormatError
     from tomkit.traces.validate import record_problem
 
+    _typed("protocol", protocol, str)  # (an int was "unknown protocol 5")
     get_protocol(protocol)  # ValueError naming the known ones, even with no records
     if isinstance(records, (str, os.PathLike)):
         from tomkit.traces.reader import read_records
@@ -410,6 +422,10 @@ def write(path: str | os.PathLike, records: Iterable[Mapping]) -> None:
     iterable of dicts (one dict, say)."""
     from tomkit.traces.writer import write_records
 
+    if not isinstance(path, (str, os.PathLike)):  # (Python's "expected str, bytes or
+        # os.PathLike object, not int", naming no argument)
+        raise TypeError(f"path must be a file name (str or os.PathLike), got "
+                        f"{type(path).__name__} {path!r}")
     if isinstance(records, (Mapping, str, bytes)) or not isinstance(records, Iterable):
         raise TypeError(f"records must be an iterable of records (dicts), got "
                         f"{type(records).__name__}"

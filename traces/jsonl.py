@@ -124,6 +124,16 @@ class _Corrupt(Exception):
     """The gzip stream is not valid gzip data."""
 
 
+#: the longest line read: a trace record is a few hundred bytes, so a line of hundreds
+#: of MB without its end is no record (binary data, one JSON document), and reading on
+#: held it whole in memory until the OOM killer came
+MAX_LINE_BYTES = 256 << 20
+
+
+class _LineTooLong(Exception):
+    """A line went on past MAX_LINE_BYTES."""
+
+
 def _plain_chunks(f: BinaryIO, size: int) -> Iterator[bytes]:
     while True:
         chunk = f.read(size)
@@ -351,6 +361,8 @@ def _plain_pieces(f: BinaryIO, block_bytes: int) -> Iterator[bytearray]:
             return
         cut = buf.rfind(b"\n", 0, total) + 1
         if cut == 0:  # no newline yet: read on
+            if total > MAX_LINE_BYTES:
+                raise _LineTooLong
             left = bytes(buf[:total])
             continue
         left = bytes(buf[cut:total])
@@ -393,6 +405,8 @@ def _gzip_pieces(f: BinaryIO, block_bytes: int,
             buf = bytearray().join(pieces)
             cut = buf.rfind(b"\n") + 1
             if cut == 0:  # no newline yet: read on, as much again
+                if size > MAX_LINE_BYTES:
+                    raise _LineTooLong
                 pieces, want = [bytes(buf)], 2 * size
                 continue
             left = bytes(buf[cut:])
@@ -996,6 +1010,11 @@ class JsonlSource:
                         yield table, lines
         except _Corrupt as e:
             raise TraceFormatError(Location(self.source), f"corrupt gzip data: {e}") from None
+        except _LineTooLong:
+            raise TraceFormatError(
+                Location(self.source),
+                f"a line longer than {MAX_LINE_BYTES >> 20} MB, with no end: no trace "
+                "record (binary data, or one JSON document?)") from None
         except OSError as e:
             raise TraceFormatError(Location(self.source), f"read error: {e}") from None
         finally:

@@ -22,6 +22,7 @@ exactly, is described in :mod:`tomkit.traces.jsonl` and
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -110,6 +111,23 @@ def trace_files(paths: Iterable[str | os.PathLike]) -> list[str]:
     return out
 
 
+def not_a_file(path: str) -> str | None:
+    """Why ``path``, which exists, is no file the readers can read, or None. A pipe (the
+    shell's ``<(zcat run.jsonl.gz)``) was read as an empty file, its first bytes taken to
+    tell the format; /dev/zero filled the memory until the OOM killer came."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing, or unreadable: the reader says so as ever
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = ("a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+    return (f"{what}, not a file: a trace file is read more than once (its first bytes "
+            "tell the format); save the stream to a file first, or follow a growing "
+            "file with tomkit watch")
+
+
 class TraceReader:
     """Stream a trace file as checked :class:`Batch` es of at most ``batch_rows`` rows.
 
@@ -133,6 +151,9 @@ class TraceReader:
         self.source = os.fspath(path)
         self.keep_going = keep_going
         self.batch_rows = batch_rows
+        special = not_a_file(self.source)
+        if special is not None:
+            raise TraceFormatError(Location(self.source), special)
         fmt = detect_format(self.source)
         self._src: JsonlSource | ParquetSource
         if fmt == "parquet":

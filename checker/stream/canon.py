@@ -27,13 +27,15 @@ process's records otherwise than they arrive (a recorder's ``seq`` follows arriv
 an id seen again after it retired, a process that lags behind the retired prefix (one
 that appears late) and delivers otherwise there. A process that lags
 and delivers the retired S[k] at each retired position k reads it back from disk
-(retired.py) and does not hold the low watermark, so memory stays the window's; a
+(retired.py) and does not hold the low watermark, so memory stays the window's (with
+views too: its position lies in the range of the view it installed, views.py); a
 trace where that happened goes whole if it breaks later (the held records stand for
 the retired prefix only when every process delivered it before them). Positions every
 process passed retire even while their sends are still to come (a file grouped by
 process where every process sends): their senders and ranks are filled in as the sends
-come and checked in S's order (``_validate_waiting``); a trace where that happened goes
-whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
+come and checked in S's order (``_validate_waiting``; with views, each send's view
+against its position's range's, and FIFO within each view); a trace where that happened
+goes whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
 properties' stream deciders give its verdicts.
 
 With a latency bound, each delivery's latency is measured when its message retires (or
@@ -88,6 +90,12 @@ BEHIND = "a process behind the retired prefix delivers after the trace broke"
 #: every process sends), checking their senders as the sends come; False: the window
 #: waits for them (as before; bench/stream_bench.py compares the two)
 AWAIT_SENDS = True
+#: with views too, a process not seen yet or lagging behind the retired prefix does not
+#: hold the low watermark (it reads the retired prefix from disk), and the sends are
+#: awaited (their sending views checked as they come); False: as before, the window
+#: holds what such a process has still to deliver and waits for the sends
+#: (bench/stream_views_bench.py compares the two)
+VIEW_LAG = True
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
 TRIM_AT = 1 << 14
@@ -213,6 +221,10 @@ class TraceState:
                              "bound (its latencies are not kept as this one keeps them); "
                              "give a new --state DIR")
         self.__dict__.update(state)
+        if "w_view" not in state:  # waited only without views: every position in none
+            waiting = np.asarray(state.get("w_sender", ()), np.int64)
+            self.w_view = np.full(len(waiting), NONE, np.int64)
+            self.w_sview = np.where(waiting >= 0, NONE, -1).astype(np.int64)
         self._batch, self._times = None, {}
         self._sindex = self._dindex = np.zeros(0, np.int64)
         self._row_h1 = self._row_h2 = None
@@ -231,6 +243,11 @@ class TraceState:
     #: code -> its index among its sender's sends (a class default too: a state pickled
     #: by tomkit watch before it existed reads its messages' indexes as not known)
     sidx: np.ndarray = np.zeros(0, np.int64)
+    #: per position waiting for its send (from ``vpos`` on, as ``w_sender``): the view
+    #: of its range, and its sender's view at the send once read (-1 before); class
+    #: defaults too, for a checkpoint from before them (``__setstate__``)
+    w_view: np.ndarray = np.zeros(0, np.int64)
+    w_sview: np.ndarray = np.zeros(0, np.int64)
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -241,14 +258,13 @@ class TraceState:
         self.spill_dir = spill_dir
         self.spill: spill_.Spill | None = None
         #: the clocks whose send-to-delivery latency is measured ("time", "real_time"):
-        #: per message its send's time and location (code -> ``t_send``, ``s_line``,
-        #: ``s_src``; its index is ``sidx``), and the window's deliveries (``dl``: the
-        #: message's code, the process, its delivery index, location and times), folded
-        #: into ``tally`` as their messages retire (latencies.py)
+        #: per message its send's time (code -> ``t_send``; its index is ``sidx``, its
+        #: location its held send record's, read when it becomes the slowest, as the
+        #: retired sequence reads it, ``_retire_witnesses``), and the window's deliveries
+        #: (``dl``: the message's code, the process, its delivery index, location and
+        #: times), folded into ``tally`` as their messages retire (latencies.py)
         self.clocks = tuple(clocks)
         self.t_send = {c: np.zeros(0, np.float64) for c in self.clocks}
-        self.s_line = np.zeros(0, np.int64)
-        self.s_src = np.zeros(0, np.int64)
         self.dl: dict[str, np.ndarray] = {k: np.zeros(0, np.int64) for k in DL_KEYS}
         self.dl.update({f"t_{c}": np.zeros(0, np.float64) for c in self.clocks})
         self.dl_parts: list[dict[str, np.ndarray]] = []
@@ -344,6 +360,8 @@ class TraceState:
         self.waiting = IdMap()
         self.w_sender = np.zeros(0, np.int64)
         self.w_rank = np.zeros(0, np.int64)
+        self.w_view = np.zeros(0, np.int64)
+        self.w_sview = np.zeros(0, np.int64)
         self.waited = False
         self._row_h1: np.ndarray | None = None  # the batch's per-row hashes (_msg_codes)
         self._row_h2: np.ndarray | None = None
@@ -352,9 +370,9 @@ class TraceState:
         self.rowed = np.zeros(0, np.int64)
         self.buffer: list[tuple[Piece, np.ndarray | None]] = []
         #: per process, whether it has a record yet; ``expect``: processes known before
-        #: their first record (tomkit watch --mapping: one log per process); with views
-        #: they hold the low watermark at 0 until they come, so a log that lags is not
-        #: retired past; without, a log that lags reads the retired prefix from disk
+        #: their first record (tomkit watch --mapping: one log per process); they do not
+        #: hold the low watermark: a log that lags reads the retired prefix from disk
+        #: (with views too, unless ``VIEW_LAG`` is off: then they hold it at 0)
         self.seen = np.zeros(0, bool)
         #: per process (code), its latest record: an end-of-trace witness names it
         self.last: dict[int, WitnessEvent] = {}
@@ -737,8 +755,6 @@ class TraceState:
             self.first_seen = _grow(self.first_seen, n, 0.0)
             for c in self.clocks:
                 self.t_send[c] = _grow(self.t_send[c], n, np.nan)
-            self.s_line = _grow(self.s_line, n, -1)
-            self.s_src = _grow(self.s_src, n, -1)
             self.first_seen[start:n] = time.time()
         table = np.full(len(values), -1, np.int64)
         table[at] = code
@@ -765,11 +781,14 @@ class TraceState:
         rank = self.vscount[ps] + nth  # its rank in its view
         sidx = self.scount[ps] + nth  # its index among its sender's sends
         wait = cs == -2  # a message retired before its send came (_trim)
+        cur = np.full(np_, NONE, np.int64) if self.views is None else \
+            np.asarray(self.views.cur[:np_], np.int64)
         if wait.any():
             at = self.waiting.get(self._row_h1[rows[wait]]) - self.vpos
             if (self.w_sender[at] >= 0).any() or len(np.unique(at)) < len(at):
                 return False
             self.w_sender[at], self.w_rank[at] = ps[wait], rank[wait]
+            self.w_sview[at] = cur[ps[wait]]  # checked against w_view (_validate_waiting)
             if self.past is not None and self.witnesses:  # its witness, where it retired
                 r = rows[wait]
                 self.past.fill(at + self.vpos, Sends(
@@ -796,11 +815,8 @@ class TraceState:
         self.last_send[:np_] = np.where(latest > -3, latest, self.last_send[:np_])
         self.scount[:np_] += per
         self.vscount[:np_] += per
-        if self.views is None:
-            self.sview[cs] = NONE
-        else:
-            cur = np.asarray(self.views.cur[:np_], np.int64)
-            self.sview[cs] = cur[ps]
+        self.sview[cs] = cur[ps]
+        if self.views is not None:
             for p in np.flatnonzero(per):
                 self.views.sends[cur[p]] += int(per[p])
         return True
@@ -1003,16 +1019,24 @@ class TraceState:
             return ""
         np_ = len(self.procs)
         s = snd[:stop]
-        other = self.fifo_view[:np_] != NONE
-        self.fifo_next[:np_][other] = 0
-        self.fifo_view[:np_][other] = NONE
-        if (self.w_rank[:stop] != self.fifo_next[s] + cumcount(s, np_)).any():
-            return "a sender's messages out of send order"
+        dv = self.w_view[:stop]
+        if (self.w_sview[:stop] != dv).any():
+            return "a message delivered in another view than the one it was sent in"
+        # FIFO within each view's range, along the waiting positions as along S
+        cuts = np.flatnonzero(dv[1:] != dv[:-1]) + 1
+        for a, b in zip(np.concatenate(([0], cuts)).tolist(),
+                        np.concatenate((cuts, [stop])).tolist()):
+            other = self.fifo_view[:np_] != dv[a]
+            self.fifo_next[:np_][other] = 0
+            self.fifo_view[:np_][other] = dv[a]
+            if (self.w_rank[a:b] != self.fifo_next[s[a:b]] + cumcount(s[a:b], np_)).any():
+                return "a sender's messages out of send order"
+            self.fifo_next[:np_] += np.bincount(s[a:b], minlength=np_)
         per = np.bincount(s, minlength=np_)
-        self.fifo_next[:np_] += per
         self.soff[:np_] += per
         np.maximum.at(self.rowed, s, self.vpos + np.arange(1, stop + 1))
         self.w_sender, self.w_rank = snd[stop:], self.w_rank[stop:]
+        self.w_view, self.w_sview = self.w_view[stop:], self.w_sview[stop:]
         self.vpos += stop
         if not len(self.w_sender):
             self.waiting = IdMap()  # every one came
@@ -1039,17 +1063,23 @@ class TraceState:
         np_ = len(self.procs)
         # a process whose view's range has not started will deliver after S's end
         live = ~self.crashed[:np_] & ~self.left[:np_] & (self.cursor[:np_] >= 0)
-        if self.views is None:
+        if self.views is None or VIEW_LAG:
             # a process lagging behind the retired prefix, or not come yet, reads it from
-            # disk when it comes (``past``); with views it goes whole, so it holds it
+            # disk when it comes (``past``; with views, its position lies in the range of
+            # its view, _lagging)
             live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
         low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
-        wait = AWAIT_SENDS and self.views is None and not self.has_views and \
-            not self.keep_whole
-        w = min(low, self.base + len(self.S) if wait else self.vpos,
-                self.base + len(self.S) - 1)
+        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views) and not self.keep_whole
+        end = self.base + len(self.S)
+        if wait and self.has_views:
+            # with views, only once the pointer is two windows behind S's end (a grouped
+            # file, not a send logged a little after its deliveries): a break after
+            # positions retired unchecked goes whole, where the window would have carried
+            # the retired views over (viewheld.py)
+            end = max(self.vpos, end - 2 * (self.trim_at or TRIM_AT))
+        w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
         # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
         last = self.last_send[:np_][self.scount[:np_] > 0]
@@ -1080,6 +1110,9 @@ class TraceState:
             self.waiting.add(self.h1[late], np.arange(self.base + first, w, dtype=np.int64))
             self.w_sender = np.concatenate((self.w_sender, self.sender[late].astype(np.int64)))
             self.w_rank = np.concatenate((self.w_rank, self.rank[late]))
+            # the view of each one's range, and its sending view where its send was read
+            self.w_view = np.concatenate((self.w_view, self.dview[late]))
+            self.w_sview = np.concatenate((self.w_sview, self.sview[late]))
         self.retired.add(self.h1[gone])
         self.sidx = _grow(self.sidx, self.nmsgs, -1)  # (a state from before it: short)
         if self.past is None:
@@ -1113,7 +1146,7 @@ class TraceState:
         self.last_send[:np_] = np.where(self.last_send[:np_] >= 0,
                                         remap[np.maximum(self.last_send[:np_], 0)], -1)
         for attr in ("sender", "rank", "sidx", "spos", "sview", "dview", "h1", "h2",
-                     "first_seen", "s_line", "s_src"):
+                     "first_seen"):
             setattr(self, attr, getattr(self, attr)[:self.nmsgs][keep])
         for c in self.clocks:
             self.t_send[c] = self.t_send[c][:self.nmsgs][keep]
@@ -1165,7 +1198,6 @@ class TraceState:
             cs = codes[s][ok]
             for c, t in times.items():
                 self.t_send[c][cs] = np.nan if t is None else t[s][ok]
-            self.s_line[cs], self.s_src[cs] = piece.lines[s][ok], src
         d = np.flatnonzero(kinds == DELIVER)
         if not len(d):
             return
@@ -1205,12 +1237,14 @@ class TraceState:
         def resolve(r: int) -> Slowest:
             row = int(sel[r])
             m = int(dl["code"][row])
-            msg = self.message_id(m)
-            assert msg is not None  # its records are held until it retires
+            # its send was read, and its records are held until it retires: the send
+            # record gives the id and the location (the one source, as for the retired
+            # sequence's send witnesses)
+            piece, i = next(self._held(m, "send"))
             return Slowest(float(x[ok][r]), names[int(dl["proc"][row])], int(dl["index"][row]),
-                           msg, self._where(int(dl["src"][row]), int(dl["line"][row])),
-                           names[int(self.sender[m])], int(self.sidx[m]),
-                           self._where(int(self.s_src[m]), int(self.s_line[m])))
+                           piece.table.column("msg")[i].as_py(),
+                           self._where(int(dl["src"][row]), int(dl["line"][row])),
+                           names[int(self.sender[m])], int(self.sidx[m]), _location(piece, i))
 
         into.add(x[ok], dl["proc"][sel], names, dl["index"][sel], resolve)
         return into

@@ -32,10 +32,18 @@ Records a leaver logs after its ``leave`` are cut from the trace by the order pr
 scope (properties/scope.py): they break the picture.
 
 What breaks the picture makes the trace slow (canon.py); with views, a slow trace whose
-prefix was retired goes to the whole-trace engine (a retired view's installations and
-deliveries are what the membership rules read). The per-view state (a name, members,
-successor, a range) lives as long as the trace: views are few; per-message state
-retires with the positions every live process has passed.
+prefix was retired carries what each process delivered in the retired views into the
+exact checks on its held records (viewheld.py), or goes to the whole-trace engine. The
+per-view state (a name, members, successor, a range) lives as long as the trace: views
+are few; per-message state retires with the positions every live process has passed.
+
+A process not seen yet, or behind the retired prefix, does not hold the low watermark:
+its delivery at a retired position k is S[k] read from disk (canon.py, retired.py), and
+k lies in the range of the view it installed (its cursor is the range's start plus its
+deliveries in it; a frozen range's length bounds it, an unfrozen started range is the
+growing one, which ends at S's end), so the delivery is made in S[k]'s one delivery
+view, its sending view. A position that retires before its send is read keeps its
+range's view, checked against its sender's view at the send when that comes.
 """
 
 from __future__ import annotations

@@ -163,3 +163,52 @@ def test_scan_stopped_says_its_out_is_as_it_was(capsys, monkeypatch, tmp_path):
     assert err.splitlines()[-2:] == [
         "tomkit scan: terminated (SIGTERM)",
         f"tomkit scan: {out} not made: a scan replaces it only once complete"]
+
+
+def test_watch_stopped_keeps_its_state(capsys, monkeypatch, tmp_path):
+    import tomkit.cli.watch as cli_watch
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n')
+    state = tmp_path / "state"
+
+    class Clock:  # the poll's sleep, where a SIGTERM comes
+        @staticmethod
+        def sleep(seconds):
+            signal.raise_signal(signal.SIGTERM)
+
+        monotonic = staticmethod(time.monotonic)
+
+    monkeypatch.setattr(cli_watch, "time", Clock)
+    code, _, err = run(capsys, "watch", trace, "--state", state, "--idle-exit", "600")
+    assert code == 143
+    assert err.splitlines()[-1] == "tomkit watch: terminated (SIGTERM); state kept"
+    assert any(state.iterdir())  # the checkpoint a restart resumes from
+
+
+def test_generate_stopped_cancels_the_queued_tasks(capsys, monkeypatch, tmp_path):
+    """SIGTERM after the first part file: the pool's queued tasks are cancelled, not run
+    to the end of the data set before the stop is honoured (only the main process gets
+    a kill's SIGTERM; Ctrl-C reaches the workers too)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    shutdowns: list[bool] = []
+
+    class Pool(ProcessPoolExecutor):
+        def map(self, fn, *iterables, **kwargs):
+            for i, result in enumerate(super().map(fn, *iterables, **kwargs)):
+                if i == 0:
+                    signal.raise_signal(signal.SIGTERM)
+                yield result
+
+        def shutdown(self, wait=True, *, cancel_futures=False):
+            shutdowns.append(cancel_futures)
+            super().shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    monkeypatch.setattr(dataset, "ProcessPoolExecutor", Pool)
+    out = tmp_path / "gen"
+    # 12 traces over toto's configurations: several small tasks, one per part file
+    code, _, err = run(capsys, "generate", "--traces", "12",
+                       "--protocol", "toto", "--workers", "1", "-q", "--out", out)
+    assert code == 143 and not out.exists() and list(tmp_path.iterdir()) == []
+    assert shutdowns[0] is True and "tomkit generate: terminated (SIGTERM)" in err

@@ -115,3 +115,16 @@ def test_the_api_outcome_says_verdict():
     d = o.to_dict()
     assert o.verdict == d["verdict"] == d["status"] == "proved"
     assert all(q["verdict"] == q["status"] for q in d["queries"].values())
+
+
+def test_prove_json_names_the_files_written_for_a_counterexample(capsys, tmp_path):
+    out = tmp_path / "cx"
+    code, stdout, _ = run(capsys, "prove", "--protocol", "abcast", "--n", "2", "--variant",
+                          "deliver-ud", "--out", out, "--format", "json")
+    doc = parsed(stdout)
+    (o,) = doc["outcomes"]
+    assert code == 1 and doc["verdict"] == o["verdict"] == "counterexample"
+    assert o["search"]["violation"]["explanation"].startswith("p")
+    # the outcome is reported once its files are written (it had none before)
+    assert sorted(o["files"]) == ["trace", "txt"]
+    assert all((out / p.split("/")[-1]).exists() for p in o["files"].values())

@@ -104,3 +104,21 @@ def test_numbers_that_cannot_be_a_run_are_refused(monkeypatch, tmp_path, capsys,
         main(monkeypatch, stand_in(1, lambda: None), tmp_path, flag, value)
     err = capsys.readouterr().err
     assert e.value.code == 2 and f"{flag} must be" in err and list(tmp_path.iterdir()) == []
+
+
+def test_stopped_while_the_system_boots_says_nothing_was_written(monkeypatch, tmp_path,
+                                                                 capsys):
+    from contextlib import contextmanager
+    from dataclasses import replace
+
+    @contextmanager
+    def boot():
+        raise KeyboardInterrupt
+        yield
+
+    system = replace(stand_in(1, lambda: None), boot=boot)
+    code = main(monkeypatch, system, tmp_path)
+    assert code == 130 and list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python -m tomkit.record: nothing written: stopped while etcd booted, before a "
+        "run began")

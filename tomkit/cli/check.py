@@ -13,6 +13,7 @@ import sys
 from tomkit.checker.check_run import add_option_arguments
 
 from .check_process import fresh_memory_settings
+from .parser import empty_name
 
 __all__ = ["add_parser", "fresh_memory_settings", "run"]
 
@@ -102,13 +103,11 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit check: an empty file name (''); give a file or folder",
               file=sys.stderr)
         return 2
-    empty = [flag for flag, value in (("--html", args.html), ("--draw", args.draw),
-                                      ("--plot-latency", args.plot_latency),
-                                      ("--guarantee-file", args.guarantee_file))
-             if value == ""]
+    empty = empty_name(("--html", args.html, "file"), ("--draw", args.draw, "folder"),
+                       ("--plot-latency", args.plot_latency, "file"),
+                       ("--guarantee-file", args.guarantee_file, "file"))
     if empty:  # an unset shell variable: nothing was written, and nothing said
-        print(f"tomkit check: {empty[0]} '': an empty name; give a "
-              f"{'folder' if empty[0] == '--draw' else 'file'}", file=sys.stderr)
+        print(f"tomkit check: {empty}", file=sys.stderr)
         return 2
     if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
         print("tomkit check: '-': standard input is not read; give a file, or follow a "

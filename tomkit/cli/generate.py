@@ -83,6 +83,10 @@ MARK = "_generate.json"
 def _bad_out(out: str) -> str | None:
     """--out is replaced whole: refuse a file, a name that reads as a trace file, and a
     folder this command did not write (the user's own files would be deleted)."""
+    if out == "":  # an unset shell variable: the name resolved to the current folder,
+        # which was replaced by the data set and deleted with everything in it
+        return ("--out '': an empty name; give a new folder (an empty one would name the "
+                "current folder, which is replaced whole)")
     if os.path.isfile(out):
         return f"--out {out}: a file; --out takes a folder, which is replaced whole"
     if not os.path.exists(out) and \

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .parser import empty_name
+
 __all__ = ["add_parser", "run"]
 
 SHOWN = 20
@@ -41,6 +43,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     from tomkit.traces.writer import output_format
 
+    empty = empty_name(*[("LOG", log, "log file") for log in args.logs],
+                       ("--out", args.out, "file"), ("--mapping", args.mapping, "file"))
+    if empty:  # not "--out : cannot tell the format", "[Errno 2] ...: ''"
+        print(f"tomkit import: {empty}", file=sys.stderr)
+        return 2
     try:  # before the logs are read, not after
         output_format(args.out)
     except ValueError as e:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["Parser", "closest", "not_a_folder", "unknown_options"]
+__all__ = ["Parser", "closest", "empty_name", "not_a_folder", "unknown_options"]
 
 
 def closest(given: str, known: Iterable[str]) -> str:
@@ -64,9 +64,24 @@ class Parser(argparse.ArgumentParser):
                 action, f"{e.message}{closest(value, map(str, action.choices))}") from None
 
 
+def empty_name(*given: tuple[str, str | None, str]) -> str | None:
+    """The first of ``(flag, value, what it names)`` whose value is an empty name (an
+    unset shell variable), said in one line; or None. Left alone, an empty name was
+    taken as no option (nothing written, nothing said), as the current folder (replaced
+    whole), or failed with a traceback when the command came to write."""
+    for flag, value, what in given:
+        if value == "":
+            return f"{flag} '': an empty name; give a {what}"
+    return None
+
+
 def not_a_folder(flag: str, path: str | None) -> str | None:
     """Why ``path``, given to ``flag`` to be a folder to write in, cannot be one (it is a
-    file: the command found out only when it came to write, after its work), or None."""
+    file: the command found out only when it came to write, after its work; it is empty,
+    an unset shell variable: fuzz lost its finding to a traceback, tlc wrote into the
+    current folder), or None."""
+    if path == "":
+        return empty_name((flag, path, "folder"))
     if path and os.path.exists(path) and not os.path.isdir(path):
         return f"{flag} {path}: a file; {flag} takes a folder"
     return None

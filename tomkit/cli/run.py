@@ -16,6 +16,8 @@ from pathlib import Path
 
 from tomkit.traces.interrupt import exit_code, stopped
 
+from .parser import empty_name
+
 __all__ = ["add_parser", "run"]
 
 
@@ -158,6 +160,9 @@ def _bad_arguments(args: argparse.Namespace) -> str | None:
     import shutil
 
     prog = args.bin[0]
+    empty = empty_name(("--bin", prog, "program"), ("--out", args.out, "folder"))
+    if empty:  # --out '' ran into store/ as if none was given
+        return empty
     if os.path.isdir(prog):
         return f"--bin {prog}: a folder, not a program"
     if os.path.isfile(prog):

@@ -95,6 +95,8 @@ def _bad_out(out: str | None, inputs: list[str]) -> str | None:
     """A local --out the scan must not replace whole: a file (a trace, say), a folder of
     the user's own files, or one that holds an input (they were replaced, with no word);
     or a folder inside an input (the next scan of it read the verdicts as traces)."""
+    if out == "":  # an unset shell variable (said "holds the input data" of the folder here)
+        return "--out '': an empty name; give a folder"
     if out is None or urllib.parse.urlsplit(out).scheme not in ("", "file"):
         return None
     path = urllib.parse.urlsplit(out).path if "://" in out else out

@@ -9,6 +9,7 @@ line, its first bytes say which of these it is, and the command adds what to do.
 from __future__ import annotations
 
 import os
+import zlib
 
 from tomkit.traces.errors import TraceFormatError
 
@@ -29,6 +30,11 @@ def hint(error: TraceFormatError) -> str:
             head = f.read(HEAD)
     except OSError:
         return ""
+    if head[:2] == b"\x1f\x8b":  # gzip: its text, not its compressed bytes (whose commas
+        try:  # read as CSV)
+            head = zlib.decompressobj(31).decompress(head, HEAD)
+        except zlib.error:
+            return ""
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     name = loc.source.lower()
     if text.startswith(b"["):

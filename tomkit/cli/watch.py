@@ -14,6 +14,8 @@ import time
 
 from tomkit.traces.interrupt import exit_code, stopped
 
+from .parser import empty_name
+
 __all__ = ["add_parser", "run"]
 
 
@@ -156,6 +158,11 @@ def _bad_arguments(args: argparse.Namespace) -> str | None:
     for flag, value in (("--poll", args.poll), ("--timeout", args.timeout)):
         if value is not None and not (0 < value < float("inf")):
             return f"{flag} must be a positive number of seconds, got {value}"
+    empty = empty_name(*[("FILE", f, "log file") for f in args.files],
+                       ("--out", args.out, "file"), ("--state", args.state, "folder"),
+                       ("--stop-file", args.stop_file, "file"))
+    if empty:  # --out: a traceback; --state: no state kept; --stop-file: never stopped
+        return empty
     for f in args.files:
         if os.path.isdir(f):
             return (f"{f}: a folder; name the log files in it (tomkit watch {f}/*.jsonl), "

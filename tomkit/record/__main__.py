@@ -93,11 +93,17 @@ def _main(argv: list[str] | None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"seed {args.seed}")
     # a boot has its own bound (booting is most of the cost, up to minutes under load)
-    failed = 0
-    with (system.boot() if system.boot is not None
-          else contextlib.nullcontext()) as boot:
-        for name in names:
-            failed |= not _record(system, runs[name], name, out, args, boot)
+    failed = False
+    try:
+        with (system.boot() if system.boot is not None
+              else contextlib.nullcontext()) as boot:
+            for name in names:
+                failed |= not _record(system, runs[name], name, out, args, boot)
+    except KeyboardInterrupt as e:
+        if not getattr(e, "__notes__", None):  # _record says what it wrote, if it ran
+            add_note(e, f"nothing written: stopped while {args.system} booted, before "
+                     "a run began")
+        raise
     return 2 if failed else 0
 
 

@@ -88,7 +88,6 @@ def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
             except TypeError as e:
                 raise ProveUsageError(str(e)) from None
             say(o.line(name))
-            report(o)
             if o.counterexample is not None:
                 cx = o.counterexample
                 say(f"  {cx.property}: V1 sees {len(cx.views[0].messages)} messages and "
@@ -110,6 +109,7 @@ def run(protocol: str | None, rule_name: str | None, opts: Mapping[str, Any],
                 worst = 1
             elif o.status == "unknown" and worst == 0:
                 worst = 3
+            report(o)  # with the files written
     return worst
 
 

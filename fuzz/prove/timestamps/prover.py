@@ -48,7 +48,6 @@ def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
     for n in range(lo, hi + 1):
         o = prove_protocol(protocol, n, variant, opts["timeout"], max_steps=opts["max_steps"])
         say(o.line())
-        report(o)
         found = o.search.run if o.search is not None else None
         if found is not None:
             a, b, x, y = found.violation
@@ -62,6 +61,7 @@ def run(protocol: str | None, rule: str | None, opts: Mapping[str, Any],
             worst = 1
         elif o.status == "unknown" and worst == 0:
             worst = 3
+        report(o)  # with the files written
     return worst
 
 
