@@ -71,7 +71,12 @@ when a held process crashes, c2 counts a message of M owed when it is in either
 reading (``owed``: its sends, or those of the processes that do not crash; a message
 with no send is owed by all), and c3, with "some process sends" (causal order's other
 *unknown*), is read again on the sends of the processes that do not crash; which scope
-is asked does not matter (both are then met).
+is asked does not matter (both are then met). "Some process sends" is also integrity's
+and FIFO's *unknown*, asked with or without causal order: narrow.py's condition 4
+reads it through the same ``sent_before``, so a cut whose messages are sent only by
+processes that crash, before a tail sent by others, is refused in both scopes (its
+records would read FIFO's "no send events logged" in the correct-process scope where
+the whole trace reads the tail's sends).
 
 Memory: per cut, a flag per message of M, and the dependencies of M's sends that lie
 outside M and outside the retired ids (usually none: a dependency never sent).
@@ -185,10 +190,9 @@ class CutDeps:
         self.m1, self.m2, self.k = m1, m2, len(m1)
         self.retired = retired
         self.needed = np.zeros(self.k, bool)  # c2: M's messages a tail message depends on
-        self.carried = False  # c3: a send of M carries deps
-        self.tail_carried = False
-        #: the correct-process scope (below, "Crashes"): processes (the cut's codes) that
-        #: crash, that send M or a tail message, that send one with deps
+        #: processes (the cut's codes) that crash, that send M or a tail message, that
+        #: send one with deps: "some process sends" in both scopes (below, "Crashes";
+        #: ``sent_before``)
         self.crashed: set[int] = set()
         self.senders = {"m": set(), "tail": set(), "m deps": set(), "tail deps": set()}
         #: c1: the first hashes of M's dependencies outside M and the retired ids
@@ -239,7 +243,6 @@ class CutDeps:
     def _of_m(self, deps: pa.Array, rows: np.ndarray, tail: TraceState) -> None:
         if not rows.any():
             return
-        self.carried = True
         v1, v2 = self._flat(deps, rows)
         out = (self._in_m(v1, v2) < 0) & ~self.retired.contains(v1)
         if not out.any():
@@ -254,10 +257,21 @@ class CutDeps:
     def _of_tail(self, deps: pa.Array, rows: np.ndarray) -> None:
         if not rows.any():
             return
-        self.tail_carried = True
         v1, v2 = self._flat(deps, rows)
         at = self._in_m(v1, v2)
         self.needed[at[at >= 0]] = True
+
+    def sent_before(self, what: str = "") -> bool:
+        """Whether, if a tail send is read (one carrying deps, with ``what`` " deps"), a
+        send of M is too, in both scopes: the correct-process one reads the sends of the
+        processes that do not crash only (module docstring, "Crashes"). Else the exact
+        checks on the cut's records would read "no send" (or "no deps") where the whole
+        trace reads the tail's: integrity's, FIFO's and causal order's *unknown*
+        (narrow.py's condition 4; c3 here)."""
+        tail, m = self.senders["tail" + what], self.senders["m" + what]
+        if tail and not m:
+            return False
+        return not (tail - self.crashed and not m - self.crashed)
 
     def serves(self, got: np.ndarray, continuing: np.ndarray,
                owes: np.ndarray | None = None) -> bool:
@@ -265,13 +279,8 @@ class CutDeps:
         which messages of M it delivered (``got``), whether it continues past its cut;
         with views, which messages of M it owes (``owes``: one of their sending views is
         one it installed; None without views: every one)."""
-        if self.named or (self.tail_carried and not self.carried):
+        if self.named or not self.sent_before(" deps"):
             return False
-        if self.crashed:  # the correct-process scope's reading too (module docstring)
-            ok = self.senders
-            for what in ("", " deps"):
-                if ok["tail" + what] - self.crashed and not ok["m" + what] - self.crashed:
-                    return False
         if not self.needed.any():
             return True
         n = len(continuing)

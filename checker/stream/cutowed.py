@@ -21,9 +21,10 @@ the exact checks' on a trace that keeps the picture: test_stream_end_of_trace.py
 
 **Conditions** (besides the cut's, narrow.py's 1 to 5 or viewcut.py's 4v and 5v):
 
-A. every process with a held record has a record in H_M and one in T (with views, a
-   membership record is on both sides; without, a process that delivers and sends
-   nothing of M, or nothing outside it, fails this);
+A. every process with a held record has a record in H_M, and one in T or, without
+   views, none there (below, "A process silent in the tail"); with views a membership
+   record is on both sides; without, a process that delivers and sends nothing of M
+   fails this;
 B. the tail's deciders decide (none needs the whole trace: a witness not kept);
 C. for member liveness, not both sides undecided without a violation (the first
    undecidable pair's sender is not in its sentence, so the two could not be ordered);
@@ -83,6 +84,25 @@ canon.py keeps as records come (``TraceState.last``): each side's is replaced by
 
 Then reduced.py shifts the witnesses by the retired prefix, as it shifts the held
 records' (with views, viewheld.py: its argument reads H, which this merge gives).
+
+**A process silent in the tail** (without views). A process x whose held records all
+name M (it stops inside the breach: its last delivery is one of M) is a process of H,
+and correct there (without views the cut takes no crash or leave record), but T has
+no record of it, so check(T) on T's records alone would not judge it. It is added to
+T's clean summary as a process that delivered and sent nothing (``Ledger.add_silent``:
+one stay before any view, no delivery, its cursor at S'[0], its last record H's), which
+is what x is in T ∪ {x}: every check reads x there as H reads it on T's messages. In
+H, x delivers none of T's messages (its records name M only) and sends none of them;
+each is owed by x (it did not leave); x is correct for each property (no crash; no
+final view; no join); so each candidate (p, m, x) with m a T message is one of H's
+exactly when it is one of check(T ∪ {x})'s, at the same place of the scan (x among the
+correct processes by name), with the same sentence, and x's last event, the witness's
+last, is H's (``_last``). With T's positions retired, x lies behind T's retired prefix
+from its start, which the deciders read from T's retired sequence on disk, as for any
+process behind (ledger.py); where a witness is not kept they return None (condition
+B). A process with no record in H_M (one that delivers and sends nothing of M: the
+exact checks on H_M would need it as a process with no record) still fails A, and so
+does any silent process with views (its stays per view would be needed).
 
 **A retired prefix without views.** Without views a broken trace whose positions
 retired (its window, ``canon.TRIM_AT``, passed before the breach) went whole when an
@@ -208,15 +228,23 @@ def prefix_owed(state: TraceState) -> bool:
 
 def decide(tail: TraceState, props: Sequence[Property], options: Options,
            processes: set[str], on_m: set[str], delivered: dict[str, int],
-           sent: dict[str, int]) -> Owed | None:
+           sent: dict[str, int], last: dict[str, WitnessEvent] | None = None) -> Owed | None:
     """check(T) for each end-of-trace property of ``props`` from the tail's clean pass
     (``tail``, settled), given the held records' processes, those with a record in H_M,
-    and each one's deliveries and sends there; None when conditions A or B fail."""
+    and each one's deliveries and sends there; None when conditions A or B fail.
+    ``last``: each process's last record in H, for a process silent in T (condition A)."""
     names = list(tail.procs)
     on_t = {names[i] for i in range(len(names)) if tail.seen[i]}
-    if on_m != processes or on_t != processes:
+    silent = processes - on_t
+    if on_m != processes or not on_t <= processes or \
+            (silent and (tail.views is not None or last is None or not silent <= last.keys())):
         return None  # condition A
     clean = tail.clean()
+    if silent:  # known to T's deciders as processes with no record there
+        clean = replace(clean, processes=clean.processes | silent,
+                        delivered={**clean.delivered, **{p: 0 for p in silent}})
+        if clean.ledger is not None:
+            clean.ledger.add_silent({p: last[p] for p in silent})
     results = {}
     for prop in owing(props):
         res = prop.stream(clean, options) if prop.stream else None

@@ -125,6 +125,18 @@ class Ledger:
         #: the retired prefix on disk, with its witnesses (retired.py; None: none)
         self.past = past
 
+    def add_silent(self, last: dict[str, WitnessEvent]) -> None:
+        """Processes of a larger trace that log nothing in this one (without views):
+        each delivered and sent nothing here, before any view, from the sequence's
+        start; ``last``: each one's last record in the larger trace, which its
+        witnesses cite (cutowed.py, condition A)."""
+        for p, event in last.items():
+            stay = Stay(NONE, 0, 0, 0)
+            self.stays[p], self._at[p] = [stay], {NONE: stay}
+            self.cursor[p], self.last[p] = 0, event
+            if p not in self.names:  # a code no held message's sender has
+                self.names.append(p)
+
     # ---- who delivered, who owes ----------------------------------------------------------
 
     def stay(self, p: str, view: int) -> Stay | None:

@@ -26,7 +26,9 @@ deliveries that name M, make a cut when
    per view, viewcut.py), the properties asked for are among ``NARROWED`` (the view
    properties are unknown on a trace without views, on any part of it; with views,
    viewcut.py argues them) or the end-of-trace ones (cutowed.py's ``OWED``, with its
-   conditions), and if anything after the cut is sent, something before it is too;
+   conditions), and if anything after the cut is sent, something before it is too, in
+   both scopes (with a crash, read again on the sends of the processes that do not
+   crash, all that the correct-process scope reads: cutdeps.py's ``sent_before``);
    some process delivers a message of M;
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
@@ -76,7 +78,10 @@ fixed order of its scan (processes in name order, then positions):
   their send order (condition 3): no violation. After a send it cannot count, its count
   of that sender never passes it, so its delivery of a later message of that sender in
   A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
-  outside M puts nothing in B_p.
+  outside M puts nothing in B_p. Its *unknown* (no send) is the same: condition 4
+  holds in the scope asked (in the correct-process one, without the crashed processes'
+  sends, a cut whose sends of M are all by processes that crash would read "no send"
+  where the whole trace reads the tail's).
 - *the view properties*: unknown on both sides, without view records.
 - *causal order*: with its own conditions on what each side's deps name of the other
   (cutdeps.py); *latency*: the tail's tally joins the exact check's (latencies.py).
@@ -118,6 +123,7 @@ import pyarrow.compute as pc
 
 from ..chunk import CRASH, DELIVER, JOIN, LEAVE, SEND, VIEW, Piece, kind_codes
 from ..properties import Options, Property
+from ..result import WitnessEvent
 from .canon import FAST, TraceState
 from .cutdeps import CutDeps, asks_causal, members_unread, owed
 from .cutowed import OWED, Owed, decide, owing
@@ -174,7 +180,7 @@ def narrowed(state: TraceState, props: Sequence[Property],
     if state.follower is not None:  # followed while read: no pass over the spill
         cut = state.follower
         kept = cut.result(props) if isinstance(cut, Cut) else None
-        due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+        due = cut.tail_owed(props, options, state) if kept is not None else None
         if kept is not None and due is not False:
             state.cut, state.owed = cut.k, due
             state.cut_latency = cut.latencies()
@@ -183,7 +189,7 @@ def narrowed(state: TraceState, props: Sequence[Property],
         try:
             if all(cut.feed(piece) for piece in state.held_iter()):
                 kept = cut.result(props)
-                due = cut.tail_owed(props, options, _seen(state)) if kept is not None else None
+                due = cut.tail_owed(props, options, state) if kept is not None else None
                 if kept is not None and due is not False:
                     state.cut, state.owed = cut.k, due
                     state.cut_latency = cut.latencies()
@@ -191,6 +197,12 @@ def narrowed(state: TraceState, props: Sequence[Property],
         finally:
             cut.close()
     return None
+
+
+def _last(state: TraceState) -> dict[str, WitnessEvent]:
+    """Each process's last record in the trace (canon.py keeps them as records come)."""
+    names = list(state.procs)
+    return {names[p]: e for p, e in state.last.items()}
 
 
 def _seen(state: TraceState) -> set[str]:
@@ -340,7 +352,6 @@ class Cut:
         self.later_send = np.zeros(0, bool)  # per process: sent a message outside M
         self.send_p: list[np.ndarray] = []  # the sends of M, in order: sender, message
         self.send_m: list[np.ndarray] = []
-        self.sends_later = 0
         self.failed = not self.k
 
     def feed(self, piece: Piece) -> bool:
@@ -386,7 +397,6 @@ class Cut:
         self.send_m.append(mi[ms])
         if self.views:
             self.cont.sent(rv[ms])
-        self.sends_later += int((s & (mi < 0)).sum())
         mine = (mi >= 0) | member  # membership records: both sides (viewcut.py)
         n = len(self.procs)
         self.on_m, self.m_del, self.m_sent = (grow(a, n) for a in
@@ -439,7 +449,7 @@ class Cut:
             return None
         sp = np.concatenate(self.send_p) if self.send_p else np.zeros(0, np.int64)
         sm = np.concatenate(self.send_m) if self.send_m else np.zeros(0, np.int64)
-        if self.sends_later and not len(sp):
+        if not self.deps.sent_before():  # condition 4, in both scopes (cutdeps.py)
             return None
         n = len(self.procs)
         if self.views:
@@ -455,19 +465,20 @@ class Cut:
         return list(self.kept)
 
     def tail_owed(self, props: Sequence[Property], options: Options,
-             seen: set[str]) -> Owed | None | bool:
+                  state: TraceState) -> Owed | None | bool:
         """The tail's part of the end-of-trace properties among ``props`` (cutowed.py;
         None: none asked), False when the cut cannot serve them (its conditions A, B);
-        ``seen``: the trace's processes, each of which must have a held record."""
+        ``state``: the trace's, each of whose processes must have a held record."""
         if not owing(props):
             return None
         names = list(self.procs.codes)
-        if not seen <= set(names):
+        if not _seen(state) <= set(names):
             return False  # a process whose records all retired (condition A)
         got = decide(self.tail, props, options, set(names),
                      {names[i] for i in np.flatnonzero(self.on_m[:len(names)])},
                      {names[i]: int(self.m_del[i]) for i in range(len(names))},
-                     {names[i]: int(self.m_sent[i]) for i in range(len(names))})
+                     {names[i]: int(self.m_sent[i]) for i in range(len(names))},
+                     _last(state))
         return False if got is None else got
 
     def _serves_causal(self) -> bool:
