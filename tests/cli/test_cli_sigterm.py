@@ -12,6 +12,7 @@ import time
 
 import pytest
 from cli_run import run
+from signal_at_call import signal_at_call
 
 import tomkit.cli.simulate as cli_simulate
 import tomkit.model.dataset as dataset
@@ -23,25 +24,11 @@ from tomkit.traces.reader import read_records
 pytestmark = pytest.mark.usefixtures("sigterm_as_ctrl_c")
 
 
-def sigterm_at_call(monkeypatch, owner, name: str, at: int = 1) -> list[int]:
-    """A real SIGTERM raised in the ``at``-th call of ``owner.name``, before its work."""
-    real = getattr(owner, name)
-    calls: list[int] = []
-
-    def wrapped(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == at:
-            signal.raise_signal(signal.SIGTERM)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, wrapped)
-    return calls
-
 
 def test_simulate_stopped_while_simulating_writes_nothing_and_says_so(
         capsys, monkeypatch, tmp_path):
     out = tmp_path / "run.jsonl"
-    sigterm_at_call(monkeypatch, cli_simulate, "simulate")
+    signal_at_call(monkeypatch, cli_simulate, "simulate")
     code, _, err = run(capsys, "simulate", "--n", "3", "--messages", "5", "--out", out)
     assert code == 143 and not out.exists()
     assert err.splitlines()[-2:] == [
@@ -54,7 +41,7 @@ def test_simulate_stopped_while_opening_its_file_removes_it(capsys, monkeypatch,
     # the first write is the header, in the writer's constructor (an empty file was
     # left, which the readers refuse)
     out = tmp_path / "run.jsonl"
-    sigterm_at_call(monkeypatch, jsonl.JsonlSink, "_raw_write")
+    signal_at_call(monkeypatch, jsonl.JsonlSink, "_raw_write")
     code, _, err = run(capsys, "simulate", "--n", "3", "--messages", "5", "--out", out)
     assert code == 143 and not out.exists()
     assert err.splitlines()[-2:] == [
@@ -65,7 +52,7 @@ def test_simulate_stopped_while_opening_its_file_removes_it(capsys, monkeypatch,
 def test_simulate_stopped_inside_its_write_keeps_whole_records(capsys, monkeypatch,
                                                                tmp_path):
     out = tmp_path / "run.jsonl"
-    sigterm_at_call(monkeypatch, jsonl.JsonlSink, "_raw_write", at=2)
+    signal_at_call(monkeypatch, jsonl.JsonlSink, "_raw_write", at=2)
     code, _, err = run(capsys, "simulate", "--n", "3", "--messages", "5", "--out", out)
     kept = read_records(out)  # whole lines: the reader takes every one
     assert code == 143 and kept
@@ -75,7 +62,7 @@ def test_simulate_stopped_inside_its_write_keeps_whole_records(capsys, monkeypat
 
 def test_sample_stopped_between_traces_keeps_the_traces_made(capsys, monkeypatch, tmp_path):
     out = tmp_path / "s.parquet"
-    sigterm_at_call(monkeypatch, generate, "clean_trace", at=4)
+    signal_at_call(monkeypatch, generate, "clean_trace", at=4)
     code, _, err = run(capsys, "sample", "--traces", "50", "-q", "--out", out)
     kept = read_records(out)
     assert code == 143 and {r["trace"] for r in kept} == {"t0", "t1", "t2"}
@@ -85,7 +72,7 @@ def test_sample_stopped_between_traces_keeps_the_traces_made(capsys, monkeypatch
 
 def test_generate_stopped_leaves_no_half_data_set(capsys, monkeypatch, tmp_path):
     out = tmp_path / "gen"
-    sigterm_at_call(monkeypatch, dataset, "_side_files")
+    signal_at_call(monkeypatch, dataset, "_side_files")
     code, _, err = run(capsys, "generate", "--traces", "4", "--workers", "1", "-q",
                        "--out", out)
     assert code == 143 and not out.exists() and list(tmp_path.iterdir()) == []
@@ -98,7 +85,7 @@ def test_generate_stopped_leaves_no_half_data_set(capsys, monkeypatch, tmp_path)
 def test_fuzz_stopped_says_what_was_written(capsys, monkeypatch, tmp_path):
     import tomkit.fuzz.stateful as stateful
 
-    sigterm_at_call(monkeypatch, stateful, "fuzz")
+    signal_at_call(monkeypatch, stateful, "fuzz")
     code, _, err = run(capsys, "fuzz", "toto", "--examples", "5", "--out", tmp_path / "f")
     assert code == 143 and not (tmp_path / "f").exists()
     assert err.splitlines()[-1] == (
@@ -149,7 +136,7 @@ def test_scan_stopped_says_its_out_is_as_it_was(capsys, monkeypatch, tmp_path):
     (data / "t.jsonl").write_text('{"trace": "t", "process": "p0", "kind": "send", '
                                   '"msg": "m"}\n')
     out = tmp_path / "verdicts"
-    sigterm_at_call(monkeypatch, job, "run_args")
+    signal_at_call(monkeypatch, job, "run_args")
     code, _, err = run(capsys, "scan", data, "--out", out)
     assert code == 143 and not out.exists()
     assert err.splitlines()[-2:] == [

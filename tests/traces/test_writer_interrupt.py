@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 
 import pytest
+from signal_at_call import signal_at_call
 
 from tomkit.traces import jsonl, parquet
 from tomkit.traces.reader import read_records
@@ -26,21 +27,6 @@ def python_handles_ctrl_c():
     signal.signal(signal.SIGINT, old)
 
 
-def _sigint_inside(monkeypatch, owner, name):
-    """A SIGINT delivered from inside the first call of ``owner.name``, before it does
-    its work."""
-    real = getattr(owner, name)
-    calls = []
-
-    def with_sigint(*args, **kwargs):
-        if not calls:
-            calls.append(1)
-            signal.raise_signal(signal.SIGINT)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, with_sigint)
-    return calls
-
 
 @pytest.mark.parametrize("suffix, owner, name", [
     (".jsonl", jsonl.JsonlSink, "_raw_write"),
@@ -52,7 +38,7 @@ def test_a_sigint_inside_a_write_waits_for_it_and_the_file_keeps_every_record(
     path = tmp_path / f"t{suffix}"
     with pytest.raises(KeyboardInterrupt) as ei:
         with TraceWriter(path) as w:
-            calls = _sigint_inside(monkeypatch, owner, name)
+            calls = signal_at_call(monkeypatch, owner, name, signal.SIGINT)
             w.write_many(RECORDS[:200])
             w.write_many(RECORDS[200:])  # not reached: the interrupt came after the first
     assert calls

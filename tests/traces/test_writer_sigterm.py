@@ -9,6 +9,7 @@ import os
 import signal
 
 import pytest
+from signal_at_call import signal_at_call
 
 from tomkit.traces import jsonl, parquet
 from tomkit.traces.interrupt import (
@@ -24,20 +25,6 @@ RECORDS = [{"trace": f"t{i // 4}", "process": f"p{i % 2}", "kind": "send", "msg"
            for i in range(400)]
 
 
-def _sigterm_inside(monkeypatch, owner, name):
-    """A SIGTERM delivered from inside the first call of ``owner.name``."""
-    real = getattr(owner, name)
-    calls = []
-
-    def with_sigterm(*args, **kwargs):
-        if not calls:
-            calls.append(1)
-            signal.raise_signal(signal.SIGTERM)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, with_sigterm)
-    return calls
-
 
 @pytest.mark.parametrize("suffix, owner, name", [
     (".jsonl", jsonl.JsonlSink, "_raw_write"),
@@ -49,7 +36,7 @@ def test_a_sigterm_inside_a_write_waits_for_it_and_the_file_keeps_every_record(
     path = tmp_path / f"t{suffix}"
     with pytest.raises(Terminated) as ei:
         with TraceWriter(path) as w:
-            calls = _sigterm_inside(monkeypatch, owner, name)
+            calls = signal_at_call(monkeypatch, owner, name)
             w.write_many(RECORDS[:200])
             w.write_many(RECORDS[200:])  # not reached: the signal came in the first
     assert calls
