@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--property", "-p", action="append", metavar="NAME",
                    help="check only this property (repeat or comma-separate); default: all "
                    "safety properties")
-    c.add_argument("--format", choices=["text", "json"], default="text")
+    c.add_argument("--format", "--output-format", choices=["text", "json"], default="text")
     # latency, and the QoS-preserving multicast's realtime-latency and rate
     # (docs/qos-checking.md): one definition with tomkit scan and tomkit.check()
     add_option_arguments(c)

@@ -28,7 +28,7 @@ from tomkit.cli.sizes import RECORD_BYTES, show_bytes
 from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at, parse_renegotiation
 from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
-from tomkit.model.sim import SimConfig, simulate
+from tomkit.model.sim import SimConfig, check_config, simulate
 
 __all__ = ["add_membership_arguments", "add_parser", "beyond_memory", "config_from_args",
            "prepare_process", "run"]
@@ -305,6 +305,7 @@ def run(args: argparse.Namespace) -> int:
             cfg.crashes or cfg.leaves or cfg.partitions))
         if too_big:
             raise ValueError(too_big)
+        check_config(cfg)  # a protocol's option said before the seed line
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2

@@ -64,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    ".parquet)")
     s.add_argument("--diff", action="store_true",
                    help="after the first state, print only what each step changed")
-    s.add_argument("--format", choices=["text", "json"], default="text")
+    s.add_argument("--format", "--output-format", choices=["text", "json"], default="text")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     s.set_defaults(func=run)
     return s

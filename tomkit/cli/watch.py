@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="also agreement, validity and liveness, pending until each trace "
                    "ends (the summary line counts them) and decided then")
     c.add_argument("--scope", choices=("uniform", "correct"), default=None)
-    c.add_argument("--format", choices=["text", "json"], default="text",
+    c.add_argument("--format", "--output-format", choices=["text", "json"], default="text",
                    help="verdict and summary lines as text or JSON objects")
     c.add_argument("--idle-exit", type=float, metavar="SECONDS", default=None,
                    help="end once no file has grown for this long, with tomkit check's "

@@ -1,0 +1,184 @@
+"""Rough edges found trying every command as a new user would (issue 30 part 7, round
+9; docs/cli.md's table): each gets one line naming what was given and what is wanted,
+exit 2, before any work; a log cut mid-line is said as such; one JSON option and shape
+for every command that reports a verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+from cli_run import one_line, run
+
+from tomkit.checker.stream.follow import Follower, Position
+from tomkit.traces.errors import TraceFormatError
+from tomkit.traces.reader import read_records
+
+SEND = '{"trace": "t", "process": "p0", "kind": "send", "msg": "m"}\n'
+DELIVER = '{"trace": "t", "process": "p0", "kind": "deliver", "msg": "m"}\n'
+#: a third record cut after its field 'process', as kill -9 of a writer leaves it
+TORN = '{"trace": "t", "process": "p1", "ki'
+CUT = ("field 'process': the record ends after this field, mid-way: a line cut short "
+       "(its writer stopped mid-write, as kill -9 leaves it)")
+
+
+# ---- options said before the seed; empty rule names -----------------------------------
+
+@pytest.mark.parametrize("argv, said", [
+    (("--ack-timeout", "-1"), "toto: --ack-timeout must be a finite number >= 0, got -1.0"),
+    (("--protocol", "hybrid", "--tick-rate", "inf"),
+     "hybrid: --tick-rate must be a finite number >= 0, got inf"),
+    (("--crash", "p9@1", "--n", "3"), "--crash: unknown process 'p9' (processes are p0 .. p2)"),
+    (("--rule", ""), "--rule '': an empty name; give a rule, or leave the option out"),
+    (("--protocol", "tomp", "--variant", ""), "--variant '': an empty name; give a variant "
+     "(literal-counter, deliver-ud, ignore-head, raise-all), or leave the option out"),
+])
+def test_simulate_says_a_bad_option_before_its_seed(capsys, tmp_path, argv, said):
+    # the seed line came first, then the option's error: the run seemed to have begun
+    out = tmp_path / "run.jsonl"
+    code, stdout, err = run(capsys, "simulate", *argv, "--messages", "5", "--out", out)
+    assert code == 2 and stdout == "" and not out.exists()
+    assert one_line(err, "tomkit simulate: ") == f"tomkit simulate: {said}"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("prove", ""), "tomkit prove: RULE '': an empty name; give a rule (tomkit prove toto "
+     "--n 3) or --protocol (all-ack, toto"),
+    (("prove", "", "--n", "3"), "tomkit prove: RULE '': an empty name"),
+    (("fuzz", ""), "tomkit fuzz: RULE '': an empty name; give a rule (tomkit fuzz toto) or "
+     "a protocol"),
+    (("fuzz", "--rule", ""), "tomkit fuzz: --rule '': an empty name"),
+    (("fuzz", "--protocol", "toto", "--rule", "", "--examples", "1"),
+     "tomkit fuzz: --rule '': an empty name"),
+    (("conform", "{trace}", "--protocol", "toto", "--rule", ""),
+     "tomkit conform: --rule '': an empty name"),
+])
+def test_an_empty_rule_is_refused(capsys, tmp_path, argv, said):
+    # prove read "" as no rule ("give a RULE or --protocol"); fuzz and simulate said
+    # "unknown rule ''", simulate after its seed
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(SEND)
+    code, out, err = run(capsys, *[a.format(trace=trace) for a in argv])
+    assert code == 2 and out == ""
+    assert one_line(err, f"tomkit {argv[0]}: ").startswith(said)
+
+
+# ---- one JSON option, one JSON shape --------------------------------------------------
+
+def scanned(capsys, tmp_path, *flags: str) -> tuple[int | str | None, str, str]:
+    pytest.importorskip("pyspark")
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    (data / "t.jsonl").write_text(SEND + DELIVER)
+    # a small local data set: scanned in this process, no JVM (checker/spark/job.py)
+    return run(capsys, "scan", data, *flags)
+
+
+@pytest.mark.parametrize("flags", [("--output-format", "json"), ("--json",)])
+def test_scan_json_is_the_one_shape(capsys, tmp_path, flags):
+    # its JSON (--json only) had verdict sixth, after input, format and properties
+    code, out, _ = scanned(capsys, tmp_path, *flags)
+    doc = json.loads(out)
+    assert code == 0 and list(doc)[:3] == ["tomkit", "format_version", "verdict"]
+    assert doc["verdict"] == "holds" and doc["summary"]["traces"] == 1
+
+
+@pytest.mark.parametrize("form", ["json", "text"])
+def test_scan_format_names_the_data_and_points_to_output_format(capsys, tmp_path, form):
+    # argparse listed parquet and jsonl: the user of check --format json was not told
+    code, out, err = scanned(capsys, tmp_path, "--format", form)
+    assert code == 2 and out == ""
+    assert f"a scan's --format names its input's data format (parquet, jsonl); for the " \
+        f"report as {form} give --output-format {form}" in one_line(err, "tomkit scan: ")
+    code, out, _ = scanned(capsys, tmp_path, "--input-format", "jsonl", "--output-format",
+                           "text")
+    assert code == 0 and out.rstrip().endswith("verdict: holds")
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", "{trace}", "-q"), ("watch", "{trace}", "--idle-exit", "0"),
+    ("conform", "{sim}", "--protocol", "toto"), ("prove", "--protocol", "qos", "--n", "2"),
+    ("fuzz", "toto", "--n", "3", "--examples", "1", "--messages", "2", "--out",
+     "{tmp}/f")])
+def test_every_verdict_command_takes_output_format(capsys, tmp_path, argv):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(SEND + DELIVER)
+    sim = tmp_path / "sim.jsonl"
+    if argv[0] == "conform":
+        assert run(capsys, "simulate", "--n", "3", "--messages", "3", "--out", sim)[0] == 0
+    argv = [a.format(trace=trace, sim=sim, tmp=tmp_path) for a in argv]
+    code, out, _ = run(capsys, *argv, "--output-format", "json")
+    assert code in (0, 1) and list(json.loads(out))[:3] == ["tomkit", "format_version",
+                                                             "verdict"]
+
+
+# ---- tomkit watch: what cannot be followed; a last line cut short ---------------------
+
+def test_watch_refuses_a_named_pipe_and_a_device(capsys, tmp_path):
+    """A named pipe was opened, which waits for a writer (for ever if none comes); a
+    writer here lets a reader that opened it go on, so the test cannot hang."""
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:  # blocks until a reader opens it, if one ever does
+            f.write(SEND)
+
+    threading.Thread(target=feed, daemon=True).start()
+    said = ("not a file: tomkit watch follows a file as it grows (reading on from where "
+            "it stopped, also after a restart); have the writer append to a file and "
+            "watch that, or save the stream to a file and check it with tomkit check")
+    code, out, err = run(capsys, "watch", fifo, "--idle-exit", "0")
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit watch: ") == f"tomkit watch: {fifo}: a named pipe, {said}"
+    code, _, err = run(capsys, "watch", "/dev/null", "--idle-exit", "0")
+    assert code == 2
+    assert one_line(err, "tomkit watch: ") == f"tomkit watch: /dev/null: a device, {said}"
+    with open(fifo) as f:  # the writer, still waiting, is let go
+        f.read()
+
+
+def test_a_torn_last_line_is_not_yet_written_while_the_file_grows(tmp_path):
+    # a live file: the line being written is left for the next read, whole once it is
+    log = tmp_path / "live.jsonl"
+    log.write_text(SEND + DELIVER + TORN)
+    fol = Follower(Position(str(log)))
+    assert sum(p.table.num_rows for p in fol.read()) == 2
+    assert sum(p.table.num_rows for p in fol.read()) == 0
+    with open(log, "a") as f:
+        f.write('nd": "deliver", "msg": "m"}\n')
+    assert sum(p.table.num_rows for p in fol.read()) == 1
+    assert (fol.pos.line, fol.pos.records) == (3, 3)
+    fol.close()
+
+
+def test_a_torn_last_line_of_a_finished_log_is_an_error_naming_it(capsys, tmp_path):
+    # the run is over (--idle-exit): watch said "holds", 2 records, exit 0, the torn line
+    # dropped with no word; check said "invalid JSON at column 33: Unterminated string
+    # starting at"
+    log = tmp_path / "live.jsonl"
+    log.write_text(SEND + DELIVER + TORN)
+    code, out, err = run(capsys, "watch", log, "--idle-exit", "0")
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit watch: ") == f"tomkit watch: {log}:3: {CUT}, or a record " \
+        "spread over several lines"
+    code, _, err = run(capsys, "check", log)
+    assert code == 2 and one_line(err, "tomkit check: ").startswith(
+        f"tomkit check: bad input: {log}:3: {CUT}")
+    with pytest.raises(TraceFormatError) as e:
+        read_records(log)
+    assert (e.value.location.line, e.value.field) == (3, "process")
+    # keep going: the line is listed as rejected, the rest checked, exit 2 as check's
+    code, out, err = run(capsys, "watch", log, "--idle-exit", "0", "--keep-going")
+    assert code == 2 and "2 records accepted, 1 rejected" in out
+    assert f"  {log}:3: {CUT}" in out
+
+
+def test_a_whole_last_line_without_newline_is_read_at_the_end(capsys, tmp_path):
+    # tomkit check reads it; watch dropped it at the end (2 events, not 3)
+    log = tmp_path / "run.jsonl"
+    log.write_text(SEND + DELIVER + DELIVER.replace("p0", "p1").rstrip("\n"))
+    code, out, _ = run(capsys, "watch", log, "--idle-exit", "0")
+    assert code == 0 and "3 records accepted, 0 rejected" in out
