@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import os
 import sys
 import urllib.parse
 
 from tomkit.checker.spark.options import add_arguments
+
+from .children import children, end_new
 
 __all__ = ["add_parser", "run"]
 
@@ -43,17 +46,32 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from tomkit.traces.interrupt import add_note
 
+    before = children()
+    quiet = _QuietStop()
+    logging.getLogger().addFilter(quiet)
     try:
         from tomkit.checker.spark.job import run_args
 
         return run_args(args)
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: --out is replaced only by a
         # complete result (checker/spark/commit.py), so what is there was there before
+        if end_new(before):  # the JVM this scan started (module docstring of children)
+            add_note(e, "Spark's JVM, started by this scan, was stopped")
         out = getattr(args, "out", None)
         if out:
             was = "left as it was" if os.path.exists(out) else "not made"
             add_note(e, f"{out} {was}: a scan replaces it only once complete")
         raise
+    finally:
+        logging.getLogger().removeFilter(quiet)
+
+
+class _QuietStop(logging.Filter):
+    """py4j logs a KeyboardInterrupt in a call to the JVM with its traceback, on the root
+    logger (``logging.exception``): the command says the stop in one line itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "KeyboardInterrupt while sending command."
 
 
 #: the names of trace files a scan reads (checker/spark/read.py's format_of)
