@@ -195,8 +195,10 @@ def _watch(live: Path) -> tuple[subprocess.Popen, Path]:
            "--stop-file", str(stop), "--summary-every", "10"]
     print(f"  watching: {' '.join(cmd[2:])}")
     # it dies with the recorder: a recorder killed (kill -9) never makes the stop file,
-    # and the watch waited for it for ever
-    return subprocess.Popen(cmd, preexec_fn=die_with_parent), stop
+    # and the watch waited for it for ever. In a session of its own, a terminal's Ctrl-C
+    # reaches the recorder alone, which ends the watch with its report of the records so
+    # far (_watch_end): the watch stopped as it started printed a "Fatal Python error"
+    return subprocess.Popen(cmd, preexec_fn=die_with_parent, start_new_session=True), stop
 
 
 def _watch_end(proc: subprocess.Popen, stop: Path) -> int:
