@@ -182,3 +182,76 @@ def test_a_whole_last_line_without_newline_is_read_at_the_end(capsys, tmp_path):
     log.write_text(SEND + DELIVER + DELIVER.replace("p0", "p1").rstrip("\n"))
     code, out, _ = run(capsys, "watch", log, "--idle-exit", "0")
     assert code == 0 and "3 records accepted, 0 rejected" in out
+
+
+# ---- more of the same kind ------------------------------------------------------------
+
+def test_a_huge_n_is_judged_before_the_process_names_are_made(capsys, tmp_path):
+    # a set of 10^20 process names was made first: the command ran until killed
+    code, out, err = run(capsys, "simulate", "--n", "99999999999999999999", "--out",
+                         tmp_path / "run.jsonl")
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit simulate: ").startswith(
+        "tomkit simulate: --n 99999999999999999999 --messages 4000: the simulator keeps "
+        "its whole trace in memory")
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_scan_refuses_no_shuffle_partitions(capsys, tmp_path, value):
+    # taken: ignored by a scan in this process, a JVM's error after Spark's start
+    code, out, err = scanned(capsys, tmp_path, "--shuffle-partitions", value)
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit scan: ") == \
+        f"tomkit scan: --shuffle-partitions must be at least 1, got {value}"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("conform", "{trace}", "--protocol", "toto", "--n", "3"), "no option --n (then 3)"),
+    (("check", "{trace}", "--live"), "no option --live; did you mean '--liveness'?"),
+])
+def test_an_abbreviated_flag_is_not_taken_for_another(capsys, tmp_path, argv, said):
+    # argparse took --n for --no-control-records, the one flag starting so, and conform
+    # answered "--control-records does not apply to toto"
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(SEND)
+    code, out, err = run(capsys, *[a.format(trace=trace) for a in argv])
+    assert code == 2 and out == ""
+    assert one_line(err, f"tomkit {argv[0]}: ") == \
+        f"tomkit {argv[0]}: {said} (tomkit {argv[0]} --help gives the usage)"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("import", "--mapping", "{bad}", "{trace}", "--out", "{tmp}/o.jsonl"),
+     "tomkit import: bad mapping: {bad}: not UTF-8 text (byte 0xff at offset 0); a TOML "
+     "file is UTF-8"),
+    (("check", "{trace}", "--guarantee-file", "{bad}"),
+     "tomkit check: {bad}: not UTF-8 text (byte 0xff at offset 0); a TOML file is UTF-8"),
+    (("check", "{trace}", "--guarantee-file", "/dev/null"),
+     "tomkit check: /dev/null: a pipe or a device, not a file; give a TOML file"),
+    (("watch", "{trace}", "--mapping", "{tmp}", "--idle-exit", "0"),
+     "tomkit watch: bad mapping: {tmp}: a folder; give a TOML file"),
+])
+def test_a_toml_file_that_is_not_one_is_said(capsys, tmp_path, argv, said):
+    # non-UTF-8: a UnicodeDecodeError traceback; /dev/zero filled the memory (a device
+    # is refused before it is read; /dev/null stands for it here)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(SEND)
+    bad = tmp_path / "m.toml"
+    bad.write_bytes(b"\xff\xfe[file]\n")
+    fill = {"trace": trace, "bad": bad, "tmp": tmp_path}
+    code, out, err = run(capsys, *[a.format(**fill) for a in argv])
+    assert code == 2 and out == ""
+    assert one_line(err, f"tomkit {argv[0]}: ") == said.format(**fill)
+
+
+def test_the_api_says_an_empty_name(tmp_path):
+    import tomkit
+
+    rec = {"trace": "t", "process": "p0", "kind": "send", "msg": "m"}
+    with pytest.raises(ValueError, match=r"^path is an empty name; give a file name"):
+        tomkit.write("", [rec])  # ": cannot tell the format from the name"
+    (tmp_path / "d.jsonl").mkdir()
+    with pytest.raises(ValueError, match=r"d\.jsonl: a folder; give a file name$"):
+        tomkit.write(tmp_path / "d.jsonl", [rec])  # IsADirectoryError
+    with pytest.raises(ValueError, match=r"^the rule is an empty name; give one of "):
+        tomkit.prove("", 3)  # "unknown rule ''"

@@ -37,6 +37,13 @@ class Parser(argparse.ArgumentParser):
     #: the subcommands' action, once added
     subparsers: argparse._SubParsersAction | None = None
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        # no abbreviations: `tomkit conform --n 3` was taken as --no-control-records (the
+        # one option starting so) and answered "--control-records does not apply to
+        # toto"; a flag is given whole, or said to be unknown with the closest one
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def add_subparsers(self, **kwargs: object) -> argparse._SubParsersAction:
         self.subparsers = super().add_subparsers(**kwargs)
         return self.subparsers

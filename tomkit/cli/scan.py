@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit scan: needs Spark, which is not installed: "
               "pip install 'tomkit[spark]' (or 'tomkit[all]')", file=sys.stderr)
         return 2
-    bad = _missing_local_input(args.inputs) or _bad_out(getattr(args, "out", None),
-                                                        args.inputs)
+    bad = _bad_numbers(args) or _missing_local_input(args.inputs) or \
+        _bad_out(getattr(args, "out", None), args.inputs)
     if bad:  # said now, not after a JVM has started
         print(f"tomkit scan: {bad}", file=sys.stderr)
         return 2
@@ -72,6 +72,14 @@ class _QuietStop(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.getMessage() != "KeyboardInterrupt while sending command."
+
+
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    """--shuffle-partitions 0 or -3 was taken: ignored by a scan in this process, a JVM's
+    error after Spark's start in one with Spark."""
+    if args.shuffle_partitions is not None and args.shuffle_partitions < 1:
+        return f"--shuffle-partitions must be at least 1, got {args.shuffle_partitions}"
+    return None
 
 
 #: the names of trace files a scan reads (checker/spark/read.py's format_of)

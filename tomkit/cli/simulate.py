@@ -166,6 +166,18 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         **schedule)
 
 
+class _Names:
+    """The process names p0 .. p(n-1), as a set answers ``in``: a set of them made for
+    --n 99999999999999999999 ran until killed, before the size was judged."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name[1:].isdigit() and \
+            name == f"p{int(name[1:])}" and int(name[1:]) < self.n
+
+
 def _membership(args: argparse.Namespace, n: int) -> dict[str, Any]:
     """The membership schedule's fields of :class:`SimConfig` from the flags (the
     deprecated ones said so on stderr); ValueError naming the flag and an unknown
@@ -181,7 +193,7 @@ def _membership(args: argparse.Namespace, n: int) -> dict[str, Any]:
     out["partitions"] = list(getattr(args, "partitions", None) or ())
     out["heals"] = list(getattr(args, "heals", None) or ())
     out["renegotiations"] = list(getattr(args, "renegotiations", None) or ())
-    names = {f"p{i}" for i in range(n)}
+    names = _Names(n)
     for kind in PROCESS_EVENTS:
         for q, _ in out[PLURAL[kind]]:
             if q not in names:
