@@ -2,9 +2,11 @@
 
 A :class:`Follower` reads the complete lines appended to one file since its last
 read (a line still being written stays for the next read), checked as the reader
-checks a block (traces/jsonl.py: ``parse_lines``). Its position (device, inode, byte
-offset, line number) is plain data, so that ``--state`` can store it and a restart
-goes on from it.
+checks a block (traces/jsonl.py: ``parse_lines``); once the run is over,
+:meth:`Follower.read_rest` reads a last line without its newline as ``tomkit check``
+does (a line cut short is an error naming file, line and field). Its position (device,
+inode, byte offset, line number) is plain data, so that ``--state`` can store it and a
+restart goes on from it. A named pipe, socket or device is refused (:func:`unfollowable`).
 
 Rotation and truncation are told apart, never guessed at:
 
