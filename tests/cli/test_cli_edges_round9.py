@@ -255,3 +255,27 @@ def test_the_api_says_an_empty_name(tmp_path):
         tomkit.write(tmp_path / "d.jsonl", [rec])  # IsADirectoryError
     with pytest.raises(ValueError, match=r"^the rule is an empty name; give one of "):
         tomkit.prove("", 3)  # "unknown rule ''"
+
+
+def test_watch_refuses_a_gzip_log(capsys, tmp_path):
+    # read as JSON Lines: "invalid UTF-8 at column 2"
+    import gzip
+
+    log = tmp_path / "run.jsonl.gz"
+    log.write_bytes(gzip.compress(SEND.encode()))
+    code, out, err = run(capsys, "watch", log, "--idle-exit", "0")
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit watch: ") == (
+        f"tomkit watch: {log}: a gzip file is compressed in blocks, not followed line by "
+        f"line as it grows; tomkit check {log} reads it whole (a recorder's live file is "
+        "plain JSON Lines)")
+
+
+def test_watch_reads_a_file_named_twice_once(capsys, tmp_path, monkeypatch):
+    # every record was read twice: each delivery a duplicate, "integrity violated"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.jsonl").write_text(SEND + DELIVER)
+    code, out, _ = run(capsys, "watch", "run.jsonl", "./run.jsonl", tmp_path / "run.jsonl",
+                       "--idle-exit", "0")
+    assert code == 0 and "1 file(s), 1 trace(s), 2 events checked" in out
+    assert out.rstrip().endswith("verdict: holds")
