@@ -279,3 +279,28 @@ def test_watch_reads_a_file_named_twice_once(capsys, tmp_path, monkeypatch):
                        "--idle-exit", "0")
     assert code == 0 and "1 file(s), 1 trace(s), 2 events checked" in out
     assert out.rstrip().endswith("verdict: holds")
+
+
+def test_tomkit_alone_names_the_subcommands(capsys):
+    # argparse said "the following arguments are required: command"
+    code, out, err = run(capsys)
+    assert code == 2 and out == ""
+    assert one_line(err, "tomkit: ") == (
+        "tomkit: give a subcommand: check, watch, import, conform, simulate, fuzz, prove, "
+        "tlc, generate, scan, sample, run (tomkit --help gives the usage)")
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("generate", "--traces", "2", "--protocol", "", "-q", "--out", "{tmp}/g"),
+     "tomkit generate: --protocol '': names no protocol; give one of all-ack, toto, "
+     "s-toto, g-toto, gl-toto, synthetic, or leave the option out"),
+    (("tlc", "", "--out", "{tmp}/t"),
+     "tomkit tlc: SPEC '': an empty name; give a .tla file, or a spec tomkit ships "
+     "(tomkit tlc ABCAST)"),
+])
+def test_more_empty_names_are_refused(capsys, tmp_path, argv, said):
+    # generate made a data set of every protocol, as if no --protocol was given; tlc
+    # said ": neither a .tla file nor a spec tomkit ships"
+    code, out, err = run(capsys, *[a.format(tmp=tmp_path) for a in argv])
+    assert code == 2 and out == "" and list(tmp_path.iterdir()) == []
+    assert one_line(err, f"tomkit {argv[0]}: ") == said

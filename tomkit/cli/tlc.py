@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 
-from .parser import not_a_folder
+from .parser import empty_name, not_a_folder
 from .verdict_json import document, dumps
 
 __all__ = ["add_parser", "run"]
@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.tlc.values import TlaValueError
     from tomkit.traces.interrupt import add_note, uninterrupted
 
-    bad = _bad_numbers(args) or not_a_folder("--out", args.out)
+    bad = _bad_numbers(args) or not_a_folder("--out", args.out) or \
+        empty_name(("SPEC", args.spec, ".tla file, or a spec tomkit ships (tomkit tlc ABCAST)"))
     if bad:
         print(f"tomkit tlc: {bad}", file=sys.stderr)
         return 2
