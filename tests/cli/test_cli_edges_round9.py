@@ -304,3 +304,20 @@ def test_more_empty_names_are_refused(capsys, tmp_path, argv, said):
     code, out, err = run(capsys, *[a.format(tmp=tmp_path) for a in argv])
     assert code == 2 and out == "" and list(tmp_path.iterdir()) == []
     assert one_line(err, f"tomkit {argv[0]}: ") == said
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", "{trace}", "--html", "{trace}"), ("check", "{tmp}", "--html", "{trace}"),
+    ("watch", "{trace}", "--out", "{trace}", "--idle-exit", "0")])
+def test_an_output_that_is_an_input_is_refused(capsys, tmp_path, argv):
+    # check replaced the trace by its HTML report, with no word; watch appended its
+    # verdict lines to the log it follows
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(SEND)
+    argv = [a.format(trace=trace, tmp=tmp_path) for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and trace.read_text() == SEND
+    verb = "overwrite" if argv[0] == "check" else "write into"
+    assert one_line(err, f"tomkit {argv[0]}: ") == (
+        f"tomkit {argv[0]}: {argv[2]} {trace}: the input {argv[1]}, which it would {verb}; "
+        "give another file")

@@ -13,7 +13,7 @@ import sys
 from tomkit.checker.check_run import add_option_arguments
 
 from .check_process import fresh_memory_settings
-from .parser import empty_name
+from .parser import empty_name, overwrites_input
 
 __all__ = ["add_parser", "fresh_memory_settings", "run"]
 
@@ -108,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
                        ("--guarantee-file", args.guarantee_file, "file"))
     if empty:  # an unset shell variable: nothing was written, and nothing said
         print(f"tomkit check: {empty}", file=sys.stderr)
+        return 2
+    over = overwrites_input(args.files, ("--html", args.html),
+                            ("--plot-latency", args.plot_latency))
+    if over:  # the trace was replaced by the HTML report, with no word
+        print(f"tomkit check: {over}", file=sys.stderr)
         return 2
     if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
         print("tomkit check: '-': standard input is not read; give a file, or follow a "

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["Parser", "closest", "empty_name", "not_a_folder", "unknown_options"]
+__all__ = ["Parser", "closest", "empty_name", "not_a_folder", "overwrites_input",
+           "unknown_options"]
 
 
 def closest(given: str, known: Iterable[str]) -> str:
@@ -91,6 +92,21 @@ def not_a_folder(flag: str, path: str | None) -> str | None:
         return empty_name((flag, path, "folder"))
     if path and os.path.exists(path) and not os.path.isdir(path):
         return f"{flag} {path}: a file; {flag} takes a folder"
+    return None
+
+
+def overwrites_input(inputs: list[str], *outputs: tuple[str, str | None]) -> str | None:
+    """An output (``(flag, path)``) that names one of the input files, in one line; or
+    None. (Also ``tomkit watch --out``: its verdict lines appended to a log it follows.)"""
+    for flag, path in outputs:
+        if not path or not os.path.isfile(path):
+            continue
+        for given in inputs:
+            inside = os.path.isdir(given) and os.path.realpath(path).startswith(
+                os.path.join(os.path.realpath(given), ""))  # a file the folder stands for
+            if inside or os.path.isfile(given) and os.path.samefile(path, given):
+                return (f"{flag} {path}: the input {given}, which it would overwrite; give "
+                        "another file")
     return None
 
 
