@@ -321,3 +321,15 @@ def test_an_output_that_is_an_input_is_refused(capsys, tmp_path, argv):
     assert one_line(err, f"tomkit {argv[0]}: ") == (
         f"tomkit {argv[0]}: {argv[2]} {trace}: the input {argv[1]}, which it would {verb}; "
         "give another file")
+
+
+def test_a_trace_id_that_is_not_utf8_is_refused_before_simulating(capsys, tmp_path):
+    # the shell's $'a\xff' reaches Python as a surrogate escape: the writer failed with
+    # a UnicodeEncodeError traceback after the simulation
+    out = tmp_path / "run.jsonl"
+    code, stdout, err = run(capsys, "simulate", "--n", "3", "--messages", "3",
+                            "--trace-id", "a\udcff", "--out", out)
+    assert code == 2 and stdout == "" and not out.exists()
+    assert one_line(err, "tomkit simulate: ") == (
+        "tomkit simulate: --trace-id a\\xff: not UTF-8 text; a trace id is written in the "
+        "trace, which is UTF-8")

@@ -286,6 +286,12 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--out is an empty name; give a file name")
         if not args.trace_id:  # the writer refused it after the simulation, a traceback
             raise ValueError("--trace-id must not be empty")
+        try:  # a byte that is no UTF-8 (the shell's $'\xff'): a traceback from the writer
+            args.trace_id.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(args.trace_id).decode("utf-8", "backslashreplace")
+            raise ValueError(f"--trace-id {shown}: not UTF-8 text; a trace id is written "
+                             "in the trace, which is UTF-8") from None
         output_format(args.out)
         if os.path.isdir(args.out):  # found before the simulation, not after it
             raise ValueError(f"--out {args.out}: a folder; give a file name")
