@@ -333,3 +333,26 @@ def test_a_trace_id_that_is_not_utf8_is_refused_before_simulating(capsys, tmp_pa
     assert one_line(err, "tomkit simulate: ") == (
         "tomkit simulate: --trace-id a\\xff: not UTF-8 text; a trace id is written in the "
         "trace, which is UTF-8")
+
+
+def test_import_refuses_a_named_pipe_and_a_device(capsys, tmp_path):
+    # a named pipe waited for a writer, for ever if none came; /dev/zero ran until killed
+    # (a device: /dev/null stands for it here). A writer lets a reader that opened the
+    # pipe go on, so the test cannot hang
+    fifo = tmp_path / "h.edn"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("")
+
+    threading.Thread(target=feed, daemon=True).start()
+    for log, what in ((fifo, "a named pipe"), ("/dev/null", "a device")):
+        code, out, err = run(capsys, "import", "--format", "jepsen", log, "--out",
+                             tmp_path / "o.jsonl")
+        assert code == 2 and out == ""
+        assert one_line(err, "tomkit import: ") == (
+            f"tomkit import: {log}: {what}, not a file; save the stream to a file and "
+            "import that")
+    with open(fifo) as f:  # the writer, still waiting, is let go
+        f.read()
