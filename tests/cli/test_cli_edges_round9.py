@@ -356,3 +356,30 @@ def test_import_refuses_a_named_pipe_and_a_device(capsys, tmp_path):
             "import that")
     with open(fifo) as f:  # the writer, still waiting, is let go
         f.read()
+
+
+@pytest.mark.parametrize("argv", [
+    ("simulate", "--n", "3", "--messages", "3"), ("sample", "--traces", "2"),
+    ("import", "--format", "jepsen", "{trace}"), ("watch", "{trace}", "--idle-exit", "0")])
+def test_an_output_that_is_a_named_pipe_is_refused(capsys, tmp_path, argv):
+    # simulate waited for a reader, and a stop then removed the user's pipe; sample
+    # replaced the pipe by a file. A reader lets a writer that opened the pipe go on,
+    # so the test cannot hang
+    fifo = tmp_path / "o.jsonl"
+    os.mkfifo(fifo)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(SEND)
+
+    def drain():
+        with open(fifo) as f:
+            f.read()
+
+    threading.Thread(target=drain, daemon=True).start()
+    code, out, err = run(capsys, *[a.format(trace=trace) for a in argv], "--out", fifo)
+    assert code == 2 and out == "" and fifo.is_fifo()
+    assert one_line(err, f"tomkit {argv[0]}: ") == \
+        f"tomkit {argv[0]}: --out {fifo}: a named pipe, not a file; give a file name"
+    try:  # the reader, still waiting, is let go (ENXIO: it has not opened it yet)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass

@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 
-from .parser import empty_name
+from .parser import empty_name, not_a_file_out
 
 __all__ = ["add_parser", "run"]
 
@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
         output_format(args.out)
     except ValueError as e:
         print(f"tomkit import: --out {e}", file=sys.stderr)
+        return 2
+    if not_a_file_out("--out", args.out):
+        print(f"tomkit import: {not_a_file_out('--out', args.out)}", file=sys.stderr)
         return 2
     for log in args.logs:  # a named pipe waited for a writer, /dev/zero filled memory
         what = _not_a_file(log)

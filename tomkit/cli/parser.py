@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["Parser", "closest", "empty_name", "not_a_folder", "overwrites_input",
-           "unknown_options"]
+__all__ = ["Parser", "closest", "empty_name", "not_a_file_out", "not_a_folder",
+           "overwrites_input", "unknown_options"]
 
 
 def closest(given: str, known: Iterable[str]) -> str:
@@ -108,6 +109,21 @@ def overwrites_input(inputs: list[str], *outputs: tuple[str, str | None]) -> str
                 return (f"{flag} {path}: the input {given}, which it would overwrite; give "
                         "another file")
     return None
+
+
+def not_a_file_out(flag: str, path: str | None) -> str | None:
+    """Why ``path``, given to ``flag`` to be a file written, cannot be one: a named pipe,
+    a socket or a device (simulate waited for a reader, then a stop removed the user's
+    pipe; sample replaced the pipe by a file); or None."""
+    try:
+        mode = os.stat(path).st_mode if path else None
+    except OSError:
+        return None
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+    return f"{flag} {path}: {what}, not a file; give a file name"
 
 
 def unknown_options(parser: Parser, extras: list[str]) -> NoReturn:

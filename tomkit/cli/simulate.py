@@ -24,6 +24,7 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
+from tomkit.cli.parser import not_a_file_out
 from tomkit.cli.sizes import RECORD_BYTES, show_bytes
 from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at, parse_renegotiation
 from tomkit.model.net.links import Delay
@@ -295,6 +296,9 @@ def run(args: argparse.Namespace) -> int:
         output_format(args.out)
         if os.path.isdir(args.out):  # found before the simulation, not after it
             raise ValueError(f"--out {args.out}: a folder; give a file name")
+        if not_a_file_out("--out", args.out):  # a pipe: waited for a reader, and a stop
+            # then removed it
+            raise ValueError(not_a_file_out("--out", args.out))
         # made now (as generate makes its own), so that a folder that cannot be
         # is found before the simulation, not after
         folder = os.path.dirname(os.path.abspath(args.out))

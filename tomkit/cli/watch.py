@@ -14,7 +14,7 @@ import time
 
 from tomkit.traces.interrupt import exit_code, stopped
 
-from .parser import empty_name, overwrites_input
+from .parser import empty_name, not_a_file_out, overwrites_input
 
 __all__ = ["add_parser", "run"]
 
@@ -198,6 +198,8 @@ def _bad_arguments(args: argparse.Namespace) -> str | None:
         return f"--state {args.state}: a file; --state takes a folder"
     if args.out is not None and os.path.isdir(args.out):
         return f"--out {args.out}: a folder; give a file name"
+    if not_a_file_out("--out", args.out):  # appended to a pipe: waited for a reader
+        return not_a_file_out("--out", args.out)
     over = overwrites_input(args.files, ("--out", args.out))
     if over:  # its verdict lines appended to a log it reads, then read as records
         return over.replace("which it would overwrite", "which it would write into")
