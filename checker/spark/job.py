@@ -430,7 +430,8 @@ def run_args(args: argparse.Namespace) -> int:
         err.write(f"tomkit scan: {e}\n")
         err.flush()
         return 2
-    print(json.dumps(res.doc, indent=1) if args.json else res.text, end="", flush=True)
+    print(json.dumps(res.doc, indent=1) if args.output_format == "json" else res.text,
+          end="", flush=True)
     if under_spark_submit() and not args.verbose:
         silent_exit(spark.sparkContext._jvm)
     if archive is not None:  # the first run with $TOMKIT_SPARK_CDS: its JVM writes it

@@ -40,6 +40,7 @@ from typing import TextIO
 import numpy as np
 
 from ...traces.importer import Mapping
+from ...traces.interrupt import uninterrupted
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
@@ -215,15 +216,7 @@ class Watch:
         n = 0
         for fol in self.followers:
             for piece in fol.read():
-                n += piece.table.num_rows
-                for tid, part in split(piece):
-                    self.run.feed(tid, part)
-                    st = self.run.states[tid]
-                    if st.mode == FAST:
-                        self._latency(st)
-                    if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
-                        self.dirty.add(tid)
-                self._judge()
+                n += self._take(piece)
         self._judge()
         if self.timeout is not None and time.monotonic() - self.last_overdue_look >= \
                 min(1.0, self.timeout / 4):
@@ -232,6 +225,18 @@ class Watch:
         if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
             self.checkpoint()
         return n
+
+    def _take(self, piece: Piece) -> int:
+        """Feed one piece read, judge the traces it broke; its records."""
+        for tid, part in split(piece):
+            self.run.feed(tid, part)
+            st = self.run.states[tid]
+            if st.mode == FAST:
+                self._latency(st)
+            if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
+                self.dirty.add(tid)
+        self._judge()
+        return piece.table.num_rows
 
     def _judge(self) -> None:
         """The exact checks of the broken traces whose records have grown enough since
@@ -334,6 +339,13 @@ class Watch:
                 line = (f"{tid}: {msg} overdue: not delivered by {', '.join(missing)} "
                         f"{age[k]:.1f} s after a record first named it (--timeout "
                         f"{self.timeout:g} s; pending, not a verdict)")
+            self._print(line)
+
+    def _print(self, line: str) -> None:
+        """One verdict or notice line, written whole and flushed: Ctrl-C or SIGTERM
+        (tomkit watch --out) waits for it (traces/interrupt.py), so the output never ends
+        in half a line that the next one would be glued to."""
+        with uninterrupted():
             print(line, file=self.out, flush=True)
 
     def _emit(self, tid: str, name: str, res) -> None:
@@ -345,7 +357,7 @@ class Watch:
         else:
             line = f"{tid}: {name} {res.verdict}: {res.explanation}"
             line += "".join(f"\n    {w.describe()}" for w in res.witness)
-        print(line, file=self.out, flush=True)
+        self._print(line)
 
     def summary(self) -> str:
         r = self.run
@@ -386,6 +398,8 @@ class Watch:
         """Every trace is complete: ``tomkit check``'s report of the whole input."""
         r = self.run
         for fol in self.followers:
+            for piece in fol.read_rest():  # a last line without its newline
+                self._take(piece)
             fol.close()
             r.report.rejected.extend(fol.rejected)
             stats = FileStats(fol.pos.path, "jsonl", grouped=fol.grouped)
