@@ -71,8 +71,9 @@ def not_streamed(props: list[Property]) -> list[str]:
 def first_seen_cut(st: TraceState, piece: Piece) -> int:
     """The first row of ``piece`` where a process not seen before by ``st`` appears, when
     the rows before it could retire positions (S would outgrow the window); 0: none."""
-    if not FIRST_SEEN or st.mode != FAST:
-        return 0
+    window = st.trim_at or canon.TRIM_AT
+    if not FIRST_SEEN or st.mode != FAST or len(st.S) + piece.table.num_rows <= window:
+        return 0  # (a short trace: its rows cannot outgrow the window)
     idx, names = _dictionary(piece.table.column("process"))
     new = np.array([st.procs.get(x, -1) < 0 or not st.seen[st.procs[x]] for x in names],
                    bool)
@@ -88,7 +89,7 @@ def first_seen_cut(st: TraceState, piece: Piece) -> int:
     # S grows by at most the deliveries before it: no trim, no need to cut
     grown = int(np.count_nonzero(kind_codes(piece.table.column("kind").slice(0, first))
                                  == DELIVER))
-    return first if len(st.S) + grown > (st.trim_at or canon.TRIM_AT) else 0
+    return first if len(st.S) + grown > window else 0
 
 
 def split(piece: Piece) -> Iterator[tuple[str, Piece]]:
