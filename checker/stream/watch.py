@@ -126,7 +126,8 @@ class Watch:
             self.followers = [MappedFollower(Position(p), mapping, self.seq,
                                              keep_going=keep_going) for p in self.paths]
         # one log per process (the mapping's [file] process): every process is known
-        # before its log has a line, so a log that lags holds the window for itself
+        # before its log has a line, and a log that lags holds nothing meanwhile: it reads
+        # the retired prefix from disk when it comes (its sends awaited past the margin)
         expect = tuple(dict.fromkeys(
             f.live.process for f in self.followers
             if isinstance(f, MappedFollower) and f.live.process is not None))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import random
 
 import pytest
 from test_stream_watch_mapping import (
@@ -186,17 +187,20 @@ def test_faults_give_check_s_verdicts(fault, small, tmp_path):
                 assert printed.count(f"run: {name} violated") == 1, (name, printed)
 
 
-@pytest.mark.parametrize("fault", [None, "swap-early", "fifo"])
-def test_a_restart_on_its_state_loses_nothing_and_judges_nothing_twice(fault, small,
-                                                                      tmp_path):
-    """Killed after a checkpoint with a cycle's verdicts written since (the output is
-    cut back to the checkpoint's length), restarted on the state while the slow log
-    is late and its sends awaited: every violation written once, check's report."""
+@pytest.mark.parametrize("fault", [None, "swap-early", "swap-late", "fifo"])
+def test_killed_at_random_points_it_loses_nothing_and_judges_nothing_twice(fault, small,
+                                                                          tmp_path):
+    """Killed after random cycles, some of them past the last checkpoint (their output
+    is cut back to the checkpoint's length and their records read again), and restarted
+    on the state while the slow log is late and its sends awaited, until the logs are
+    complete: every violation written once, check's report."""
     logs = per_process_logs(run_records(fault))
     state, out = tmp_path / "state", tmp_path / "out.txt"
-    w, paths = watch(tmp_path, PER_PROCESS, names(logs), out_path=str(out),
-                     state_dir=str(state), checkpoint_every=0.0)
-    fast = [p for p in logs if p != SLOW]
+    rng = random.Random(1)  # 5 kills in the 12 cycles, 4 of them losing cycles
+
+    def start():
+        return watch(tmp_path, PER_PROCESS, names(logs), out_path=str(out),
+                     state_dir=str(state), checkpoint_every=0.0)[0]
 
     def write(ps, j, n):
         for p in ps:
@@ -204,25 +208,22 @@ def test_a_restart_on_its_state_loses_nothing_and_judges_nothing_twice(fault, sm
             with open(tmp_path / f"node-{p}.jsonl", "a") as f:
                 f.write("".join(lines[len(lines) * j // n:len(lines) * (j + 1) // n]))
 
-    for j in range(4):  # half the fast logs, a checkpoint after each cycle
-        write(fast, j, 8)
+    w, kills, waited = start(), 0, False
+    fast = [p for p in logs if p != SLOW]
+    for ps, j, n in [(fast, j, 8) for j in range(8)] + [([SLOW], j, 4) for j in range(4)]:
+        write(ps, j, n)
+        # a checkpoint after this cycle, or none (a kill then loses the cycle)
+        w.checkpoint_every = 0.0 if rng.random() < 0.5 else 1e9
         w.cycle()
-    w.checkpoint_every = 1e9  # no checkpoint after this: the kill loses this cycle
-    write(fast, 4, 8)
-    w.cycle()
-    # the sends awaited before the kill (a swap this early broke the window first)
-    assert w.run.states["run"].waited == (fault != "swap-early")
-    w.close()  # killed: nothing more written
-    w, _ = watch(tmp_path, PER_PROCESS, names(logs), out_path=str(out),
-                 state_dir=str(state), checkpoint_every=0.0)
-    for j in range(5, 8):
-        write(fast, j, 8)
-        w.cycle()
-    write([SLOW], 0, 1)
-    w.cycle()
+        waited |= any(st.waited for st in w.run.states.values())
+        if rng.random() < 0.4:
+            w.close()  # killed: nothing more written
+            w, kills = start(), kills + 1
+    w.cycle()  # what a restart has still to read again, before its idle exit
     report = w.finish()
     w.close()
-    want = imported_check(tmp_path, tmp_path / "map.toml", paths)
+    assert kills >= 2 and waited == (fault != "swap-early")
+    want = imported_check(tmp_path, tmp_path / "map.toml", names_in(tmp_path, logs))
     assert report.exit_code() == want.exit_code()
     assert without_locations(report) == without_locations(want)
     text = out.read_text()
@@ -231,6 +232,10 @@ def test_a_restart_on_its_state_loses_nothing_and_judges_nothing_twice(fault, sm
             if str(r.verdict) == "violated":
                 assert text.count(f"run: {name} violated") == 1, (name, text)
     assert ("violated" in text) == (fault is not None)
+
+
+def names_in(tmp_path, logs) -> list[str]:
+    return [str(tmp_path / n) for n in names(logs)]
 
 
 def test_an_older_checkpoint_is_taken_up_and_an_unknown_one_refused(small, tmp_path):
