@@ -248,6 +248,12 @@ class TraceState:
     #: defaults too, for a checkpoint from before them (``__setstate__``)
     w_view: np.ndarray = np.zeros(0, np.int64)
     w_sview: np.ndarray = np.zeros(0, np.int64)
+    #: retire positions past the FIFO pointer (the awaited sends) only once it is this
+    #: many positions behind S's end (None: at once; with views at least two windows);
+    #: tomkit watch's, so that a send read a little after its deliveries is checked in
+    #: the window and a break after it judged as it comes (a class default: a checkpoint
+    #: from before it reads None, and watch sets it again)
+    await_after: int | None = None
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -1068,17 +1074,22 @@ class TraceState:
             # disk when it comes (``past``; with views, its position lies in the range of
             # its view, _lagging)
             live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
-        low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
+        # no process holds it (every one seen crashed, left or lags): S's end, so that
+        # the sends are awaited past the FIFO pointer as when one does (``wait``)
+        low = int(self.cursor[:np_][live].min()) if live.any() else self.base + len(self.S)
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
-        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views) and not self.keep_whole
+        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views)
         end = self.base + len(self.S)
+        after = self.await_after or 0
         if wait and self.has_views:
             # with views, only once the pointer is two windows behind S's end (a grouped
             # file, not a send logged a little after its deliveries): a break after
             # positions retired unchecked goes whole, where the window would have carried
             # the retired views over (viewheld.py)
-            end = max(self.vpos, end - 2 * (self.trim_at or TRIM_AT))
+            after = max(after, 2 * (self.trim_at or TRIM_AT))
+        if wait and after:
+            end = max(self.vpos, end - after)
         w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
         # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
