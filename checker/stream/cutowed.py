@@ -141,7 +141,7 @@ from ..result import Result, Verdict, WitnessEvent
 if TYPE_CHECKING:
     from .canon import TraceState
 
-__all__ = ["OWED", "Owed", "decide", "owing", "prefix_owed"]
+__all__ = ["OWED", "Owed", "decide", "owing"]
 
 #: the end-of-trace properties decided across the cut (module docstring), by name
 OWED = frozenset({"agreement", "validity", "liveness", "member-liveness"})
@@ -213,17 +213,6 @@ def _key(base: str, res: Result) -> str:
     first witness event's process (the deliverer, or the sender)."""
     w = res.witness[0]
     return (w.msg or "") if base == BY_ID else w.process
-
-
-def prefix_owed(state: TraceState) -> bool:
-    """Whether a trace without views, broken after positions retired, may have its
-    end-of-trace properties decided across a cut (module docstring, "A retired prefix
-    without views": no crash, no process behind the retired prefix; that each process
-    has a held record is checked with the cut, ``Cut.owed``, and a trace no cut serves
-    goes whole: reduced.py)."""
-    n = len(state.procs)
-    return state.spill is not None and not state.has_views and state.vprefix is None and \
-        not state.crashed[:n].any() and not len(state.behind)
 
 
 def decide(tail: TraceState, props: Sequence[Property], options: Options,

@@ -121,10 +121,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..chunk import CRASH, DELIVER, JOIN, LEAVE, VIEW, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, VIEW, Piece, kind_codes
 from ..result import Result, WitnessEvent
 from .views import NONE
 
@@ -301,35 +300,17 @@ def summarize(state: TraceState) -> ViewPrefix | str:
                       retired_views, frozenset(behind.tolist()))
 
 
-def stands(state: TraceState, props: list[Property]) -> bool:
+def stands(state: TraceState) -> bool:
     """Whether every process of the trace has a held record (the end-of-trace properties
-    judge the processes the records show, and cite each one's last event); with member
-    liveness, whether every process correct at the end (its last join, leave or crash
-    record a join, or none) delivered every retired position: then no pair of member
-    liveness names a retired message (a pair whose message q delivered is never
-    judged), which a member from the start that skipped a view, or a late member, may
-    owe by its rules."""
+    judge the processes the records show, and cite each one's last event). Member
+    liveness's pairs whose message is retired (a member from the start that skipped a
+    view owes it every message of a correct sender, a late member by the clocks) are
+    decided from each process's retired deliveries per view (prefixowed.py)."""
     present: set[str] = set()
-    last_kind: dict[str, str] = {}
     for piece in state.held_iter():
-        t = piece.table
-        present.update(pc.unique(t.column("process")).to_pylist())
-        rows = np.flatnonzero(np.isin(kind_codes(t.column("kind")), (JOIN, LEAVE, CRASH)))
-        if len(rows):  # few: membership records
-            taken = t.take(pa.array(rows))
-            for k, p in zip(taken.column("kind").to_pylist(),
-                            taken.column("process").to_pylist()):
-                last_kind[p] = k
+        present.update(pc.unique(piece.table.column("process")).to_pylist())
     names = list(state.procs)
-    seen = [names[i] for i in np.flatnonzero(state.seen[:len(names)])]
-    if not all(p in present for p in seen):
-        return False
-    if any(p.name == MEMBER_LIVENESS for p in props):
-        prefix = state.vprefix
-        return prefix is not None and all(
-            prefix.delivered.get(p, 0) == state.base for p in seen
-            if last_kind.get(p) in (None, "join"))
-    return True
+    return all(names[i] in present for i in np.flatnonzero(state.seen[:len(names)]))
 
 
 def installed(pieces: list[Piece]) -> tuple[dict[str, set[str]], set[str]]:
