@@ -180,7 +180,7 @@ def prefix(state: TraceState, pieces: Sequence[Piece], cut: bool) -> Clean | str
                 known[0].location == join[0].location else int(state.soff[i])
             joins[p] = Join(join[0], join[1], sends, join[2])
     soff = state.soff[:n]
-    led = Ledger(names, stays, view_names, offsets, members, vp is not None, lengths,
+    led = Ledger(names, stays, view_names, offsets, members, state.view_records, lengths,
                  frozenset(left), cursor, base, np.zeros(0, np.int64),
                  Window(np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64),
                         np.zeros(0, np.int64)),

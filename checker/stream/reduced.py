@@ -37,6 +37,14 @@ sends came, goes whole when it breaks (canon.py), so the retired tally is its pr
 
 A run broken early holds most of itself: narrow.py keeps only the records around the
 breach when the rest keeps the picture.
+
+The end-of-trace properties (agreement, validity, liveness, member liveness) read who
+owes what of every message, the retired ones too: a process that crashed or fell behind
+the retired prefix delivered less of it than the others. Their retired part is decided
+from each process's retired deliveries and the retired sequence on disk, and merged with
+the held records' result in each check's scan order (prefixowed.py); a process short of
+the retired prefix that delivers after the break goes whole (canon.py), so every process
+with held deliveries delivered the whole prefix first, and the shift above is its own.
 """
 
 from __future__ import annotations

@@ -102,14 +102,15 @@ order's "after the same k deliveries" (and its ``position``) moves by |R(p, q)|.
   processes the held records show: such a trace goes whole for these (``stands``).
 
 - *member liveness*: a pair (a correct sender's message, a correct process q) is judged
-  only when q did not deliver the message; when every process correct at the end
-  delivered every retired position, no pair names a retired message, so its exact check
-  on the held records (each process's latest join, its views, the held sends' clocks)
-  meets the same first pair, or the same undecidable one; its witness ends with q's
-  latest record, as above. When some correct process did not (a member from the start
-  that skipped a view owes it every message of a correct sender, whatever views it
-  installed; a late joiner by the clocks), a retired pair may be owed, and its witness
-  would name a retired send: such a trace goes whole (``stands``).
+  only when q did not deliver the message; among the held messages its exact check on
+  the held records (each process's latest join, its views, the held sends' clocks)
+  meets the same pairs, in the same order. A correct process that did not deliver every
+  retired position (a member from the start that skipped a view owes it every message
+  of a correct sender, whatever views it installed; a late joiner by the clocks) may owe
+  a retired pair: those are decided from each process's retired deliveries per view
+  (``ViewPrefix.per_view``: the positions of each view's range it missed) and the
+  retired sends on disk, and merged with the held records' first pair by sender
+  (prefixowed.py). Before, such a trace went whole.
 
 Latency combines the retired prefix's tally with the held records' (reduced.py).
 """
@@ -143,8 +144,8 @@ CARRIED = frozenset({"agreement", "validity", "liveness", MEMBER_LIVENESS})
 def carries(prop: Property) -> bool:
     """Whether ``prop``'s exact check on a broken view trace's held records, its retired
     views carried over, is the whole trace's (an end-of-trace property: when every
-    process has a held record, and for member liveness when every process correct at the
-    end delivered the whole retired prefix, ``stands``)."""
+    process has a held record, ``stands``; member liveness with its retired pairs merged
+    in, prefixowed.py)."""
     name = prop.name.split("@")[0]
     return (prop.held or name == MEMBER_LIVENESS) and (not prop.final() or name in CARRIED)
 
