@@ -31,7 +31,7 @@ process so that its peak memory (ru_maxrss) is its own:
 - ``--retired-only``: the trace a tenth as long, broken late (p0's deliveries swapped
   1,000 messages before its end), with ``--liveness``'s properties, where p7 crashes
   after 1,000 deliveries (its messages sent by p0), and where
-  besides a process p8 that only sends (every 50th message from the 10,000th on: seen
+  besides a process p8 that only sends (every 50th message from the 40,000th on: seen
   after positions retired, it delivers none of them): decided in the pass, each
   process's retired deliveries counted (checker/stream/prefixowed.py), and as before
   (``--no-prefix``, a hidden flag of the child: the whole-trace engine), with the clean
@@ -258,7 +258,8 @@ def make_crash(path: Path, messages: int, processes: int, seed: int, swap_at: in
                               object)
             kind = np.asarray(table.column("kind").to_numpy(zero_copy_only=False), object)
             mine = proc == last
-            at = len(proc) if down else None
+            at = None  # the crash's row in this table
+            gone = down  # from this table's start
             if not down:
                 d = np.flatnonzero(mine & (kind == "deliver"))
                 if crash_at - seen < len(d):
@@ -266,8 +267,8 @@ def make_crash(path: Path, messages: int, processes: int, seed: int, swap_at: in
                 seen += len(d)
             keep = np.ones(len(proc), bool)
             proc[mine & (kind == "send")] = "p0"
-            if at is not None:
-                keep[(np.arange(len(proc)) >= at) & mine & (kind == "deliver")] = False
+            if gone or at is not None:
+                keep[(np.arange(len(proc)) >= (at or 0)) & mine & (kind == "deliver")] = False
             if behind_from is not None:
                 msg = table.column("msg").to_numpy(zero_copy_only=False)
                 num = np.array([int(m[1:]) for m in msg], np.int64)
@@ -275,7 +276,7 @@ def make_crash(path: Path, messages: int, processes: int, seed: int, swap_at: in
                     f"p{processes}"
             table = table.set_column(table.column_names.index("process"), "process",
                                      pa.array(proc, pa.string()))
-            if at is not None and at < len(proc):
+            if at is not None:
                 crash = table.slice(at, 1).to_pylist()[0] | {
                     "process": last, "kind": "crash", "msg": None}
                 rows = np.flatnonzero(keep)
@@ -785,7 +786,9 @@ def retired_runs(args: argparse.Namespace) -> int:
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     swap_at, crash_at = n - 1000, min(1000, n // 4)
-    behind_from = min(10_000, n // 3)
+    # past the first trim (canon.TRIM_AT): a process seen before it holds the low
+    # watermark where it is, at 0 for one that never delivers
+    behind_from = min(40_000, n // 3)
     clean = d / f"long-{np_}x{n}-{args.seed}.parquet"
     crash = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}-crash{crash_at}.parquet"
     both = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}-crash{crash_at}-" \

@@ -1058,8 +1058,13 @@ class TraceState:
             end = max(self.vpos, end - 2 * (self.trim_at or TRIM_AT))
         w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
-        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
-        last = self.last_send[:np_][self.scount[:np_] > 0]
+        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it);
+        # but a crashed one's would hold the window from it on for the rest of the run:
+        # a sender that did not crash keeps one held, in both scopes
+        senders = self.scount[:np_] > 0
+        if (senders & ~self.crashed[:np_]).any():
+            senders &= ~self.crashed[:np_]
+        last = self.last_send[:np_][senders]
         at = self.spos[last[last >= 0]]
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))

@@ -163,6 +163,21 @@ def test_across_a_cut(window, monkeypatch, tmp_path):
     assert in_the_pass(run) and run.modes.get("narrowed") == 1, run.modes
 
 
+def test_a_crashed_sender_does_not_hold_the_window(window, tmp_path):
+    """p0 sends and crashes early; p1 sends the rest: p0's latest send, held by a sender
+    that did not crash, no longer holds the window for the rest of the run (canon.py),
+    and the run broken late is decided in the pass."""
+    recs = []
+    for r in plain(400, crash=("p0", 5), at=390):
+        if r["kind"] == "send" and r["process"] == "p0" and int(r["msg"][1:]) > 5:
+            r = dict(r, process="p1")
+        recs.append(r)
+    path = tmp_path / "t.jsonl"
+    write_records(path, recs)
+    run = decided(path)
+    assert in_the_pass(run) and run.peak_window < 40, (run.modes, run.peak_window)
+
+
 def test_both_layouts(window, tmp_path):
     """Grouped by process the run lags (read from disk), which a break sends whole
     (canon.py): the report is the whole-trace checker's either way."""
