@@ -47,7 +47,6 @@ retired part, need no record of the retired prefix.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol
@@ -63,7 +62,6 @@ from ..chunk import (
     JOIN,
     LEAVE,
     SEND,
-    SLOT_COLUMN,
     VIEW,
     Piece,
     concat_ranges,
@@ -75,6 +73,8 @@ from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 from .latencies import Slowest, Tally
 from .ledger import Join, Ledger, Stay, Window
+from .ledger import location as _location
+from .ledger import record_clocks as _clocks
 from .retired import RetiredSequence, Sends, send_clocks
 from .viewheld import ViewPrefix, summarize
 from .views import NONE, Views
@@ -153,29 +153,6 @@ def _own(piece: Piece) -> Piece:
                     else arr.take(idx))
     return Piece(pa.table(cols, names=t.column_names), piece.lines.copy(), piece.source,
                  piece.fmt)
-
-
-def _location(piece: Piece, i: int) -> Location:
-    """Where row ``i`` of a piece was read (line of JSON Lines, row of Parquet)."""
-    n = int(piece.lines[i])
-    return Location(piece.source, row=n) if piece.fmt == "parquet" else \
-        Location(piece.source, line=n)
-
-
-def _clocks(table: pa.Table, row: int = 0) -> tuple:
-    """A record's time, real_time and slot (``x_slot``, floored), as the whole-trace
-    checker reads them (checker/trace.py; None where absent)."""
-    out = []
-    for name in ("time", "real_time", SLOT_COLUMN):
-        x = table.column(name)[row].as_py() if name in table.column_names else None
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            x = None
-        elif name == SLOT_COLUMN:
-            x = math.floor(x)
-        else:
-            x = float(x)
-        out.append(x)
-    return tuple(out)
 
 
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
@@ -670,11 +647,11 @@ class TraceState:
         self.buffer = [(p, None) for p, _ in self.buffer]
         np_ = len(self.procs)
         if self.base and self.vprefix is None:
-            # a process seen (by its sends) but behind the retired prefix: a delivery of it
-            # from now on lies there, where the held records cannot stand for it (the
-            # breaking batch's rows may not have been read as deliveries yet)
-            self.behind = np.flatnonzero(self.seen[:np_] & ~self.crashed[:np_] &
-                                         (self.cursor[:np_] < self.base))
+            # a process seen (by its sends) but behind the retired prefix, or one that
+            # crashed there: a delivery of it from now on lies there, where the held
+            # records cannot stand for it (the breaking batch's rows may not have been
+            # read as deliveries yet)
+            self.behind = np.flatnonzero(self.seen[:np_] & (self.cursor[:np_] < self.base))
             if len(self.behind) and self.buffer:
                 piece = self.buffer[-1][0]
                 if self._behind_delivers(kind_codes(piece.table.column("kind")),
@@ -1092,8 +1069,13 @@ class TraceState:
             end = max(self.vpos, end - after)
         w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
-        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
-        last = self.last_send[:np_][self.scount[:np_] > 0]
+        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it);
+        # but a crashed one's would hold the window from it on for the rest of the run:
+        # a sender that did not crash keeps one held, in both scopes
+        senders = self.scount[:np_] > 0
+        if (senders & ~self.crashed[:np_]).any():
+            senders &= ~self.crashed[:np_]
+        last = self.last_send[:np_][senders]
         at = self.spos[last[last >= 0]]
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))

@@ -50,7 +50,7 @@ from ..result import Result, Verdict
 from ..trace import Trace
 from . import canon
 from .canon import FAST, SLOW, WHOLE, TraceState, _dictionary
-from .cutowed import prefix_owed
+from .cutowed import owing
 from .narrow import follow, narrows
 from .reduced import NeedsWhole, check_held, deps_held
 from .viewheld import carries, stands
@@ -177,10 +177,9 @@ class _Run:
             return
         if st.vprefix is not None:  # with views, broken after positions retired
             held = all(carries(p) for p in self.props) and \
-                (not any(p.final() for p in self.props) or stands(st, self.props))
-        else:  # the end-of-trace properties after a retired prefix: across a cut only
-            held = not any(p.final() or not p.held for p in self.props) or \
-                (narrows(self.props) and prefix_owed(st))
+                (not any(p.final() for p in self.props) or stands(st))
+        else:  # the end-of-trace properties with the retired part's counts (prefixowed.py)
+            held = all(p.held or owing([p]) for p in self.props)
         if st.mode == SLOW and st.base and (not held or not deps_held(st)):
             # the end-of-trace properties read what each process did last, which may lie
             # in the retired prefix (with views, carried over for agreement, validity and
