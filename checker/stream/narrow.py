@@ -324,16 +324,15 @@ class Heads:
         """The least count n such that the first delivering process's first n held
         deliveries hold every process's first message (0: some process's is not
         among them)."""
-        if tally.ref < 0:
+        if tally.ref < 0 or not self.first:
             return 0
         ref = tally.r1[:int(tally.d[tally.ref])]
-        n = 0
-        for h in self.first.values():
-            at = np.flatnonzero(ref == h)
-            if not len(at):
-                return 0
-            n = max(n, int(at[0]) + 1)
-        return n
+        order = np.argsort(ref, kind="stable")  # equal hashes keep their order: the first
+        heads = np.fromiter(self.first.values(), np.uint64, len(self.first))
+        at = np.minimum(np.searchsorted(ref[order], heads), max(len(ref) - 1, 0))
+        if not len(ref) or (ref[order][at] != heads).any():
+            return 0
+        return int(order[at].max()) + 1
 
 
 class Deliveries:
