@@ -248,6 +248,11 @@ class TraceState:
     #: defaults too, for a checkpoint from before them (``__setstate__``)
     w_view: np.ndarray = np.zeros(0, np.int64)
     w_sview: np.ndarray = np.zeros(0, np.int64)
+    #: some process was passed by the retired prefix before its records came (a file
+    #: grouped by process, a log that lags): a trace that goes whole for it is read again
+    #: with its processes' records interleaved (regroup.py); a class default, so an older
+    #: checkpoint reads False
+    passed_by: bool = False
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -444,9 +449,11 @@ class TraceState:
                                            self.vprefix.welcomes()):
             # the held records stand for the retired prefix only when every process
             # delivered it before them (with views: the views it installed)
+            self.passed_by = True
             return self._whole("a process that first appears after the trace broke, "
                                "behind the retired prefix", piece)
         if self._behind_delivers(kinds, proc):
+            self.passed_by = True
             return self._whole(BEHIND, piece)
         if self._names_retired(piece.table):
             # as in FAST (_msg_codes): the held records would miss the retired send
@@ -673,6 +680,7 @@ class TraceState:
                 piece = self.buffer[-1][0]
                 if self._behind_delivers(kind_codes(piece.table.column("kind")),
                                          self._proc_codes(piece.table.column("process"))):
+                    self.passed_by = True
                     self._whole(BEHIND)
 
     def _behind_delivers(self, kinds: np.ndarray, proc: np.ndarray) -> bool:
@@ -900,6 +908,7 @@ class TraceState:
         # with views too: position k lies in the range of the lagging process's view
         # (its cursor is that view's range start plus its deliveries in it, checked
         # against the view's frozen length), and S[k] was checked to be sent in it
+        self.passed_by = True
         if self.past is None or self._row_h1 is None or \
                 (cd != -2).any():
             return "a process lags behind the retired prefix"
@@ -1067,17 +1076,20 @@ class TraceState:
             # a process lagging behind the retired prefix, or not come yet, reads it from
             # disk when it comes (``past``; with views, its position lies in the range of
             # its view, _lagging)
-            live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
+            passed = live & ~(self.seen[:np_] & (self.cursor[:np_] >= self.base))
+            live &= ~passed
+            self.passed_by |= bool(passed.any())
         low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
         wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views) and not self.keep_whole
         end = self.base + len(self.S)
-        if wait and self.has_views:
-            # with views, only once the pointer is two windows behind S's end (a grouped
-            # file, not a send logged a little after its deliveries): a break after
-            # positions retired unchecked goes whole, where the window would have carried
-            # the retired views over (viewheld.py)
+        if wait:
+            # only once the pointer is two windows behind S's end (a grouped file, not a
+            # send logged a little after its deliveries): a break after positions retired
+            # unchecked goes whole (or is read again interleaved, regroup.py), where the
+            # window would have decided it on the held records (with views, the retired
+            # views carried over, viewheld.py)
             end = max(self.vpos, end - 2 * (self.trim_at or TRIM_AT))
         w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
@@ -1590,6 +1602,18 @@ class TraceState:
         pos = int(self.spos[code])
         lacks = live & ((self._cursors() <= pos) if pos >= 0 else True)
         return [names[i] for i in np.flatnonzero(lacks)]
+
+    def positions(self) -> dict[str, int]:
+        """Each process's next S position (one whose view's range has not started: S's
+        end), by name: where regroup.py steers which process's records come next."""
+        return dict(zip(self.procs, self._cursors().tolist()))
+
+    @property
+    def regroupable(self) -> bool:
+        """Whether the retired prefix passed some process by before its records came, or
+        positions retired before their sends (a file grouped by process): a trace that
+        then goes whole is read again interleaved (regroup.py)."""
+        return self.passed_by or self.waited
 
     def _cursors(self) -> np.ndarray:
         """Each process's next S position; one whose view's range has not started will

@@ -1,0 +1,110 @@
+"""A broken trace whose file is grouped by process (checker/stream/regroup.py): the
+single pass sent it whole when it broke after a process lagged behind the retired
+prefix or after positions retired before their sends came; now it is read again with
+its processes' records interleaved and decided by a fresh single pass, on its held
+records or across the cut, with the whole-trace checker's report
+(tests/checker/stream/stream_oracle.py). Planted faults early, in the middle and late,
+with and without views, both scopes; the real systems' fixtures regrouped by process;
+bounded memory on a long grouped run broken early."""
+
+from __future__ import annotations
+
+import pytest
+from stream_oracle import CORRECT, STREAMED, agree, by_process, small_windows
+from test_stream_view_lag import layout, view_run
+
+import tomkit.checker.stream.regroup as regroup
+from tomkit.checker.properties import Options
+from tomkit.checker.stream.driver import _Run
+from tomkit.traces.writer import write_records
+
+#: the properties a broken trace is decided on from its held records or across the cut
+#: (with views and a late joiner the end-of-trace ones read it whole, interleaved too:
+#: test_stream_views_broken.py)
+HELD = [p for p in STREAMED if not p.final() and p.held]
+HELD_CORRECT = [p for p in CORRECT if not p.final() and p.held]
+
+
+@pytest.fixture(autouse=True)
+def regroup_small(monkeypatch):
+    """Read every trace again, however short (the default leaves short ones whole)."""
+    monkeypatch.setattr(regroup, "REGROUP_ROWS", 0)
+
+
+def run_of(n: int, fault: str | None = None, at: int = 0) -> list[dict]:
+    """p0 to p3 each send every fourth message and each delivers every message right
+    after its send, interleaved as made; ``fault`` at message ``at``: p2 delivers it and
+    the next in the other order (``swap``), p1 delivers it twice (``repeat``) or skips it
+    (``gap``), its sender sends it and its next message in the other order (``fifo``),
+    p3 sends it again right after (``twice``), nobody sends it (``unsent``)."""
+    procs = ["p0", "p1", "p2", "p3"]
+    out: list[dict] = []
+    for i in range(n):
+        s = procs[i % 4]
+        if not (fault == "unsent" and i == at):
+            out.append({"process": s, "kind": "send", "msg": f"m{i}"})
+        if fault == "twice" and i == at:
+            out.append({"process": "p3", "kind": "send", "msg": f"m{i}"})
+        for p in procs:
+            if not (fault == "gap" and p == "p1" and i == at):
+                out.append({"process": p, "kind": "deliver", "msg": f"m{i}"})
+            if fault == "repeat" and p == "p1" and i == at:
+                out.append({"process": p, "kind": "deliver", "msg": f"m{i}"})
+    if fault == "swap":
+        d = [r for r in out if r["process"] == "p2" and r["kind"] == "deliver"]
+        d[at]["msg"], d[at + 1]["msg"] = d[at + 1]["msg"], d[at]["msg"]
+    if fault == "fifo":  # the sender of m_at sends it after its next message
+        s = [r for r in out if r["process"] == procs[at % 4] and r["kind"] == "send"]
+        j = at // 4
+        s[j]["msg"], s[j + 1]["msg"] = s[j + 1]["msg"], s[j]["msg"]
+    return [dict(r, trace="t") for r in out]
+
+
+def decided(path, props, options=Options()) -> _Run:
+    run = _Run(props, options, False)
+    agree([path], props, options, run=run)
+    return run
+
+
+@pytest.mark.parametrize("fault", ["swap", "repeat", "gap", "fifo", "twice", "unsent"])
+@pytest.mark.parametrize("at", [4, 30, 52])
+def test_faults_in_a_grouped_file_without_views(fault, at, tmp_path):
+    """Each fault early, in the middle and late of a grouped run (60 messages, a window
+    of 8 positions read 64 records at a time: every process but p0 lags, every sender's
+    sends but p0's are awaited), both scopes: read again interleaved and decided on the
+    held records (not whole), as the same run interleaved is. A send that never comes,
+    once two windows of positions lie after it, retired them unchecked: it goes whole,
+    interleaved too."""
+    path = tmp_path / "g.jsonl"
+    write_records(path, by_process(run_of(60, fault, at)))
+    with small_windows(8, 64):
+        run = decided(path, HELD + HELD_CORRECT)
+    if fault == "unsent" and at < 52:
+        assert run.modes == {"whole": 1, "regrouped": 1} and run.whole, run.modes
+    else:
+        assert run.modes == {"slow": 1, "regrouped": 1} and not run.whole, run.modes
+
+
+@pytest.mark.parametrize("fault", ["swap", "gap", "repeat", "next-view", "fifo", "twice",
+                                   "unsent", "members"])
+@pytest.mark.parametrize("at", [10, 16, 30])
+def test_faults_in_a_grouped_file_with_views(fault, at, tmp_path):
+    """The same with views (test_stream_view_lag.py's run: a late joiner, a crash, a
+    leave, every member sending; 6 views of 6 messages), a delivery in the next view and
+    two member sets for one view besides: decided on the held records with the retired
+    views carried over (viewheld.py), not whole. Early (message 10 of 36), an id sent
+    again long after it retired, and a send that never comes with two windows of
+    positions after it, go whole (interleaved too: canon.py)."""
+    path = tmp_path / "g.jsonl"
+    recs = layout(view_run(fault=None if fault == "members" else fault, at=at), "grouped")
+    if fault == "members":  # p0 installs the view of message ``at`` with p1 left out
+        view = str(at // 6 + 1)
+        row = next(r for r in recs if r["process"] == "p0" and r.get("view") == view)
+        row["members"] = [m for m in row["members"] if m != "p1"]
+    write_records(path, recs)
+    with small_windows(8, 64):
+        run = decided(path, HELD + HELD_CORRECT)
+    if fault in ("twice", "unsent") and at == 10:
+        assert run.whole and run.modes["regrouped"] == 1, run.modes
+    else:
+        assert not run.whole and run.modes["regrouped"] == 1, run.modes
