@@ -150,9 +150,16 @@ class Streams:
     def __init__(self, directory: str | None = None) -> None:
         self.directory = directory
         self.procs: dict[str, _Stream] = {}
+        #: per view, the processes that install it (views are few)
+        self.installers: dict[object, set[str]] = {}
 
     def add(self, piece: Piece) -> None:
         """More of the trace's records, in their order."""
+        rows = np.flatnonzero(kind_codes(piece.table.column("kind")) == VIEW)
+        if len(rows):
+            t = piece.table.take(pa.array(rows))
+            for v, p in zip(t.column("view").to_pylist(), t.column("process").to_pylist()):
+                self.installers.setdefault(v, set()).add(p)
         for name, part in split_by(piece, "process"):
             stream = self.procs.get(name)
             if stream is None:
@@ -177,7 +184,7 @@ class _Head:
         self.piece = next(self.pieces, None)
         self.row = 0
         if self.piece is not None:
-            kinds = kind_codes(self.piece.table.column("kind"))
+            kinds = self.kinds = kind_codes(self.piece.table.column("kind"))
             self.ends = np.flatnonzero(kinds == DELIVER) + 1  # the rows just past each
             self.views = np.flatnonzero(kinds == VIEW)  # each slice starts at one
             col = self.piece.table.column("view")
@@ -190,6 +197,11 @@ class _Head:
         return self.view_ids[at] if at < len(self.views) and \
             self.views[at] == self.row else None
 
+    def sends(self) -> bool:
+        """Whether its next record is neither a delivery nor a view record (a send, a
+        crash, a join or a leave: fed before any process's next delivery)."""
+        return int(self.kinds[self.row]) not in (DELIVER, VIEW)
+
     def take(self, step: int, seen: set) -> tuple[Piece, int]:
         """The records up to and including the next ``step`` deliveries, the piece's end
         or the next view record (not taken), or the view record it is at alone, and how
@@ -199,6 +211,8 @@ class _Head:
         at = int(np.searchsorted(self.ends, self.row, "right"))
         stop = int(self.ends[at + step - 1]) if at + step - 1 < len(self.ends) else \
             piece.table.num_rows
+        if self.sends():  # up to its next delivery
+            stop = int(self.ends[at]) - 1 if at < len(self.ends) else piece.table.num_rows
         v = int(np.searchsorted(self.views, self.row))
         if v < len(self.views):
             stop = min(stop, int(self.views[v]))
@@ -217,13 +231,16 @@ class _Head:
 
 def interleave(streams: Streams, where: Callable[[], dict[str, int] | None],
                step: int) -> Iterator[Piece]:
-    """The processes' records in one order (module docstring): each time, the next
+    """The processes' records in one order (module docstring): a process's sends (and
+    crash, join and leave records) as soon as they are next in its stream, up to its next
+    delivery, and a view record of a view some process installed already; else the next
     ``step`` deliveries (and the records between them) of the process whose next
     delivery lies furthest back in S, among those not waiting to install a view no
-    process installed yet (a late joiner, a rejoin: they come in when another process
-    has moved on to that view, or when every process waits). ``where``: the pass's
-    positions by process, or None once they no longer move (its picture broke); each
-    process's own deliveries fed since carry it on from there."""
+    process installed yet that another process installs too (a late joiner, a rejoin:
+    they come in when another process has moved on to that view, or when every process
+    waits). ``where``: the pass's positions by process, or None once they no longer move
+    (its picture broke); each process's own deliveries fed since carry it on from
+    there."""
     heads = {p: _Head(s.pieces()) for p, s in streams.procs.items()}
     heads = {p: h for p, h in heads.items() if h.piece is not None}
     fed = dict.fromkeys(heads, 0)
@@ -236,8 +253,12 @@ def interleave(streams: Streams, where: Callable[[], dict[str, int] | None],
             for p in heads:
                 if p in pos:
                     off[p] = pos[p] - fed[p]
-        ready = [q for q, h in heads.items() if h.view() is None or h.view() in seen]
-        p = min(ready or heads, key=lambda q: (off[q] + fed[q], order[q]))
+        # a view another process installed already: catching up, its position set by it
+        eager = [q for q, h in heads.items() if h.sends() or h.view() in seen]
+        # a view no process installed yet waits for another that installs it too
+        ready = [q for q, h in heads.items() if h.view() is None or h.view() in seen or
+                 not streams.installers.get(h.view(), set()) - {q}]
+        p = eager[0] if eager else min(ready or heads, key=lambda q: (off[q] + fed[q], order[q]))
         head = heads[p]
         piece, n = head.take(step, seen)
         fed[p] += n
