@@ -35,8 +35,10 @@ process passed retire even while their sends are still to come (a file grouped b
 process where every process sends): their senders and ranks are filled in as the sends
 come and checked in S's order (``_validate_waiting``; with views, each send's view
 against its position's range's, and FIFO within each view); a trace where that happened
-goes whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
-properties' stream deciders give its verdicts.
+goes whole if it breaks, and the driver then reads it again with its processes' records
+interleaved (``regroupable``, regroup.py) before it leaves it to the whole-trace engine.
+A trace that stays ``FAST`` to its end is clean (clean.py), and the properties' stream
+deciders give its verdicts.
 
 With a latency bound, each delivery's latency is measured when its message retires (or
 as a lagging delivery is read, or when the send of a position retired before it comes)
