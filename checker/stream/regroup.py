@@ -67,7 +67,8 @@ the processes' positions in S, so a process that logs sends and no deliveries ha
 records fed first (nothing steers it), and the window holds its messages until they
 are delivered, as it would in a file that logs them first; a process that falls back
 far (one that stops, a crashed one) no longer holds the low watermark, as in any
-trace.
+trace. ``tomkit watch`` keeps a whole trace's records as before (it judges them as
+they come); reading again is ``tomkit check --stream``'s (driver.py).
 """
 
 from __future__ import annotations
