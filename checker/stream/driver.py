@@ -53,6 +53,7 @@ from .canon import FAST, SLOW, WHOLE, TraceState, _dictionary
 from .cutowed import owing
 from .narrow import follow, narrows
 from .reduced import NeedsWhole, check_held, deps_held
+from .regroup import regroup
 from .viewheld import carries, stands
 
 __all__ = ["check_stream", "first_seen_cut", "not_streamed"]
@@ -128,6 +129,9 @@ class _Run:
         self.states: dict[str, TraceState] = {}
         self.done: set[str] = set()
         self.whole: dict[str, None] = {}
+        #: of those, the ones the retired prefix passed a process by, and their records:
+        #: read again interleaved before they go whole (regroup.py)
+        self.regroup: dict[str, int] = {}
         self.followed: set[str] = set()  # traces whose cut was tried while read
         #: per finished trace, how it was decided (fast, slow or whole), for the bench
         self.modes: Counter = Counter()
@@ -169,6 +173,8 @@ class _Run:
             self._decide(tid, st)
         finally:
             st.close()
+        if st.mode == WHOLE and tid in self.whole and st.regroupable:
+            self.regroup[tid] = st.events
 
     def _decide(self, tid: str, st: TraceState) -> None:
         self.modes[st.mode] += 1
@@ -274,6 +280,8 @@ def check_stream(paths: list[str | os.PathLike], props: list[Property],
         r.finish(tid)
     if bar is not None:
         bar.close()
+    if r.whole:
+        regroup(paths, r, _read_v1)
     if r.whole:
         _whole(paths, r, merge, on_violation)
     return report
