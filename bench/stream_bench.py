@@ -213,9 +213,13 @@ def make_behind(path: Path, grouped: Path, processes: int) -> None:
     tmp.rename(path)
 
 
-def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> None:
+def make_grouped_all(path: Path, messages: int, processes: int, seed: int,
+                     swap_at: int | None = None) -> None:
     """The long trace with every process sending, its records grouped by process (each
-    process's records in their order, one process after the other)."""
+    process's records in their order, one process after the other); ``swap_at``: the
+    last process's deliveries number ``swap_at`` and the next swapped (its records come
+    last, so the breach shows at a lagging delivery, after the sends were awaited)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -227,6 +231,15 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
     tmp = path.with_name("tmp-" + path.name)
     t = pa.concat_tables(list(long_trace_tables(messages, n_processes=processes,
                                                 seed=seed)))
+    if swap_at is not None:
+        mine = pc.and_(pc.equal(t.column("process").cast(pa.string()), f"p{processes - 1}"),
+                       pc.equal(t.column("kind").cast(pa.string()), "deliver"))
+        rows = np.flatnonzero(np.asarray(mine))
+        i, j = int(rows[swap_at]), int(rows[swap_at + 1])
+        idx = np.arange(t.num_rows)
+        idx[i], idx[j] = j, i
+        t = t.set_column(t.column_names.index("msg"), "msg",
+                         t.column("msg").take(pa.array(idx)))
     with TraceWriter(tmp) as w:
         for p in range(processes):
             w.write_table(t.filter(pc.equal(t.column("process"), f"p{p}")))
@@ -295,7 +308,7 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
           no_witness: bool = False, liveness: bool = False,
           bound: float | None = None, end: bool = False, no_owed: bool = False,
-          no_prefix: bool = False) -> None:
+          no_prefix: bool = False, no_regroup: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -354,6 +367,9 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
                 return checks(st, props, *a, **k)
 
             driver.check_held = refused
+        import tomkit.checker.stream.regroup as regroup
+        if no_regroup:  # as before regroup.py: a broken grouped trace goes whole
+            regroup.REGROUP_ROWS = 1 << 62
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
         if no_witness:  # as before the retired witnesses: hashes (and latency) only
@@ -421,8 +437,11 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
             label: str = "", no_lag: bool = False, no_cut: bool = False,
             no_wait: bool = False, no_witness: bool = False,
             liveness: bool = False, bound: float | None = None, end: bool = False,
-            no_owed: bool = False, no_prefix: bool = False) -> dict:
+            no_owed: bool = False, no_prefix: bool = False,
+            no_regroup: bool = False) -> dict:
     cmd = [PYTHON, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if no_regroup:
+        cmd += ["--no-regroup"]
     if end:
         cmd += ["--end"]
     if no_prefix:
@@ -593,6 +612,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--retired-only", action="store_true",
                     help="only the late breach with a crash and a process behind, "
                     "--liveness's properties: in the pass and as before (whole)")
+    ap.add_argument("--no-regroup", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--grouped-broken-only", action="store_true",
+                    help="only the trace grouped by process where every process sends (a "
+                    "tenth as long), clean and broken early and late (regroup.py)")
     ap.add_argument("--owed-only", action="store_true",
                     help="only --liveness's properties on the early breach: across the cut "
                     "(cutowed.py), as before (every held record), and the clean trace")
@@ -616,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
               args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound,
-              args.end, args.no_owed, args.no_prefix)
+              args.end, args.no_owed, args.no_prefix, args.no_regroup)
         return 0
     if args.python:
         global PYTHON
@@ -657,6 +680,8 @@ def main(argv: list[str] | None = None) -> int:
                       measure("stream", senders, args.trim, label=", window waits",
                               no_wait=True))
         return 0
+    if args.grouped_broken_only:
+        return grouped_broken_runs(senders, n // 10, np_, args)
     if args.delay_only:
         lag = delay(d, args.rate, args.seconds, np_, args.seed)
         print(f"stream_bench (seed {args.seed}): tomkit watch on {lag['events']:,} events "
@@ -894,6 +919,42 @@ def owed_runs(args: argparse.Namespace) -> int:
             print(f"| {label} | {f['cpu']:.1f} s ({f['cpu'] / c['cpu']:.2f}x) | "
                   f"{f['rss_mb']:,.0f} MB ({f['rss_mb'] / c['rss_mb']:.2f}x) | "
                   f"{', '.join(sorted(f['modes']))} |")
+    return 0
+
+
+def grouped_broken_runs(clean: Path, messages: int, processes: int,
+                        args: argparse.Namespace) -> int:
+    """The grouped trace where every process sends, clean and with the last process's
+    deliveries swapped early (message 1,000) and late (``messages`` - 1,000): the broken ones read
+    again interleaved (regroup.py) and, as before, sent to the whole-trace engine
+    (``--no-regroup``), each in its own process."""
+    make_grouped_all(clean, messages, processes, args.seed)
+    at = {"early": min(1000, messages // 4), "late": max(messages - 1000, messages // 2)}
+    files = {}
+    for name, k in at.items():
+        files[name] = clean.with_name(clean.stem + f"-swap{k}.parquet")
+        make_grouped_all(files[name], messages, processes, args.seed, swap_at=k)
+    c = measure("stream", clean, args.trim, label=", clean")
+    figs = {}
+    for name, path in files.items():
+        figs[name] = measure("stream", path, args.trim, label=f", {name}, regrouped")
+        figs[name + "-whole"] = measure("stream", path, args.trim,
+                                        label=f", {name}, whole", no_regroup=True)
+        assert figs[name]["violated"] == figs[name + "-whole"]["violated"] != [], figs
+        assert figs[name]["whole"] == 0 and figs[name + "-whole"]["whole"] == 1, figs
+    print(f"| run (grouped by process, every process sends, {c['events']:,} events) | CPU "
+          "| peak memory | decided |")
+    print("|---|---|---|---|")
+    print(f"| clean | {c['cpu']:.1f} s | {c['rss_mb']:,.0f} MB | "
+          f"{', '.join(sorted(c['modes']))} |")
+    for name, f in figs.items():
+        label = name.replace("-whole", ", as before (whole)")
+        label = label if "whole" in name else f"{name}, read again interleaved"
+        print(f"| p{processes - 1}'s deliveries {at[name.split('-')[0]]:,} and the next "
+              f"swapped, {label} | "
+              f"{f['cpu']:.1f} s ({f['cpu'] / c['cpu']:.2f}x) | {f['rss_mb']:,.0f} MB "
+              f"({f['rss_mb'] / c['rss_mb']:.2f}x) | {', '.join(sorted(f['modes']))} |",
+              flush=True)
     return 0
 
 

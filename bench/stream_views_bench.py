@@ -25,9 +25,13 @@ breached ones (and the whole-trace engine on them, unless ``--stream-only``). Th
 breach's trace is ``--early-messages`` long: broken at its start, it holds every record
 after the breach, whose exact checks cost what the whole-trace engine costs.
 ``--grouped-only`` checks the clean run with its records grouped by process (every member
-sends), ``--messages`` long and twice that, with the lag read from disk and the sends
-awaited, and as before (the window holding what a process not yet seen has to deliver,
-and waiting for the sends): CPU, peak memory, records and positions held at most.
+sends), ``--messages`` long and twice that (or each of ``--sizes``), with the lag read
+from disk and the sends awaited, as before a process first seen in a reader's batch was
+fed from its first record (``--no-first-seen``: it held the low watermark from the
+batch's start, checker/stream/driver.py), and as before the lag (the window holding what
+a process not yet seen has to deliver, and waiting for the sends; up to 400,000
+messages, as it holds every record): CPU, peak memory, records and positions held at
+most.
 Machines here are noisy: the figures to read are the CPU seconds and the same-run ratios.
 
     python bench/stream_views_bench.py [--messages 500000] [--dir out/bench-stream-views]
@@ -163,7 +167,8 @@ def make_grouped(path: Path, messages: int, processes: int, view_every: int,
 
 def child(kind: str, path: str, trim: int | None, safety: bool = False,
           no_cut: bool = False, end: bool = False, no_owed: bool = False,
-          no_view_lag: bool = False, no_prefix: bool = False) -> None:
+          no_view_lag: bool = False, no_first_seen: bool = False,
+          no_prefix: bool = False) -> None:
     """One measured run, in this process: its figures as one JSON line."""
     import tomkit.checker.stream.canon as canon
     import tomkit.checker.stream.driver as driver
@@ -178,6 +183,8 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
         canon.TRIM_AT = trim
     if no_view_lag:  # as before: with views, unseen and lagging processes hold the low
         canon.VIEW_LAG = False  # watermark, and the window waits for the sends
+    if no_first_seen:  # as before: a process first seen in a batch holds the low
+        driver.FIRST_SEEN = False  # watermark from the batch's start
     if no_cut:  # as before viewcut.py: the exact checks on every held record
         reduced.narrowed = lambda *a: None
         driver.follow = lambda *a: None
@@ -228,9 +235,11 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
 
 def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
             no_cut: bool = False, end: bool = False, no_owed: bool = False,
-            no_view_lag: bool = False, no_prefix: bool = False,
-            timeout: float | None = None) -> dict:
+            no_view_lag: bool = False, no_first_seen: bool = False,
+            no_prefix: bool = False, timeout: float | None = None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if no_first_seen:
+        cmd += ["--no-first-seen"]
     if no_prefix:
         cmd += ["--no-prefix"]
     if end:
@@ -256,6 +265,7 @@ def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
     label = f"{kind} {path.name}" + (" (default properties)" if safety else "") + \
         (" (--liveness)" if end else "") + (", not cut" if no_cut or no_owed else "") + \
         (", as before (--no-view-lag)" if no_view_lag else "") + \
+        (", as before (--no-first-seen)" if no_first_seen else "") + \
         (", as before (--no-prefix: whole)" if no_prefix else "")
     print(f"  {label:<70} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB", flush=True)
@@ -286,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
                     "sends awaited, and as before (the window holding them)")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--no-view-lag", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-first-seen", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--sizes", default=None,
+                    help="with --grouped-only: the runs' message counts, comma-separated "
+                    "(default: --messages and twice that)")
     ap.add_argument("--safety", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--end", action="store_true", help=argparse.SUPPRESS)
@@ -303,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.safety, args.no_cut, args.end,
-              args.no_owed, args.no_view_lag, args.no_prefix)
+              args.no_owed, args.no_view_lag, args.no_first_seen, args.no_prefix)
         return 0
     if args.smoke:
         args.messages, args.view_every, args.trim = 3000, 200, 64
@@ -405,35 +419,48 @@ def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> No
 
 def grouped(args: argparse.Namespace, d: Path) -> None:
     """The clean run grouped by process (every member sends), ``--messages`` long and
-    twice that, each checked with the default properties with the lag read from disk and
-    the sends awaited, and as before (``--no-view-lag``: the window holds what a process
-    not yet seen has to deliver, and waits for the sends), each in its own process."""
+    twice that (or ``--sizes``), each checked with the default properties with the lag
+    read from disk and the sends awaited, as before a newcomer in a batch was fed from its
+    first record (``--no-first-seen``), and as before the lag (``--no-view-lag``: the
+    window holds what a process not yet seen has to deliver, and waits for the sends; up
+    to 400,000 messages), each in its own process."""
     np_, every = args.processes, args.view_every
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else \
+        [args.messages, 2 * args.messages]
     print(f"\ngrouped by process (seed {args.seed}): {np_} processes, a view every "
           f"{every:,}, every member sending; default properties", flush=True)
     figs = {}
-    for n in (args.messages, 2 * args.messages):
+    for n in sizes:
         path = d / f"views-{np_}x{n}-v{every}-{args.seed}-grouped.parquet"
         make_grouped(path, n, np_, every, args.seed)
-        for before in (False, True):
-            figs[n, before] = measure("stream", path, args.trim, safety=True,
-                                      no_view_lag=before)
-    print("\nsummary of the grouped runs (ratios from this run)")
-    for n in (args.messages, 2 * args.messages):
-        now, before = figs[n, False], figs[n, True]
-        for f in (now, before):
-            assert f["exit"] == 0 and f["modes"] == {"fast": 1} and f["whole"] == 0, f
-        print(f"  {n:,} messages, {now['events']:,} events: CPU {now['cpu']:.1f} s / "
-              f"{before['cpu']:.1f} s before ({now['cpu'] / before['cpu']:.2f}x), peak "
-              f"{now['rss_mb']:.0f} / {before['rss_mb']:.0f} MB "
-              f"({now['rss_mb'] / before['rss_mb']:.2f}x), held at most "
-              f"{now['held']:,} records and {now['window']:,} positions / "
-              f"{before['held']:,} and {before['window']:,} before")
-    a, b = figs[args.messages, False], figs[2 * args.messages, False]
-    print(f"  twice the run: {b['rss_mb'] / a['rss_mb']:.2f}x the peak memory, "
-          f"{b['cpu'] / a['cpu']:.2f}x the CPU time (before: "
-          f"{figs[2 * args.messages, True]['rss_mb'] / figs[args.messages, True]['rss_mb']:.2f}x"
-          f" the memory)")
+        figs[n, "now"] = measure("stream", path, args.trim, safety=True)
+        figs[n, "batch"] = measure("stream", path, args.trim, safety=True,
+                                   no_first_seen=True)
+        if n <= 400_000:
+            figs[n, "lag"] = measure("stream", path, args.trim, safety=True,
+                                     no_view_lag=True)
+    print("\nsummary of the grouped runs (ratios from this run): CPU, peak memory, held at "
+          "most (records, positions)")
+    label = {"now": "now", "batch": "a newcomer held its batch (before)",
+             "lag": "no lag read from disk (before that)"}
+    for n in sizes:
+        now = figs[n, "now"]
+        print(f"  {n:,} messages, {now['events']:,} events:")
+        for how in ("now", "batch", "lag"):
+            f = figs.get((n, how))
+            if f is None:
+                continue
+            # every run holds; a run that went whole (the first process in the file
+            # skipped a view: docs/stream.md) says so, and held what it held till then
+            assert f["exit"] == 0 and f["verdicts"] == now["verdicts"], f
+            mode = "in the pass" if f["modes"] == {"fast": 1} else "WHOLE"
+            print(f"    {label[how]:<38} CPU {f['cpu']:6.1f} s ({f['cpu'] / now['cpu']:.2f}x)"
+                  f"  peak {f['rss_mb']:6.0f} MB ({f['rss_mb'] / now['rss_mb']:.2f}x)  held "
+                  f"{f['held']:>10,} records {f['window']:>9,} positions  {mode}")
+    if len(sizes) > 1:
+        a, b = figs[sizes[0], "now"], figs[sizes[-1], "now"]
+        print(f"  {sizes[-1]:,} against {sizes[0]:,} messages: {b['rss_mb'] / a['rss_mb']:.2f}x "
+              f"the peak memory, {b['cpu'] / a['cpu']:.2f}x the CPU time")
 
 
 def early_cut(args: argparse.Namespace, d: Path) -> None:

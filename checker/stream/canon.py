@@ -35,8 +35,10 @@ process passed retire even while their sends are still to come (a file grouped b
 process where every process sends): their senders and ranks are filled in as the sends
 come and checked in S's order (``_validate_waiting``; with views, each send's view
 against its position's range's, and FIFO within each view); a trace where that happened
-goes whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
-properties' stream deciders give its verdicts.
+goes whole if it breaks, and the driver then reads it again with its processes' records
+interleaved (``regroupable``, regroup.py) before it leaves it to the whole-trace engine.
+A trace that stays ``FAST`` to its end is clean (clean.py), and the properties' stream
+deciders give its verdicts.
 
 With a latency bound, each delivery's latency is measured when its message retires (or
 as a lagging delivery is read, or when the send of a position retired before it comes)
@@ -225,6 +227,17 @@ class TraceState:
     #: defaults too, for a checkpoint from before them (``__setstate__``)
     w_view: np.ndarray = np.zeros(0, np.int64)
     w_sview: np.ndarray = np.zeros(0, np.int64)
+    #: retire positions past the FIFO pointer (the awaited sends) only once it is this
+    #: many positions behind S's end (None: at once; with views at least two windows);
+    #: tomkit watch's, so that a send read a little after its deliveries is checked in
+    #: the window and a break after it judged as it comes (a class default: a checkpoint
+    #: from before it reads None, and watch sets it again)
+    await_after: int | None = None
+    #: some process was passed by the retired prefix before its records came (a file
+    #: grouped by process, a log that lags): a trace that goes whole for it is read again
+    #: with its processes' records interleaved (regroup.py); a class default, so an older
+    #: checkpoint reads False
+    passed_by: bool = False
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -421,9 +434,11 @@ class TraceState:
                                            self.vprefix.welcomes()):
             # the held records stand for the retired prefix only when every process
             # delivered it before them (with views: the views it installed)
+            self.passed_by = True
             return self._whole("a process that first appears after the trace broke, "
                                "behind the retired prefix", piece)
         if self._behind_delivers(kinds, proc):
+            self.passed_by = True
             return self._whole(BEHIND, piece)
         if self._names_retired(piece.table):
             # as in FAST (_msg_codes): the held records would miss the retired send
@@ -650,6 +665,7 @@ class TraceState:
                 piece = self.buffer[-1][0]
                 if self._behind_delivers(kind_codes(piece.table.column("kind")),
                                          self._proc_codes(piece.table.column("process"))):
+                    self.passed_by = True
                     self._whole(BEHIND)
 
     def _behind_delivers(self, kinds: np.ndarray, proc: np.ndarray) -> bool:
@@ -877,6 +893,7 @@ class TraceState:
         # with views too: position k lies in the range of the lagging process's view
         # (its cursor is that view's range start plus its deliveries in it, checked
         # against the view's frozen length), and S[k] was checked to be sent in it
+        self.passed_by = True
         if self.past is None or self._row_h1 is None or \
                 (cd != -2).any():
             return "a process lags behind the retired prefix"
@@ -1044,18 +1061,24 @@ class TraceState:
             # a process lagging behind the retired prefix, or not come yet, reads it from
             # disk when it comes (``past``; with views, its position lies in the range of
             # its view, _lagging)
-            live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
-        low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
+            passed = live & ~(self.seen[:np_] & (self.cursor[:np_] >= self.base))
+            live &= ~passed
+            self.passed_by |= bool(passed.any())
+        # no process holds it (every one seen crashed, left or lags): S's end, so that
+        # the sends are awaited past the FIFO pointer as when one does (``wait``)
+        low = int(self.cursor[:np_][live].min()) if live.any() else self.base + len(self.S)
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
-        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views) and not self.keep_whole
+        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views)
         end = self.base + len(self.S)
-        if wait and self.has_views:
-            # with views, only once the pointer is two windows behind S's end (a grouped
-            # file, not a send logged a little after its deliveries): a break after
-            # positions retired unchecked goes whole, where the window would have carried
-            # the retired views over (viewheld.py)
-            end = max(self.vpos, end - 2 * (self.trim_at or TRIM_AT))
+        if wait:
+            # only once the pointer is two windows behind S's end (a grouped file, not a
+            # send logged a little after its deliveries), or tomkit watch's own distance:
+            # a break after positions retired unchecked goes whole (or is read again
+            # interleaved, regroup.py), where the window would have decided it on the held
+            # records (with views, the retired views carried over, viewheld.py)
+            after = max(self.await_after or 0, 2 * (self.trim_at or TRIM_AT))
+            end = max(self.vpos, end - after)
         w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
         # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it);
@@ -1572,6 +1595,18 @@ class TraceState:
         pos = int(self.spos[code])
         lacks = live & ((self._cursors() <= pos) if pos >= 0 else True)
         return [names[i] for i in np.flatnonzero(lacks)]
+
+    def positions(self) -> dict[str, int]:
+        """Each process's next S position (one whose view's range has not started: S's
+        end), by name: where regroup.py steers which process's records come next."""
+        return dict(zip(self.procs, self._cursors().tolist()))
+
+    @property
+    def regroupable(self) -> bool:
+        """Whether the retired prefix passed some process by before its records came, or
+        positions retired before their sends (a file grouped by process): a trace that
+        then goes whole is read again interleaved (regroup.py)."""
+        return self.passed_by or self.waited
 
     def _cursors(self) -> np.ndarray:
         """Each process's next S position; one whose view's range has not started will

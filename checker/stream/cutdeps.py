@@ -82,32 +82,73 @@ Memory: per cut, a flag per message of M, and the dependencies of M's sends that
 outside M and outside the retired ids (usually none: a dependency never sent).
 
 **A breach among the membership records** (with views). The tail's pass replays every
-membership record (viewcut.py), so a breach among them broke the tail too: no cut. Two
-kinds are about member sets only: one view id installed with two member sets, and a
-process installing a view whose members leave it out. Of the properties the cut serves
-(``MEMBERS_UNREAD``), only view agreement reads member sets, and only on view records,
-which are on both sides in their local orders: its first violation, witness and sentence
-are the same on H_M as on H. The others read view ids (each record's installed view,
-each process's installed views and stretches, each view's epochs), never members. So the
-tail's pass leaves member sets unjudged (views.py's ``judge_members``) and keeps its
-picture with views on everything else, which is what viewcut.py's argument reads of it;
-the cut is then taken for those properties only (agreement, validity, liveness and
-member liveness read who the members are: a cut whose tail left a member set unjudged
-is refused for them, narrow.py's ``result``).
+membership record (viewcut.py), so a breach among them broke the tail too: no cut. Four
+kinds are read by view agreement (and view sequence) alone, on the membership records,
+which are on both sides in their local orders, so that their first violation, witness
+and sentence are the same on H_M as on H:
 
-The other kinds cannot be cut this way: a view installed twice, views installed out of
-their one order, a smaller numeric id after a greater one, a fork (two views following
-one) or a merge (one view following two). viewcut.py's argument rests on the tail
-keeping views.py's picture: the views in one order, each process installing them in
-increasing index, one view's range of S' growing at a time, starting where the frozen
-one before it ended. That layout is what shows strong order within views, same-view and
-sending-view delivery, virtual synchrony and the membership rules of FIFO and causal
-order to hold past the cut. These breaches leave no one order of views to lay S' out
-by (a view installed again, or a smaller id after a greater, is a step back in the
-order; a fork or a merge gives a view two neighbours), so there is no picture for the
-tail to keep, and nothing short of the exact checks on the tail's records would show
-those properties hold there: such a trace keeps the held path (viewheld.py) or goes
-whole, as before.
+- *one view id installed with two member sets*, and *a process installing a view whose
+  members leave it out*. Of the properties the cut serves (``MEMBERS_UNREAD``), only
+  view agreement reads member sets. The others read view ids (each record's installed
+  view, each process's installed views and stretches, each view's epochs), never
+  members. So the tail's pass leaves member sets unjudged (views.py's
+  ``judge_members``) and keeps its picture with views on everything else, which is what
+  viewcut.py's argument reads of it; the cut is then taken for those properties only
+  (agreement, validity, liveness and member liveness read who the members are, the
+  final view's among them: a cut whose tail left a member set unjudged is refused for
+  them, narrow.py's ``result``).
+- *a smaller numeric id after a greater one* (every id a number). Only view agreement's
+  decreasing-view-id clause reads ids as numbers; every other property reads them as
+  names (liveness's final view breaks a tie by the greater id as a string), and the
+  tail's one order of views is their order of first appearance, which a decreasing
+  number does not disturb. The tail leaves the numeric order unjudged (views.py,
+  ``decreasing``) and the cut serves every property.
+- *a view installed again at once*: a process installs the view it is in again, in the
+  same stretch, having delivered and sent no tail message since its install (views.py,
+  ``reinstalled``: the tail reads it as one install). Every property but view agreement
+  and view sequence reads the same of it as of one install: each record's installed
+  view (trace.py's latest view record) is the same, so are the installed views (sets:
+  the membership rules of FIFO, causal order, prefix order, agreement, validity,
+  liveness; member liveness's views since a join), strong order's runs of first
+  deliveries in one view (a run breaks on a change of view, not on an install), same-view
+  and sending-view delivery. Virtual synchrony reads the process's epochs install by
+  install: (V, V), which no other process has, holds only what it delivered between the
+  two installs, all of it messages of M (none of the tail's), and its epoch (V, V')
+  lacks exactly those: the union of the movers' sets less its own is then a set of M's
+  messages on both sides (the tail's parts are equal among the movers, the tail's
+  picture), so the same short process and least missing message are met on H_M.
+
+The other kinds cannot be cut this way:
+
+- *a view installed again after tail deliveries in it* (V, then V again, the process
+  having delivered tail messages between): its epoch (V, V') after the second install
+  lacks them, so virtual synchrony's first violation may be a tail message, which the
+  cut's records do not hold, and the tail's layout has one range per view and one stay
+  per install of it, with no place for a second epoch of V.
+- *a view installed again after another* (V, V', V), *views out of their one order*
+  (one process installs V3 before V2, the others V2 before V3) and *a smaller index than
+  the current view*: the tail lays each view's range of S' where the frozen one before
+  it ended, in the one order of views; a process that goes back delivers in V after V'
+  began, so its deliveries there lie before V's successor's range at the others and
+  after it at itself: no one S' holds both, and the tail's picture (each process
+  delivers view by view prefixes of one sequence) is false of the tail even where no
+  order property breaks there. Strong order (per view), prefix order (restricted to
+  common views) and virtual synchrony (per epoch: (V3, V2) at one process, (V2, V3) at
+  the others) would need the exact checks on the tail's records, which is what the cut
+  avoids.
+- *a fork or a merge* (V followed by V' at p and by V'' at q, or one view following two):
+  the views form a tree, two ranges would grow at once from where V ended (a
+  partitionable run: Chockler, Keidar and Vitenberg 2001, section 4, against the one
+  sequence of a primary component that views.py lays out), and a tail message delivered
+  in V' by p and in V'' by q breaks same-view delivery in the tail, whose first
+  violation in H may be that tail message when no message of M is delivered on both
+  branches.
+
+For these the tail would have to carry a view state that is not one sequence (per
+branch, or per epoch), or begin from each process's view at its cut with the breach
+judged on the cut's records only; neither is built (the first changes views.py's
+layout, the second the tail's view state, which the end-of-trace properties read as
+the trace's). Such a trace keeps the held path (viewheld.py) or goes whole, as before.
 """
 
 from __future__ import annotations

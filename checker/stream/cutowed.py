@@ -21,10 +21,10 @@ the exact checks' on a trace that keeps the picture: test_stream_end_of_trace.py
 
 **Conditions** (besides the cut's, narrow.py's 1 to 5 or viewcut.py's 4v and 5v):
 
-A. every process with a held record has a record in H_M, and one in T or, without
-   views, none there (below, "A process silent in the tail"); with views a membership
-   record is on both sides; without, a process that delivers and sends nothing of M
-   fails this;
+A. every process with a held record has a record in H_M, and one in T or none there
+   (below, "A process silent in the tail"); with views a membership record is on both
+   sides; a process that delivers and sends nothing of M fails this (narrow.py then
+   tries a cut that holds its first record: ``Heads``);
 B. the tail's deciders decide (none needs the whole trace: a witness not kept);
 C. for member liveness, not both sides undecided without a violation (the first
    undecidable pair's sender is not in its sentence, so the two could not be ordered);
@@ -85,10 +85,11 @@ canon.py keeps as records come (``TraceState.last``): each side's is replaced by
 Then reduced.py shifts the witnesses by the retired prefix, as it shifts the held
 records' (with views, viewheld.py: its argument reads H, which this merge gives).
 
-**A process silent in the tail** (without views). A process x whose held records all
-name M (it stops inside the breach: its last delivery is one of M) is a process of H,
-and correct there (without views the cut takes no crash or leave record), but T has
-no record of it, so check(T) on T's records alone would not judge it. It is added to
+**A process silent in the tail.** A process x whose held records all name M (it stops
+inside the breach: its last delivery is one of M) is a process of H, and correct there
+(without views the cut takes no crash or leave record; with views every membership
+record is on both sides, so x has none: no crash, join, leave or view), but T has no
+record of it, so check(T) on T's records alone would not judge it. It is added to
 T's clean summary as a process that delivered and sent nothing (``Ledger.add_silent``:
 one stay before any view, no delivery, its cursor at S'[0], its last record H's), which
 is what x is in T ∪ {x}: every check reads x there as H reads it on T's messages. In
@@ -100,9 +101,13 @@ correct processes by name), with the same sentence, and x's last event, the witn
 last, is H's (``_last``). With T's positions retired, x lies behind T's retired prefix
 from its start, which the deciders read from T's retired sequence on disk, as for any
 process behind (ledger.py); where a witness is not kept they return None (condition
-B). A process with no record in H_M (one that delivers and sends nothing of M: the
-exact checks on H_M would need it as a process with no record) still fails A, and so
-does any silent process with views (its stays per view would be needed).
+B). With views x installed no view, in H as in T ∪ {x} (its one stay is "no view
+yet"): a process owes a message only of a view it installed (agreement.py's
+``owes``), so x owes none of T's messages on either side; member liveness reads x as
+a member from the start (no join) with no view since, on both sides; and x is among
+the correct processes of both, in liveness's details too. A process with no record
+in H_M (one that first appears in T) still fails A; narrow.py tries a cut that holds
+its first record (``Heads``).
 
 **A retired prefix.** A broken trace whose positions retired (its window,
 ``canon.TRIM_AT``, passed before the breach) has each process's retired deliveries
@@ -212,7 +217,7 @@ def decide(tail: TraceState, props: Sequence[Property], options: Options,
     on_t = {names[i] for i in range(len(names)) if tail.seen[i]}
     silent = processes - on_t
     if on_m != processes or not on_t <= processes or \
-            (silent and (tail.views is not None or last is None or not silent <= last.keys())):
+            (silent and (last is None or not silent <= last.keys())):
         return None  # condition A
     clean = tail.clean()
     if silent:  # known to T's deciders as processes with no record there

@@ -184,10 +184,10 @@ class Ledger:
         self.past = past
 
     def add_silent(self, last: dict[str, WitnessEvent]) -> None:
-        """Processes of a larger trace that log nothing in this one (without views):
-        each delivered and sent nothing here, before any view, from the sequence's
-        start; ``last``: each one's last record in the larger trace, which its
-        witnesses cite (cutowed.py, condition A)."""
+        """Processes of a larger trace that log nothing in this one (with views, ones that
+        installed no view: cutowed.py): each delivered and sent nothing here, before any
+        view, from the sequence's start; ``last``: each one's last record in the larger
+        trace, which its witnesses cite (cutowed.py, condition A)."""
         for p, event in last.items():
             stay = Stay(NONE, 0, 0, 0)
             self.stays[p], self._at[p] = [stay], {NONE: stay}

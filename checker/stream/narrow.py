@@ -33,11 +33,12 @@ deliveries that name M, make a cut when
 5. write A_p for p's first deliveries of M in order (repeats left out, as the order
    properties read them), and call p *continuing* when B_p is not empty. Every
    continuing process's A_p ends with one message, the same for all (or all are empty);
-   no continuing process's A_p is a proper prefix of another process's; and for every
-   continuing process p and every sender s that sends a message outside M, either p
-   counts each of s's places in M (a message of M at s's first send of it, as FIFO
-   reads a message sent by several processes: fifo.py; p delivers it), or, after the
-   first it cannot count, p delivers in A_p a message of a later place of s.
+   no continuing process's A_p is a proper prefix of another process's; and every
+   continuing process p's FIFO scan breaks within A_p, or starts B_p with every count
+   right: for some sender s of M, after a place of s in M that p cannot count (a message
+   of M at s's first send of it, as FIFO reads a message sent by several processes:
+   fifo.py; p does not deliver it), p delivers in A_p a message of a later place of s;
+   or else p counts each place in M of every sender that sends a message outside M.
 
 **Why the exact checks on the records naming M are the whole trace's.** The records
 split by message id, so every repeat of a delivery or of a send lies on one side. Each
@@ -71,17 +72,21 @@ fixed order of its scan (processes in name order, then positions):
   stop a search on its length limit only where M's messages of the same distance would:
   the same cycle is found.
 - *FIFO*: a process's scan counts, per sender, the messages delivered in its send
-  order. A process that does not continue is scanned on the same records on both
-  sides. A continuing one that counts each of a sender's sends of M either breaks
-  among A_p (the same first violation on both sides) or starts B_p with every sender's
-  count at its number of sends of M, and then meets each sender's later messages in
-  their send order (condition 3): no violation. After a send it cannot count, its count
-  of that sender never passes it, so its delivery of a later message of that sender in
-  A_p breaks the scan there, at the latest (condition 5); a sender that sends nothing
-  outside M puts nothing in B_p. Its *unknown* (no send) is the same: condition 4
-  holds in the scope asked (in the correct-process one, without the crashed processes'
-  sends, a cut whose sends of M are all by processes that crash would read "no send"
-  where the whole trace reads the tail's).
+  order, and the check reports the first process (by name) whose scan breaks, where it
+  breaks. A process that does not continue is scanned on the same records on both
+  sides. After a place of some sender it cannot count, a continuing process's count of
+  that sender never passes it (a sender's places are distinct messages), so its
+  delivery of a later place of that sender in A_p breaks the scan there, at the latest:
+  its first violation lies among its deliveries of M, the same records on both sides,
+  whatever its counts of the other senders (condition 5). Else it counts each place in
+  M of every sender that sends outside M, so it either breaks among A_p (the same first
+  violation on both sides) or starts B_p with every such sender's count at its places
+  in M, and then meets each sender's later messages in their send order (condition 3):
+  no violation; a sender that sends nothing outside M puts nothing in B_p. Its
+  *unknown* (no send) is the same: condition 4 holds in the scope asked (in the
+  correct-process one, without the crashed processes' sends, a cut whose sends of M
+  are all by processes that crash would read "no send" where the whole trace reads the
+  tail's).
 - *the view properties*: unknown on both sides, without view records.
 - *causal order*: with its own conditions on what each side's deps name of the other
   (cutdeps.py); *latency*: the tail's tally joins the exact check's (latencies.py).
@@ -104,11 +109,30 @@ order and each below the most any process delivered: the count after the last on
 where some process's fingerprint (sums of hashes) differs from the first reacher's (a
 local breach: the tightest cut), S's end when the picture broke (a breach found by the
 sends, as FIFO's, differs in no count), and twice that plus a margin (a shift: the
-process that skipped a message has since delivered a later one of its sender). The
-counts only choose: conditions 1 to 3 are checked exactly, by both hashes of each id,
-in the second pass, which stops at the first record that refutes them, and 5 at its
+process that skipped a message has since delivered a later one of its sender). Two
+more serve the processes that do not take part in the whole breach:
+
+- *a process that stops before the breach's end* (silent in the tail, or stalled in
+  its view: it delivers nothing more) bounds the counts every delivering process
+  reached, below the breach; so the count after the last one where processes differ
+  *among all counts reached* is tried too (a process that stopped cannot differ past
+  its count).
+- *a process that first appears in the tail* (a late joiner without views, a sender
+  that starts late) has no record among M's, so the exact checks would not judge it:
+  prefix order compares its first delivery with the others', FIFO its first counts,
+  and the end-of-trace properties what it owes of M (cutowed.py's condition A); every
+  cut refuses it (condition 5's prefix part when it delivers, condition A). ``Heads``
+  keeps each process's first held record naming a message, and the count n at which
+  the first delivering process's first n deliveries hold all of them is tried, with M
+  those n messages (not the union of every process's first n, which would add the
+  late process's own first n, far past the breach). Such a cut holds every record up
+  to the late process's first: bounded by where it appears, not by the run.
+
+The counts only choose: conditions 1 to 3 are checked exactly, by both hashes of each
+id, in the second pass, which stops at the first record that refutes them, and 5 at its
 end. Memory: the tally's (41 bytes a held position, 24 a message below its reach),
-then M's records, one canonical window, and per process its first deliveries of M.
+then M's records, one canonical window, and per process its first deliveries of M;
+``Heads``: a hash a process.
 
 A trace where no cut holds is checked on all its held records, as before.
 """
@@ -131,7 +155,7 @@ from .hashes import hash_ids
 from .latencies import Tally as Latencies
 from .latencies import counted, shifted
 from .tally import Procs, Tally, grow, reach
-from .viewcut import Continuing, agree, counts_on, places
+from .viewcut import Continuing, agree, places, scan_in_m
 
 __all__ = ["NARROWED", "Cut", "Deliveries", "follow", "narrows", "narrowed", "shifts_agree"]
 
@@ -217,12 +241,18 @@ def _cuts(state: TraceState, owing: bool = False) -> Iterator[Cut]:
     its first n held deliveries."""
     least = state.broke_at - state.base
     tally = Tally(reach(least), state.has_views)
+    heads = Heads()
     for piece in state.held_iter():
         tally.feed(piece)
+        heads.feed(piece)
     if not tally.plain:
         return
-    for n in _candidates(tally, least):
-        got = tally.below(n) if n <= tally.reach else tally.first(n)
+    every = heads.reached(tally)
+    for n in _candidates(tally, least, every):
+        # the count holding every process's first message: the first delivering
+        # process's deliveries (the union of every process's first n would add a late
+        # process's first n, far past the breach)
+        got = tally.below(n) if n <= tally.reach and n != every else tally.first(n)
         if got is None:
             continue
         m1, m2 = got
@@ -239,18 +269,70 @@ def _cuts(state: TraceState, owing: bool = False) -> Iterator[Cut]:
         yield Cut(state, m1, m2, owing)
 
 
-def _candidates(tally: Tally, least: int) -> list[int]:
+def _candidates(tally: Tally, least: int, every: int = 0) -> list[int]:
     """The counts n to cut at, in increasing order: after the last count where
-    processes differ (a local breach), after the first one and with a margin past it (a
+    processes differ (a local breach; among the counts every delivering process reached,
+    and among all), after the first one and with a margin past it (a
     shift: a repeat or a gap), S's end when the picture broke (a breach found by the
-    sends, as FIFO's, differs in no count), and the tally's reach; each below the most
+    sends, as FIFO's, differs in no count), the tally's reach, and ``every`` (the least
+    count whose cut holds a record of every process: ``Heads``); each below the most
     any process delivered (else nothing is cut)."""
     k, first = tally.settled(), tally.parted()
     most = tally.most()
-    wanted = {k, max(k, least), least, tally.reach}
+    # after the last count where processes differ among all counts reached, not only
+    # those every delivering process reached: a process that stops before the breach's
+    # end (silent in the tail, or stalled in its view) would hold ``settled`` below it
+    bad = np.flatnonzero(tally.bad[:tally.reached])
+    wanted = {k, max(k, least), least, tally.reach, every,
+              int(bad[-1]) + 2 if len(bad) else 0}
     if first:
         wanted |= {first, 2 * first + 64}
     return [n for n in sorted(wanted) if 0 < n < most]
+
+
+class Heads:
+    """Each process's first held record naming a message (its first hash), gathered in
+    the cut's first pass: a process whose records all lie past the cut (it first appears
+    in the tail: a late joiner without views, a sender that starts late) is missing from
+    the cut's records, where the exact checks would not judge it (prefix order compares
+    its first delivery with the others'; the end-of-trace properties ask what it owes of
+    M: cutowed.py's condition A). A cut whose M holds every process's first such message
+    has a record of each (module docstring, "Finding M")."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, np.uint64] = {}
+
+    def feed(self, piece: Piece) -> None:
+        t = piece.table
+        kinds = kind_codes(t.column("kind"))
+        rows = np.flatnonzero(np.isin(kinds, (SEND, DELIVER)))
+        if not len(rows):
+            return
+        procs = t.column("process").take(pa.array(rows))
+        if all(p in self.first for p in pc.unique(procs).to_pylist()):
+            return  # after the first pieces, every process is known: one unique a piece
+        names = procs.to_pylist()
+        new = {}
+        for r, p in zip(rows.tolist(), names):
+            if p not in self.first and p not in new:
+                new[p] = r
+        h1, _ = hash_ids(t.column("msg").combine_chunks().take(pa.array(list(new.values())))
+                         .cast(pa.string()))
+        self.first.update(zip(new, h1))
+
+    def reached(self, tally: Tally) -> int:
+        """The least count n such that the first delivering process's first n held
+        deliveries hold every process's first message (0: some process's is not
+        among them)."""
+        if tally.ref < 0 or not self.first:
+            return 0
+        ref = tally.r1[:int(tally.d[tally.ref])]
+        order = np.argsort(ref, kind="stable")  # equal hashes keep their order: the first
+        heads = np.fromiter(self.first.values(), np.uint64, len(self.first))
+        at = np.minimum(np.searchsorted(ref[order], heads), max(len(ref) - 1, 0))
+        if not len(ref) or (ref[order][at] != heads).any():
+            return 0
+        return int(order[at].max()) + 1
 
 
 class Deliveries:
@@ -529,8 +611,9 @@ def shifts_agree(dels: Deliveries, n: int, names: list[str], later_send: np.ndar
     # a sender's order in M that a process cannot count (it lacks the message) stops
     # that process's scan in M, if it delivers a later message of that sender there;
     # else its scan may fail after its cut
+    rows = {s: places(sp, sm, s) for s in np.unique(sp).tolist()}
+    later = set(np.flatnonzero(later_send[:n]).tolist())
     for p in np.flatnonzero(closed).tolist():
-        for s in np.flatnonzero(later_send[:n]).tolist():
-            if not counts_on(dels.got[p, sm[places(sp, sm, s)]]):
-                return False
+        if not scan_in_m({s: dels.got[p, sm[r]] for s, r in rows.items()}, later):
+            return False
     return True

@@ -36,10 +36,10 @@ records"):
       where z_p is a message, t_p is the tail's first delivery S'[0];
     - *prefix order*: for a continuing p and any q, A_p restricted to the views q
       installed is not a proper prefix of A_q restricted to the views p installed;
-    - *FIFO*: for a continuing p and each sender s that sends outside M, p delivers
-      every place of s in M that p owes (a message s sent, at its first send of it,
-      in a view p installed, or one p delivers: fifo.py), or delivers in A_p a message
-      of a later such place after the first it lacks.
+    - *FIFO*: a continuing p delivers in A_p, for some sender s of M, a place of s in
+      M that p owes (a message s sent, at its first send of it, in a view p installed,
+      or one p delivers: fifo.py) after one it lacks (its scan breaks within A_p); or
+      else p delivers every place in M it owes of each sender that sends outside M.
 
 **Why the exact checks on H_M give H's first violations, witnesses and sentences.**
 Each process's deliveries of M are its first K_p held deliveries and each sender's
@@ -74,11 +74,14 @@ order:
 - *FIFO*: p owes s the messages s sent in views p installed and those p delivers;
   s's messages of M come first in s's order (condition 1), and which of them p owes
   is the same on both sides (installed views, p's deliveries of M). A process that
-  does not continue is scanned on the same records on both sides. A continuing one
-  either breaks among A_p (the same first violation), or, having counted all it owes
-  of s in M, starts B_p at s's first owed place outside M, whose scan is the tail's
-  FIFO on the same views (it holds: 4v); after a place it cannot count, its count of
-  s never passes it, so a later place of s in A_p breaks the scan there (5v).
+  does not continue is scanned on the same records on both sides. After a place of
+  some sender s it cannot count, a continuing one's count of s never passes it, so a
+  later place of s in A_p breaks its scan there at the latest: its first violation lies
+  among its deliveries of M, whatever it owes the other senders (5v; the check
+  reports each process's first violation only). Else it counts all it owes of every
+  sender that sends outside M, and either breaks among A_p (the same first violation),
+  or starts B_p at each such sender's first owed place outside M, whose scan is the
+  tail's FIFO on the same views (it holds: 4v).
 - *view agreement, view sequence*: they read membership records only: all of them are
   on both sides.
 - *same-view and sending-view delivery*: per message; a message outside M is delivered
@@ -104,8 +107,15 @@ members are: cutdeps.py, "A breach among the membership records").
 **What the cut does not serve by this argument alone.** Causal order and latency are
 served with conditions of their own (cutdeps.py, latencies.py). A breach among the
 membership records themselves breaks the tail too, which replays every membership
-record, unless it concerns member sets only (cutdeps.py, "A breach among the membership
-records"): a view installed twice, a smaller numeric id, a fork keep the held path.
+record, unless view agreement alone reads it on the membership records (cutdeps.py, "A
+breach among the membership records": member sets, a smaller numeric id, a view
+installed again at once); a view installed again after tail deliveries in it, views
+out of their order, a fork or a merge keep the held path (cutdeps.py says why).
+
+**A process with no membership record** (a trace with views whose process installs no
+view) is on one side only: silent in the tail, it is told to the tail's summary
+(cutowed.py, "A process silent in the tail"); first seen in the tail, narrow.py tries
+the cut that holds its first record (``Heads``).
 """
 
 from __future__ import annotations
@@ -249,19 +259,22 @@ def _prefix(views: bool, seqs: list[np.ndarray], dv: list[np.ndarray],
 
 def _fifo(views: bool, got: np.ndarray, inst: list[np.ndarray], going: list[int],
           later_send: np.ndarray, sp: np.ndarray, sm: np.ndarray, sv: np.ndarray) -> bool:
-    """FIFO's part: a continuing process delivers every place in M it owes a sender that
-    sends outside M (a message the sender sent, at its first send of it, in a view the
-    process installed, or one it delivers: fifo.py), or a later such place after the
-    first it lacks."""
+    """FIFO's part: a continuing process's scan breaks within M (``scan_in_m``), or it
+    delivers every place in M it owes a sender that sends outside M (a message the
+    sender sent, at its first send of it, in a view the process installed, or one it
+    delivers: fifo.py)."""
     if not len(sp):
         return True
-    for s in np.flatnonzero(later_send[:len(inst)]).tolist():
-        rows = places(sp, sm, s)
-        for p in going:
-            have = got[p, sm[rows]]
-            owed = have | np.isin(sv[rows], inst[p]) if views else np.ones(len(rows), bool)
-            if not counts_on(have[owed]):
-                return False
+    rows = {s: places(sp, sm, s) for s in np.unique(sp).tolist()}
+    later = set(np.flatnonzero(later_send[:len(inst)]).tolist())
+    for p in going:
+        countable = {}
+        for s, r in rows.items():
+            have = got[p, sm[r]]
+            owed = have | np.isin(sv[r], inst[p]) if views else np.ones(len(r), bool)
+            countable[s] = have[owed]
+        if not scan_in_m(countable, later):
+            return False
     return True
 
 
@@ -273,11 +286,15 @@ def places(sp: np.ndarray, sm: np.ndarray, s: int) -> np.ndarray:
     return rows[np.sort(first)]
 
 
-def counts_on(countable: np.ndarray) -> bool:
-    """FIFO's part of condition 5 for one process and sender: the process counts each of
-    the sender's places it owes, or, after the first it cannot count, delivers a later
-    one (its scan then fails among M on both sides of the cut)."""
-    if countable.all():
+def scan_in_m(countable: dict[int, np.ndarray], later: set[int]) -> bool:
+    """FIFO's part of condition 5 for one continuing process, per sender of M its places
+    it owes in M, each whether it delivers it (``countable``); ``later``: the senders that
+    send outside M. Its scan breaks within M when, for some sender, it delivers a place
+    after one it cannot count (its count of that sender never passes the hole, and a
+    sender's places are distinct messages): then its first violation is met among its
+    deliveries of M, the same records on both sides, whatever it owes the others.
+    Else every sender that sends outside M must have each of its places counted, so that
+    the process starts past its cut with every count right."""
+    if any(not c.all() and c[int(np.argmin(c)) + 1:].any() for c in countable.values()):
         return True
-    hole = int(np.argmin(countable))
-    return bool(countable[hole + 1:].any())
+    return all(countable[s].all() for s in later if s in countable)

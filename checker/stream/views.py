@@ -65,12 +65,15 @@ def _number(view: str) -> float | None:
 class Views:
     """Per view: name, members, layout on S, successor; per process: its view."""
 
-    #: judge member sets here (one per view id, holding each installer); False for
-    #: narrow.py's tail, whose member sets view agreement judges on the cut's records
-    #: (cutdeps.py, "A breach among the membership records"); class defaults, so a view
-    #: layout pickled by tomkit watch before them reads as judging
+    #: judge member sets here (one per view id, holding each installer) and numeric ids'
+    #: order; False for narrow.py's tail, whose member sets and ids view agreement
+    #: judges on the cut's records (cutdeps.py, "A breach among the membership
+    #: records"); class defaults, so a view layout pickled by tomkit watch before them
+    #: reads as judging
     judge_members = True
     unjudged = False  # a member set was left unjudged (judge_members False)
+    decreasing = False  # a smaller numeric id after a greater was left unjudged
+    reinstalled = False  # a view installed again at once was read as one install
 
     def __init__(self, judge_members: bool = True) -> None:
         self.judge_members = judge_members
@@ -146,10 +149,19 @@ class Views:
                 return "a process installs a view that does not include it", -1
             self.unjudged = True
         old = self.cur[p]
+        if v == old and not self.judge_members and self.prev[p] == v and \
+                self.stays[p][-1][1:3] == (delivered, sent):
+            # the view it is in, again, with nothing delivered or sent since (in this
+            # stretch): every property but view agreement and view sequence reads it as
+            # one install, and those two read it on the cut's records (cutdeps.py)
+            self.reinstalled = True
+            return "", self.offset[v]
         if v <= old:
             return "a process installs views out of their one order (or one twice)", -1
         if self.numeric and old != NONE and _number(view) < _number(self.names[old]):
-            return "a process installs a smaller view id after a greater one", -1
+            if self.judge_members:
+                return "a process installs a smaller view id after a greater one", -1
+            self.decreasing = True
         why = self._move_on(old, cursor, end)
         if why:
             return why, -1
