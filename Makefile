@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # wait for another apt (a helper, unattended upgrades) rather than fail on its lock
 APT := apt-get -o DPkg::Lock::Timeout=600
 
-.PHONY: demo test test-durations lint bench java clean record record-deps systems fuzz kernel
+.PHONY: demo test test-deep test-durations lint bench java clean record record-deps systems fuzz kernel
 
 # a C compiler and Python's headers let the install compile the simulator's kernel
 # (model/kernel.py, mypyc); without them it runs as Python, with the same traces. ccache
@@ -61,6 +61,11 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 PYC := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 test: $(STAMP) java systems
 	$(PYC) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
+# the same suite with ten times the Hypothesis budgets, fresh examples each run
+# (tests/budget.py): before a release, or after changing a checker
+test-deep: $(STAMP) java systems
+	TOMKIT_TEST_DEPTH=10 $(PYC) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # the same run, rewriting tests/durations.json (each module's seconds, which orders the
 # schedule) from what it measured: after adding or changing slow tests

@@ -7,8 +7,15 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import budget
 import pytest
 import xdist_schedule as schedule
+from hypothesis import settings
+
+# derandomized in the suite (tests/budget.py): the same examples on every run
+settings.register_profile("suite", derandomize=True)
+settings.register_profile("deep", derandomize=False)
+settings.load_profile(budget.PROFILE)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -313,6 +313,8 @@ def conform(records: Iterable[Mapping] | str | os.PathLike, protocol: str,
     if isinstance(records, (str, os.PathLike)):
         from tomkit.traces.reader import read_records
 
+        if os.fspath(records) == "":  # (": file not found")
+            raise ValueError("records is an empty name; give a trace file, or the records")
         with _hinted():
             records = read_records(records)
     elif isinstance(records, Mapping) or not isinstance(records, Iterable):

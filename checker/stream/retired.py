@@ -202,7 +202,9 @@ class RetiredSequence(CheckpointedFile):
             mm["sender"][pos] = sends.sender
             mm["sidx"][pos] = sends.sidx
             mm["sloc"][pos] = self._packed(sends)
-            mm.flush()
+            # no msync: the pages reach the file through the page cache, which every later
+            # read (and a restart after kill -9) sees; forcing them to the disk cost more
+            # than the fill itself in a small window
         finally:
             del mm
         for c, t in sends.clocks.items():
@@ -215,7 +217,6 @@ class RetiredSequence(CheckpointedFile):
             cm = np.memmap(self.cpaths[c], "<f8", mode="r+", shape=(self.rows,))
             try:
                 cm[pos] = t
-                cm.flush()
             finally:
                 del cm
 

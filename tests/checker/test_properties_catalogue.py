@@ -8,6 +8,7 @@ import itertools
 import json
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_properties_hypothesis import random_trace
@@ -274,7 +275,7 @@ def with_leaves(draw):
 
 
 @given(with_leaves(), st.sampled_from(["uniform", "correct"]))
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 def test_engines_agree_in_both_scopes(records, scope):
     options = Options(scope=scope)
     c = chunk_of(records)
@@ -314,7 +315,7 @@ def literal_same_view(trace: Trace) -> bool:
 
 
 @given(random_trace())
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 def test_catalogue_checks_match_literal_definitions(records):
     trace = Trace.from_records(records)
     props = properties()
@@ -473,7 +474,7 @@ def literal_agreement(trace: Trace, scope: str) -> bool:
 
 
 @given(with_leaves(), st.sampled_from(["uniform", "correct"]))
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 def test_agreement_matches_its_literal_definition(records, scope):
     trace = Trace.from_records(records)
     got = properties()["agreement"].check(trace, Options(scope=scope)).verdict

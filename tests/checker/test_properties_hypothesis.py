@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 
 import networkx as nx
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tracedsl import CODE, check, chunk_of
@@ -15,7 +16,7 @@ from tomkit.checker.properties import EXACT, Options, properties
 from tomkit.checker.result import Verdict
 from tomkit.checker.trace import Trace
 
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = settings(max_examples=examples(75), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -105,7 +106,7 @@ def random_trace(draw, trace_id="t"):
 
 
 @given(st.lists(random_trace(), min_size=1, max_size=4), st.sampled_from([None, 2.0]))
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 def test_vectorized_engine_agrees_with_reference(traces, bound):
     records = []
     for i, t in enumerate(traces):
@@ -171,7 +172,7 @@ def min_cycle(trace: Trace) -> int | None:
 
 
 @given(random_trace())
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 def test_order_checks_match_literal_definitions(records):
     trace = Trace.from_records(records)
     props = properties()

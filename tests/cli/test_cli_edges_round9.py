@@ -255,6 +255,8 @@ def test_the_api_says_an_empty_name(tmp_path):
         tomkit.write(tmp_path / "d.jsonl", [rec])  # IsADirectoryError
     with pytest.raises(ValueError, match=r"^the rule is an empty name; give one of "):
         tomkit.prove("", 3)  # "unknown rule ''"
+    with pytest.raises(ValueError, match=r"^records is an empty name; give a trace file"):
+        tomkit.conform("", "toto")  # ": file not found"
 
 
 def test_watch_refuses_a_gzip_log(capsys, tmp_path):

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -512,7 +513,7 @@ def near_records(draw):
     return rec
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(near_records())
 def test_quick_predicate_agrees_with_json_schema(rec):
     from jsonschema import Draft202012Validator
@@ -657,7 +658,7 @@ def _reader_outcome(path, block_bytes):
     return None, None, table_to_records(unify_tables([b.table for b in batches]))
 
 
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=examples(100), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=corrupted_file(), block_bytes=st.sampled_from([64, 300, 1000, 1 << 20]),
        gz=st.booleans())

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -330,7 +331,7 @@ def valid_record(draw, traces=st.sampled_from(["a", "b", "ü-3", "trace 🙂", "
     return rec
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(30), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(records=st.lists(valid_record(), min_size=1, max_size=25), group=st.booleans())
 def test_hypothesis_round_trip(tmp_path, records, group):

@@ -6,6 +6,7 @@ trace whose held sends no longer carry deps goes whole."""
 from __future__ import annotations
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stream_oracle import agree, by_process, merge, small_windows
@@ -99,7 +100,7 @@ def causal_runs(draw):
 
 @given(causal_runs(), st.sampled_from([2, 4]), st.booleans(), st.sampled_from([4, 8]),
        st.sampled_from([4, 1 << 18]))
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_causal_runs_agree(tmp_path_factory, records, trim, grouped, rows,
                                       spill_rows):
     with small_windows(trim, rows, spill_rows):

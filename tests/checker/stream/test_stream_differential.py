@@ -6,6 +6,7 @@ TRIM_AT) so that witnesses found on held records have their positions shifted ba
 from __future__ import annotations
 
 import pytest
+from budget import SEEDS, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stream_oracle import CORRECT, STREAMED, agree, by_process, merge, small_windows
@@ -31,7 +32,7 @@ def test_every_planted_fault_both_layouts(fault, small_window, monkeypatch, tmp_
     # 8 records at a time: the first processes' positions retire before the later ones
     # come, which then lag behind the retired prefix (read back from disk, retired.py)
     monkeypatch.setattr(driver, "READ_ROWS", 8)
-    for seed in range(2):
+    for seed in SEEDS:
         recs, _ = faulty_trace(f"t-{fault}-{seed}", fault, seed=seed, n_messages=30)
         modes = {}
         for layout, rs in (("interleaved", recs), ("grouped", by_process(recs))):
@@ -98,7 +99,7 @@ def with_seq(records: list[dict], disorder: bool) -> list[dict]:
 
 @given(near_total_order(), st.sampled_from([2, 4, 1 << 18]), st.booleans(),
        st.sampled_from(["none", "arrival", "disorder"]), st.sampled_from([3, 8, 1 << 16]))
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_agree(tmp_path_factory, records, trim, grouped, seq, rows):
     if not records:
         return

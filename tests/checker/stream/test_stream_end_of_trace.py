@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 import pytest
+from budget import SEEDS, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from locations import TESTS
@@ -109,7 +110,7 @@ def numbers(records: list[dict]) -> list[dict]:
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 @pytest.mark.parametrize("views", [False, True])
 def test_the_generators_faults(fault, views, small_window, tmp_path):
-    for seed in range(2):
+    for seed in SEEDS:
         try:
             recs, _ = faulty_trace(f"t-{fault}-{seed}", fault, seed=seed, n_messages=24,
                                    views=views)
@@ -121,9 +122,11 @@ def test_the_generators_faults(fault, views, small_window, tmp_path):
 
 @pytest.mark.parametrize("path", REAL, ids=[p.name.split(".")[0] for p in REAL])
 def test_the_real_systems_fixtures(path, small_window, tmp_path):
+    # the file as recorded (interleaved: arrival order), and grouped by process
     agree_end(path)
-    for p in layouts(read_gz(path), tmp_path, "r"):
-        agree_end(p)
+    grouped = tmp_path / "r-grouped.jsonl"
+    write_records(grouped, by_process(read_gz(path)))
+    agree_end(grouped)
 
 
 def test_real_runs_with_views_are_decided_in_the_pass(small_window):
@@ -144,7 +147,7 @@ def test_real_runs_with_views_are_decided_in_the_pass(small_window):
 
 @given(view_runs(), st.sampled_from([2, 4, 1 << 18]), st.sampled_from([4, 16, 1 << 16]),
        st.booleans())
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
     if not records:
         return
@@ -156,7 +159,7 @@ def test_hypothesis_view_runs(tmp_path_factory, records, trim, rows, grouped):
 
 @given(near_total_order(), st.sampled_from([2, 4, 1 << 18]), st.booleans(),
        st.sampled_from([4, 16, 1 << 16]))
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_without_views(tmp_path_factory, records, trim, grouped, rows):
     if not records:
         return
@@ -207,7 +210,7 @@ def membership_runs(draw):
 
 @given(membership_runs(), st.sampled_from([2, 4, 1 << 18]), st.booleans(),
        st.sampled_from([4, 16, 1 << 16]))
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_membership_runs(tmp_path_factory, records, trim, grouped, rows):
     if not records:
         return

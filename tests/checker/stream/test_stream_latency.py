@@ -10,6 +10,7 @@ import io
 import json
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stream_oracle import agree, merge, outcomes, small_windows
@@ -81,7 +82,7 @@ def timed_runs(draw):
 @given(timed_runs(), st.sampled_from([2, 4, 1 << 18]), st.sampled_from([4, 1 << 16]),
        st.booleans(), st.sampled_from([None, 1.0, 2.0, 5.0]),
        st.sampled_from([None, 1.2, 4.0]))
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_timed_runs_agree(tmp_path_factory, records, trim, rows, grouped, bound,
                                      rbound):
     if not records:

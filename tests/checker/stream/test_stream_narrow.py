@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from budget import SEEDS, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stream_oracle import STREAMED, agree, by_process, merge, records_read, small_windows
@@ -99,7 +100,7 @@ OTHER = ["unsent", "crash"]
 def test_planted_fault_at_start_middle_and_end(fault, where, tiny, tmp_path):
     n = 120
     at = {"start": 2, "middle": 60, "end": n - 4}[where]
-    for seed in range(2):
+    for seed in SEEDS:
         recs = run_records(n, fault, at, seed)
         for layout, rs in (("interleaved", recs), ("grouped", by_process(recs))):
             path = tmp_path / f"{fault}-{where}-{seed}-{layout}.jsonl"
@@ -138,7 +139,7 @@ def _reads(monkeypatch) -> list:
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_every_generator_fault_both_layouts(fault, tiny, tmp_path):
-    for seed in range(2):
+    for seed in SEEDS:
         recs, _ = faulty_trace(f"t-{fault}-{seed}", fault, seed=seed, n_messages=40)
         for layout, rs in (("interleaved", recs), ("grouped", by_process(recs))):
             path = tmp_path / f"{seed}-{layout}.jsonl"
@@ -195,7 +196,7 @@ def mostly_ordered(draw):
 
 
 @given(mostly_ordered(), st.sampled_from([2, 4]), st.booleans(), st.sampled_from([3, 8]))
-@settings(max_examples=150, deadline=None, derandomize=True,
+@settings(max_examples=examples(50), deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_hypothesis_runs_agree_when_cut(tmp_path_factory, records, trim, grouped, rows):
     with small_windows(trim, rows, 4):

@@ -10,6 +10,7 @@ import io
 import json
 
 import pytest
+from budget import SEEDS
 from stream_oracle import outcomes
 
 import tomkit.checker.stream.canon as canon
@@ -53,7 +54,7 @@ def tiny(monkeypatch, tmp_path):
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_every_planted_fault_with_its_held_records_spilled(fault, tiny, tmp_path):
     d, written = tiny
-    for seed in range(2):
+    for seed in SEEDS:
         recs, _ = faulty_trace(f"t-{fault}-{seed}", fault, seed=seed, n_messages=30)
         for layout, rs in (("interleaved", recs),
                            ("grouped", sorted(recs, key=lambda r: r["process"]))):

@@ -12,6 +12,7 @@ import gzip
 import json
 
 import pytest
+from budget import SEEDS, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from locations import DATA, TESTS
@@ -75,7 +76,7 @@ def test_every_planted_view_trace(where, text, small_window, tmp_path):
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_the_generators_faults_with_views(fault, small_window, tmp_path):
-    for seed in range(2):
+    for seed in SEEDS:
         try:
             recs, _ = faulty_trace(f"t-{fault}-{seed}", fault, seed=seed, n_messages=24,
                                    views=True)
@@ -96,8 +97,10 @@ def read_gz(path) -> list[dict]:
 
 @pytest.mark.parametrize("path", REAL, ids=[p.name.split(".")[0] for p in REAL])
 def test_the_real_systems_fixtures(path, small_window, tmp_path):
-    agree([path])
-    for p in both_layouts(read_gz(path), tmp_path, "r"):
+    # the file as recorded (interleaved: arrival order), and grouped by process
+    grouped = tmp_path / "r-grouped.jsonl"
+    write_records(grouped, by_process(read_gz(path)))
+    for p in (path, grouped):
         agree([p])
         agree([p], CORRECT, Options(scope="correct"))
 
@@ -184,7 +187,7 @@ def view_runs(draw):
 
 @given(view_runs(), st.sampled_from([2, 4, 1 << 18]), st.sampled_from([4, 16, 1 << 16]),
        st.booleans())
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=list(HealthCheck))
 def test_hypothesis_view_runs_agree(tmp_path_factory, records, trim, rows, grouped):
     if not records:
         return

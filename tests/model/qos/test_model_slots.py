@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +36,7 @@ offsets = st.fractions(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(t_r=times, wait=times, off_r=offsets, off_p=offsets, off_q=offsets, lag=times)
 def test_join_slot_safety_and_window(t_r, wait, off_r, off_p, off_q, lag) -> None:
     clocks = Clocks((off_r, off_p, off_q), EPS)
