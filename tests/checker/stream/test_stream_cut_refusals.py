@@ -147,6 +147,17 @@ def test_a_silent_process_with_views(timed, silent, grouped, tiny, tmp_path):
         assert "member-liveness" in violated(run)
 
 
+def test_a_silent_process_in_no_view_while_the_others_have_views(tiny, tmp_path):
+    """The same with the views from the run's start: p4 delivers in "no view" what the
+    others deliver in view 1 (same-view delivery breaks at once). p4 installed no view,
+    so a continuing process's deliveries past its cut, all made in views, restricted to
+    p4's views are none: prefix order's part of condition 5v does not pair them
+    (viewcut.py's ``_prefix``), and the cut is taken."""
+    run = decided(written(tmp_path, run_of(60, views=20, silent=2, timed=True)), ALL, BOUND)
+    assert across(run), run.modes
+    assert {"same-view-delivery", "member-liveness"} <= violated(run)
+
+
 def test_a_silent_process_with_views_after_positions_retired(tiny, monkeypatch, tmp_path):
     """A window of 4 positions: positions retire before the breach (each process's retired
     prefix carried over, viewheld.py), the first view installed before it, p4 silent
