@@ -247,7 +247,7 @@ def test_without_the_late_process_s_count_the_cut_holds_the_run(tiny, monkeypatc
     the others: its own deliveries' count); with it, the cut holds the messages up to
     p4's first. Both give the whole-trace checker's report."""
     path = tmp_path / "t.jsonl"
-    recs = run_of(240, late=60)
+    recs = run_of(180, late=45)
     write_records(path, recs)
     read = records_read(monkeypatch)
     assert across(decided(path, ORDER + owed.LIVENESS[4:]))
