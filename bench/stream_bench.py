@@ -27,7 +27,15 @@ process so that its peak memory (ru_maxrss) is its own:
   on this trace: docs/stream.md), decided in the pass with the witnesses read back
   from the retired sequence, and as before (``--no-witness``, a hidden flag of the
   child: the witnesses not kept, so the whole-trace engine decides); and the clean
-  trace with and without the witnesses kept (their CPU and disk).
+  trace with and without the witnesses kept (their CPU and disk);
+- ``--retired-only``: the trace a tenth as long, broken late (p0's deliveries swapped
+  1,000 messages before its end), with ``--liveness``'s properties, where p7 crashes
+  after 1,000 deliveries (its messages sent by p0), and where
+  besides a process p8 that only sends (every 50th message from the 40,000th on: seen
+  after positions retired, it delivers none of them): decided in the pass, each
+  process's retired deliveries counted (checker/stream/prefixowed.py), and as before
+  (``--no-prefix``, a hidden flag of the child: the whole-trace engine), with the clean
+  trace for reference.
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
@@ -205,9 +213,13 @@ def make_behind(path: Path, grouped: Path, processes: int) -> None:
     tmp.rename(path)
 
 
-def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> None:
+def make_grouped_all(path: Path, messages: int, processes: int, seed: int,
+                     swap_at: int | None = None) -> None:
     """The long trace with every process sending, its records grouped by process (each
-    process's records in their order, one process after the other)."""
+    process's records in their order, one process after the other); ``swap_at``: the
+    last process's deliveries number ``swap_at`` and the next swapped (its records come
+    last, so the breach shows at a lagging delivery, after the sends were awaited)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -219,16 +231,84 @@ def make_grouped_all(path: Path, messages: int, processes: int, seed: int) -> No
     tmp = path.with_name("tmp-" + path.name)
     t = pa.concat_tables(list(long_trace_tables(messages, n_processes=processes,
                                                 seed=seed)))
+    if swap_at is not None:
+        mine = pc.and_(pc.equal(t.column("process").cast(pa.string()), f"p{processes - 1}"),
+                       pc.equal(t.column("kind").cast(pa.string()), "deliver"))
+        rows = np.flatnonzero(np.asarray(mine))
+        i, j = int(rows[swap_at]), int(rows[swap_at + 1])
+        idx = np.arange(t.num_rows)
+        idx[i], idx[j] = j, i
+        t = t.set_column(t.column_names.index("msg"), "msg",
+                         t.column("msg").take(pa.array(idx)))
     with TraceWriter(tmp) as w:
         for p in range(processes):
             w.write_table(t.filter(pc.equal(t.column("process"), f"p{p}")))
     tmp.rename(path)
 
 
+def make_crash(path: Path, messages: int, processes: int, seed: int, swap_at: int,
+               crash_at: int, behind_from: int | None = None) -> None:
+    """The trace of ``make`` with p0's deliveries ``swap_at`` and ``swap_at + 1`` swapped,
+    its last process crashing after ``crash_at`` deliveries (a crash record, its later
+    deliveries dropped; its sends are p0's: a sender keeps its latest send held, and so
+    the window from it on, canon.py), and from message ``behind_from`` on every 50th
+    message sent by a process of its own that delivers nothing."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    last = f"p{processes - 1}"
+    tmp = path.with_name("tmp-" + path.name)
+    seen, down = 0, False
+    with TraceWriter(tmp) as w:
+        for table in long_trace_tables(messages, n_processes=processes, seed=seed,
+                                       swap_at=swap_at):
+            proc = np.asarray(table.column("process").to_numpy(zero_copy_only=False),
+                              object)
+            kind = np.asarray(table.column("kind").to_numpy(zero_copy_only=False), object)
+            mine = proc == last
+            at = None  # the crash's row in this table
+            gone = down  # from this table's start
+            if not down:
+                d = np.flatnonzero(mine & (kind == "deliver"))
+                if crash_at - seen < len(d):
+                    at, down = int(d[crash_at - seen]), True
+                seen += len(d)
+            keep = np.ones(len(proc), bool)
+            proc[mine & (kind == "send")] = "p0"
+            if gone or at is not None:
+                keep[(np.arange(len(proc)) >= (at or 0)) & mine & (kind == "deliver")] = False
+            if behind_from is not None:
+                msg = table.column("msg").to_numpy(zero_copy_only=False)
+                num = np.array([int(m[1:]) for m in msg], np.int64)
+                proc[(kind == "send") & (num >= behind_from) & (num % 50 == 0)] = \
+                    f"p{processes}"
+            table = table.set_column(table.column_names.index("process"), "process",
+                                     pa.array(proc, pa.string()))
+            if at is not None:
+                crash = table.slice(at, 1).to_pylist()[0] | {
+                    "process": last, "kind": "crash", "msg": None}
+                rows = np.flatnonzero(keep)
+                cut = int(np.searchsorted(rows, at))
+                table = pa.concat_tables([
+                    table.take(pa.array(rows[:cut])),
+                    pa.Table.from_pylist([crash], schema=table.schema),
+                    table.take(pa.array(rows[cut:]))])
+            else:
+                table = table.filter(pa.array(keep))
+            w.write_table(table)
+    tmp.rename(path)
+
+
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
           no_witness: bool = False, liveness: bool = False,
-          bound: float | None = None, end: bool = False, no_owed: bool = False) -> None:
+          bound: float | None = None, end: bool = False, no_owed: bool = False,
+          no_prefix: bool = False, no_regroup: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -276,6 +356,20 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
         if no_owed:  # as before cutowed.py: the end-of-trace properties keep every record
             import tomkit.checker.stream.narrow as narrow
             narrow.OWED = frozenset()
+        if no_prefix:  # as before prefixowed.py: such a trace went whole
+            from tomkit.checker.stream.prefixowed import asked
+
+            checks = driver.check_held
+
+            def refused(st, props, *a, **k):
+                if asked(st, props):
+                    raise reduced.NeedsWhole("the retired part, as before")
+                return checks(st, props, *a, **k)
+
+            driver.check_held = refused
+        import tomkit.checker.stream.regroup as regroup
+        if no_regroup:  # as before regroup.py: a broken grouped trace goes whole
+            regroup.REGROUP_ROWS = 1 << 62
         if no_lag:  # as before retired.py: a lagging process sends the trace whole
             canon.TraceState._lagging = lambda *a: "a process lags behind the retired prefix"
         if no_witness:  # as before the retired witnesses: hashes (and latency) only
@@ -343,10 +437,15 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
             label: str = "", no_lag: bool = False, no_cut: bool = False,
             no_wait: bool = False, no_witness: bool = False,
             liveness: bool = False, bound: float | None = None, end: bool = False,
-            no_owed: bool = False) -> dict:
+            no_owed: bool = False, no_prefix: bool = False,
+            no_regroup: bool = False) -> dict:
     cmd = [PYTHON, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if no_regroup:
+        cmd += ["--no-regroup"]
     if end:
         cmd += ["--end"]
+    if no_prefix:
+        cmd += ["--no-prefix"]
     if no_owed:
         cmd += ["--no-owed"]
     if bound is not None:
@@ -509,6 +608,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--liveness", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--end", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-owed", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-prefix", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--retired-only", action="store_true",
+                    help="only the late breach with a crash and a process behind, "
+                    "--liveness's properties: in the pass and as before (whole)")
+    ap.add_argument("--no-regroup", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--grouped-broken-only", action="store_true",
+                    help="only the trace grouped by process where every process sends (a "
+                    "tenth as long), clean and broken early and late (regroup.py)")
     ap.add_argument("--owed-only", action="store_true",
                     help="only --liveness's properties on the early breach: across the cut "
                     "(cutowed.py), as before (every held record), and the clean trace")
@@ -532,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
               args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound,
-              args.end, args.no_owed)
+              args.end, args.no_owed, args.no_prefix, args.no_regroup)
         return 0
     if args.python:
         global PYTHON
@@ -543,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
         args.messages, args.processes, args.trim, args.seconds = 3000, 4, 256, 2.0
     if args.owed_only:
         return owed_runs(args)
+    if args.retired_only:
+        return retired_runs(args)
     n, np_ = args.messages, args.processes
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -571,6 +680,8 @@ def main(argv: list[str] | None = None) -> int:
                       measure("stream", senders, args.trim, label=", window waits",
                               no_wait=True))
         return 0
+    if args.grouped_broken_only:
+        return grouped_broken_runs(senders, n // 10, np_, args)
     if args.delay_only:
         lag = delay(d, args.rate, args.seconds, np_, args.seed)
         print(f"stream_bench (seed {args.seed}): tomkit watch on {lag['events']:,} events "
@@ -692,6 +803,49 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def retired_runs(args: argparse.Namespace) -> int:
+    """``--retired-only`` (module docstring)."""
+    n, np_ = args.messages // 10, args.processes
+    if args.smoke:
+        n, np_ = 3000, 4
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    swap_at, crash_at = n - 1000, min(1000, n // 4)
+    # past the first trim (canon.TRIM_AT): a process seen before it holds the low
+    # watermark where it is, at 0 for one that never delivers
+    behind_from = min(40_000, n // 3)
+    clean = d / f"long-{np_}x{n}-{args.seed}.parquet"
+    crash = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}-crash{crash_at}.parquet"
+    both = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}-crash{crash_at}-" \
+        f"behind{behind_from}.parquet"
+    print(f"stream_bench --retired-only (seed {args.seed}): {np_} processes x {n:,} "
+          "messages, --liveness's properties", flush=True)
+    make(clean, n, np_, args.seed)
+    make_crash(crash, n, np_, args.seed, swap_at, crash_at)
+    make_crash(both, n, np_, args.seed, swap_at, crash_at, behind_from)
+    # the smoke's trace is read a few hundred records at a time (else in one batch,
+    # broken before anything retired)
+    buffer = 200 if args.smoke else None
+    figs = {"clean": measure("stream", clean, args.trim, buffer, ", clean", end=True)}
+    for key, path in (("crash", crash), ("behind", both)):
+        figs[key] = measure("stream", path, args.trim, buffer, ", in the pass", end=True)
+        figs[key + "-whole"] = measure("stream", path, args.trim, buffer, ", as before",
+                                       end=True, no_prefix=True)
+        now, was = figs[key], figs[key + "-whole"]
+        assert now["violated"] == was["violated"] and now["violated"], (now, was)
+        assert now["whole"] == 0 and was["whole"] == 1, (now, was)
+    c = figs["clean"]
+    print(f"\nsummary ({c['events']:,} events clean)")
+    for key, name in (("crash", "a crash"), ("behind", "a crash and a process behind")):
+        now, was = figs[key], figs[key + "-whole"]
+        print(f"  late breach with {name} ({now['events']:,} events; "
+              f"{', '.join(now['violated'])}): in the pass {now['cpu']:.1f} s CPU, "
+              f"{now['rss_mb']:.0f} MB ({now['cpu'] / c['cpu']:.2f}x and "
+              f"{now['rss_mb'] / c['rss_mb']:.2f}x the clean trace's); as before "
+              f"(whole) {was['cpu']:.1f} s CPU, {was['rss_mb']:.0f} MB")
+    return 0
+
+
 def latency_runs(args: argparse.Namespace) -> int:
     """``--latency-only`` (module docstring)."""
     n, np_, b = args.messages, args.processes, args.latency_bound
@@ -765,6 +919,42 @@ def owed_runs(args: argparse.Namespace) -> int:
             print(f"| {label} | {f['cpu']:.1f} s ({f['cpu'] / c['cpu']:.2f}x) | "
                   f"{f['rss_mb']:,.0f} MB ({f['rss_mb'] / c['rss_mb']:.2f}x) | "
                   f"{', '.join(sorted(f['modes']))} |")
+    return 0
+
+
+def grouped_broken_runs(clean: Path, messages: int, processes: int,
+                        args: argparse.Namespace) -> int:
+    """The grouped trace where every process sends, clean and with the last process's
+    deliveries swapped early (message 1,000) and late (``messages`` - 1,000): the broken ones read
+    again interleaved (regroup.py) and, as before, sent to the whole-trace engine
+    (``--no-regroup``), each in its own process."""
+    make_grouped_all(clean, messages, processes, args.seed)
+    at = {"early": min(1000, messages // 4), "late": max(messages - 1000, messages // 2)}
+    files = {}
+    for name, k in at.items():
+        files[name] = clean.with_name(clean.stem + f"-swap{k}.parquet")
+        make_grouped_all(files[name], messages, processes, args.seed, swap_at=k)
+    c = measure("stream", clean, args.trim, label=", clean")
+    figs = {}
+    for name, path in files.items():
+        figs[name] = measure("stream", path, args.trim, label=f", {name}, regrouped")
+        figs[name + "-whole"] = measure("stream", path, args.trim,
+                                        label=f", {name}, whole", no_regroup=True)
+        assert figs[name]["violated"] == figs[name + "-whole"]["violated"] != [], figs
+        assert figs[name]["whole"] == 0 and figs[name + "-whole"]["whole"] == 1, figs
+    print(f"| run (grouped by process, every process sends, {c['events']:,} events) | CPU "
+          "| peak memory | decided |")
+    print("|---|---|---|---|")
+    print(f"| clean | {c['cpu']:.1f} s | {c['rss_mb']:,.0f} MB | "
+          f"{', '.join(sorted(c['modes']))} |")
+    for name, f in figs.items():
+        label = name.replace("-whole", ", as before (whole)")
+        label = label if "whole" in name else f"{name}, read again interleaved"
+        print(f"| p{processes - 1}'s deliveries {at[name.split('-')[0]]:,} and the next "
+              f"swapped, {label} | "
+              f"{f['cpu']:.1f} s ({f['cpu'] / c['cpu']:.2f}x) | {f['rss_mb']:,.0f} MB "
+              f"({f['rss_mb'] / c['rss_mb']:.2f}x) | {', '.join(sorted(f['modes']))} |",
+              flush=True)
     return 0
 
 

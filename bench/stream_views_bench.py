@@ -25,14 +25,20 @@ breached ones (and the whole-trace engine on them, unless ``--stream-only``). Th
 breach's trace is ``--early-messages`` long: broken at its start, it holds every record
 after the breach, whose exact checks cost what the whole-trace engine costs.
 ``--grouped-only`` checks the clean run with its records grouped by process (every member
-sends), ``--messages`` long and twice that, with the lag read from disk and the sends
-awaited, and as before (the window holding what a process not yet seen has to deliver,
-and waiting for the sends): CPU, peak memory, records and positions held at most.
+sends), ``--messages`` long and twice that (or each of ``--sizes``), with the lag read
+from disk and the sends awaited, as before a process first seen in a reader's batch was
+fed from its first record (``--no-first-seen``: it held the low watermark from the
+batch's start, checker/stream/driver.py), and as before the lag (the window holding what
+a process not yet seen has to deliver, and waiting for the sends; up to 400,000
+messages, as it holds every record): CPU, peak memory, records and positions held at
+most.
 Machines here are noisy: the figures to read are the CPU seconds and the same-run ratios.
 
     python bench/stream_views_bench.py [--messages 500000] [--dir out/bench-stream-views]
 
-``--smoke`` is the tiny form tests/bench/ runs.
+``--smoke`` is the tiny form tests/bench/ runs. ``--retired-only`` measures member
+liveness on the run broken late whose last process, a member from the start, skipped
+the first view (``retired``).
 """
 
 from __future__ import annotations
@@ -54,10 +60,13 @@ LAG = 4  # the most rounds a member's delivery of a message trails its send
 
 def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_000,
                     seed: int = 1, stall: int | None = None,
-                    trace_id: str = "views", swap: int | None = None) -> Iterator[pa.Table]:
+                    trace_id: str = "views", swap: int | None = None,
+                    skip: bool = False) -> Iterator[pa.Table]:
     """One table (ARROW_SCHEMA) per view of the run in the module docstring; ``stall``:
     the last process stops delivering after that many deliveries of the last view;
-    ``swap``: p0 delivers message ``swap + 1`` before ``swap`` (one view holds both)."""
+    ``swap``: p0 delivers message ``swap + 1`` before ``swap`` (one view holds both);
+    ``skip``: the last process is no member of the first view (it logs nothing there and
+    no join: a member from the start that skipped a view, as JGroups' late joiner)."""
     from tomkit.traces.schema import ARROW_SCHEMA
 
     rng = np.random.default_rng(seed)
@@ -68,7 +77,8 @@ def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_
         v += 1
         rejoin = out_now
         out_now = int(rng.integers(n_processes)) if v % 10 == 0 else None
-        members = [p for i, p in enumerate(names) if i != out_now]
+        absent = n_processes - 1 if skip and v == 1 else out_now
+        members = [p for i, p in enumerate(names) if i != absent]
         rows: list[tuple] = []  # (time, process, kind, msg, view, members)
         if out_now is not None:
             rows.append((t, names[out_now], "crash", None, None, None))
@@ -76,7 +86,7 @@ def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_
             rows.append((t, names[rejoin], "join", None, None, None))
         rows += [(t + 1e-6, p, "view", None, str(v), members) for p in members]
         n = min(view_every, n_messages - k)
-        who = np.flatnonzero([i != out_now for i in range(n_processes)])
+        who = np.flatnonzero([i != absent for i in range(n_processes)])
         senders = who[rng.integers(len(who), size=n)]
         lag = {p: int(rng.integers(0, LAG + 1)) for p in who.tolist()}
         base = t + 1.0
@@ -107,7 +117,7 @@ def view_run_tables(n_messages: int, n_processes: int = 8, view_every: int = 20_
 
 
 def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
-         stall: int | None = None, swap: int | None = None) -> None:
+         stall: int | None = None, swap: int | None = None, skip: bool = False) -> None:
     from tomkit.traces.writer import TraceWriter
 
     if path.exists():
@@ -115,7 +125,7 @@ def make(path: Path, messages: int, processes: int, view_every: int, seed: int,
     tmp = path.with_name("tmp-" + path.name)
     with TraceWriter(tmp) as w:
         for table in view_run_tables(messages, processes, view_every, seed, stall,
-                                     swap=swap):
+                                     swap=swap, skip=skip):
             w.write_table(table)
     tmp.rename(path)
 
@@ -157,7 +167,8 @@ def make_grouped(path: Path, messages: int, processes: int, view_every: int,
 
 def child(kind: str, path: str, trim: int | None, safety: bool = False,
           no_cut: bool = False, end: bool = False, no_owed: bool = False,
-          no_view_lag: bool = False) -> None:
+          no_view_lag: bool = False, no_first_seen: bool = False,
+          no_prefix: bool = False) -> None:
     """One measured run, in this process: its figures as one JSON line."""
     import tomkit.checker.stream.canon as canon
     import tomkit.checker.stream.driver as driver
@@ -172,12 +183,25 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
         canon.TRIM_AT = trim
     if no_view_lag:  # as before: with views, unseen and lagging processes hold the low
         canon.VIEW_LAG = False  # watermark, and the window waits for the sends
+    if no_first_seen:  # as before: a process first seen in a batch holds the low
+        driver.FIRST_SEEN = False  # watermark from the batch's start
     if no_cut:  # as before viewcut.py: the exact checks on every held record
         reduced.narrowed = lambda *a: None
         driver.follow = lambda *a: None
     if no_owed:  # as before cutowed.py: the end-of-trace properties keep every record
         import tomkit.checker.stream.narrow as narrow
         narrow.OWED = frozenset()
+    if no_prefix:  # as before prefixowed.py: member liveness's retired pairs, whole
+        from tomkit.checker.stream.prefixowed import asked
+
+        checks = driver.check_held
+
+        def refused(st, props, *a, **k):
+            if asked(st, props):
+                raise reduced.NeedsWhole("the retired part, as before")
+            return checks(st, props, *a, **k)
+
+        driver.check_held = refused
     checked: list[int] = []
     exact = reduced.decide_chunk
 
@@ -211,8 +235,13 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
 
 def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
             no_cut: bool = False, end: bool = False, no_owed: bool = False,
-            no_view_lag: bool = False) -> dict:
+            no_view_lag: bool = False, no_first_seen: bool = False,
+            no_prefix: bool = False, timeout: float | None = None) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if no_first_seen:
+        cmd += ["--no-first-seen"]
+    if no_prefix:
+        cmd += ["--no-prefix"]
     if end:
         cmd += ["--end"]
     if no_owed:
@@ -225,11 +254,19 @@ def measure(kind: str, path: Path, trim: int | None, safety: bool = False,
         cmd += ["--no-cut"]
     if no_view_lag:
         cmd += ["--no-view-lag"]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"  {kind} {path.name}: stopped after {timeout:.0f} s of wall time",
+              flush=True)
+        return {}
     fig = json.loads(res.stdout.strip().splitlines()[-1])
     label = f"{kind} {path.name}" + (" (default properties)" if safety else "") + \
         (" (--liveness)" if end else "") + (", not cut" if no_cut or no_owed else "") + \
-        (", as before (--no-view-lag)" if no_view_lag else "")
+        (", as before (--no-view-lag)" if no_view_lag else "") + \
+        (", as before (--no-first-seen)" if no_first_seen else "") + \
+        (", as before (--no-prefix: whole)" if no_prefix else "")
     print(f"  {label:<70} {fig['seconds']:8.2f} s {fig['cpu']:8.2f} s CPU "
           f"{fig['rss_mb']:7.0f} MB", flush=True)
     return fig
@@ -259,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
                     "sends awaited, and as before (the window holding them)")
     ap.add_argument("--trim", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--no-view-lag", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-first-seen", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--sizes", default=None,
+                    help="with --grouped-only: the runs' message counts, comma-separated "
+                    "(default: --messages and twice that)")
     ap.add_argument("--safety", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-cut", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--end", action="store_true", help=argparse.SUPPRESS)
@@ -266,11 +307,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--liveness", action="store_true",
                     help="with --early-only: what --liveness asks (the defaults, agreement, "
                     "validity, liveness), across the cut and as before (cutowed.py)")
+    ap.add_argument("--no-prefix", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--retired-only", action="store_true",
+                    help="only the late breach with member liveness, a member from the "
+                    "start skipping the first view: in the pass, and as before (whole) "
+                    "on a run --before-messages long")
+    ap.add_argument("--before-messages", type=int, default=20_000)
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.safety, args.no_cut, args.end,
-              args.no_owed, args.no_view_lag)
+              args.no_owed, args.no_view_lag, args.no_first_seen, args.no_prefix)
         return 0
     if args.smoke:
         args.messages, args.view_every, args.trim = 3000, 200, 64
@@ -280,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     d.mkdir(parents=True, exist_ok=True)
     if args.early_only:
         early_cut(args, d)
+        return 0
+    if args.retired_only:
+        retired(args, d)
         return 0
     if args.grouped_only:
         grouped(args, d)
@@ -369,35 +419,48 @@ def breached(args: argparse.Namespace, d: Path, clean: Path, kinds: tuple) -> No
 
 def grouped(args: argparse.Namespace, d: Path) -> None:
     """The clean run grouped by process (every member sends), ``--messages`` long and
-    twice that, each checked with the default properties with the lag read from disk and
-    the sends awaited, and as before (``--no-view-lag``: the window holds what a process
-    not yet seen has to deliver, and waits for the sends), each in its own process."""
+    twice that (or ``--sizes``), each checked with the default properties with the lag
+    read from disk and the sends awaited, as before a newcomer in a batch was fed from its
+    first record (``--no-first-seen``), and as before the lag (``--no-view-lag``: the
+    window holds what a process not yet seen has to deliver, and waits for the sends; up
+    to 400,000 messages), each in its own process."""
     np_, every = args.processes, args.view_every
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else \
+        [args.messages, 2 * args.messages]
     print(f"\ngrouped by process (seed {args.seed}): {np_} processes, a view every "
           f"{every:,}, every member sending; default properties", flush=True)
     figs = {}
-    for n in (args.messages, 2 * args.messages):
+    for n in sizes:
         path = d / f"views-{np_}x{n}-v{every}-{args.seed}-grouped.parquet"
         make_grouped(path, n, np_, every, args.seed)
-        for before in (False, True):
-            figs[n, before] = measure("stream", path, args.trim, safety=True,
-                                      no_view_lag=before)
-    print("\nsummary of the grouped runs (ratios from this run)")
-    for n in (args.messages, 2 * args.messages):
-        now, before = figs[n, False], figs[n, True]
-        for f in (now, before):
-            assert f["exit"] == 0 and f["modes"] == {"fast": 1} and f["whole"] == 0, f
-        print(f"  {n:,} messages, {now['events']:,} events: CPU {now['cpu']:.1f} s / "
-              f"{before['cpu']:.1f} s before ({now['cpu'] / before['cpu']:.2f}x), peak "
-              f"{now['rss_mb']:.0f} / {before['rss_mb']:.0f} MB "
-              f"({now['rss_mb'] / before['rss_mb']:.2f}x), held at most "
-              f"{now['held']:,} records and {now['window']:,} positions / "
-              f"{before['held']:,} and {before['window']:,} before")
-    a, b = figs[args.messages, False], figs[2 * args.messages, False]
-    print(f"  twice the run: {b['rss_mb'] / a['rss_mb']:.2f}x the peak memory, "
-          f"{b['cpu'] / a['cpu']:.2f}x the CPU time (before: "
-          f"{figs[2 * args.messages, True]['rss_mb'] / figs[args.messages, True]['rss_mb']:.2f}x"
-          f" the memory)")
+        figs[n, "now"] = measure("stream", path, args.trim, safety=True)
+        figs[n, "batch"] = measure("stream", path, args.trim, safety=True,
+                                   no_first_seen=True)
+        if n <= 400_000:
+            figs[n, "lag"] = measure("stream", path, args.trim, safety=True,
+                                     no_view_lag=True)
+    print("\nsummary of the grouped runs (ratios from this run): CPU, peak memory, held at "
+          "most (records, positions)")
+    label = {"now": "now", "batch": "a newcomer held its batch (before)",
+             "lag": "no lag read from disk (before that)"}
+    for n in sizes:
+        now = figs[n, "now"]
+        print(f"  {n:,} messages, {now['events']:,} events:")
+        for how in ("now", "batch", "lag"):
+            f = figs.get((n, how))
+            if f is None:
+                continue
+            # every run holds; a run that went whole (the first process in the file
+            # skipped a view: docs/stream.md) says so, and held what it held till then
+            assert f["exit"] == 0 and f["verdicts"] == now["verdicts"], f
+            mode = "in the pass" if f["modes"] == {"fast": 1} else "WHOLE"
+            print(f"    {label[how]:<38} CPU {f['cpu']:6.1f} s ({f['cpu'] / now['cpu']:.2f}x)"
+                  f"  peak {f['rss_mb']:6.0f} MB ({f['rss_mb'] / now['rss_mb']:.2f}x)  held "
+                  f"{f['held']:>10,} records {f['window']:>9,} positions  {mode}")
+    if len(sizes) > 1:
+        a, b = figs[sizes[0], "now"], figs[sizes[-1], "now"]
+        print(f"  {sizes[-1]:,} against {sizes[0]:,} messages: {b['rss_mb'] / a['rss_mb']:.2f}x "
+              f"the peak memory, {b['cpu'] / a['cpu']:.2f}x the CPU time")
 
 
 def early_cut(args: argparse.Namespace, d: Path) -> None:
@@ -428,6 +491,52 @@ def early_cut(args: argparse.Namespace, d: Path) -> None:
               f"{f['rss_mb']:6.0f} MB ({f['rss_mb'] / c['rss_mb']:.2f}x)  wall "
               f"{f['seconds']:6.1f} s  held at most {f['held']:,}, exact checks on "
               f"{f.get('checked', 0):,} records")
+
+
+def retired(args: argparse.Namespace, d: Path) -> None:
+    """Member liveness on a view run broken late (p0 swaps two messages a quarter view
+    before its end) whose last process is a member from the start that skipped the first
+    view (it owes that view's messages, which retired) and whose rejoining members
+    missed the views they were out of: decided in the pass from each process's retired
+    deliveries per view (checker/stream/prefixowed.py), against its clean form; and as
+    before (``--no-prefix``: the whole-trace engine, after the pass) on one
+    ``--before-messages`` long (stopped after 20 minutes)."""
+    np_, every = args.processes, args.view_every
+    print(f"member liveness after positions retired (seed {args.seed}): {np_} processes, "
+          f"a view every {every:,} (twelve at least), p{np_ - 1} skipping the first; "
+          "--liveness and member liveness", flush=True)
+    sizes = dict.fromkeys((args.messages, min(args.before_messages, args.messages)))
+    figs = {}
+    for n in sizes:
+        # twelve views at least: every tenth view a member crashes, so not the last one,
+        # where p0 swaps two messages
+        every = min(args.view_every, max(n // 12, 100))
+        at = n - every // 4
+        clean = d / f"views-{np_}x{n}-v{every}-{args.seed}-skip.parquet"
+        path = d / f"views-{np_}x{n}-v{every}-{args.seed}-skip-swap{at}.parquet"
+        make(clean, n, np_, every, args.seed, skip=True)
+        make(path, n, np_, every, args.seed, swap=at, skip=True)
+        # as before: the whole-trace engine reads a view trace as Python events (more than
+        # 100x the pass's CPU time: docs/stream.md), run on the shorter run only
+        figs[n] = (measure("stream", clean, args.trim), measure("stream", path, args.trim),
+                   measure("stream", path, args.trim, no_prefix=True, timeout=1200)
+                   if n <= args.before_messages else {})
+    print("\nsummary (ratios from this run)")
+    for n, (c, s, b) in figs.items():
+        assert s["exit"] == 1 and s["whole"] == 0 and s["modes"]["views carried"] == 1, s
+        bad = sorted(k for v in s["verdicts"].values() for k, x in v.items()
+                     if x == "violated")
+        print(f"  {s['events']:,} events ({n:,} messages): violated {', '.join(bad)}")
+        print(f"    in the pass: CPU {s['cpu']:.1f} s ({s['cpu'] / c['cpu']:.2f}x the clean "
+              f"run's {c['cpu']:.1f} s), peak {s['rss_mb']:.0f} MB "
+              f"({s['rss_mb'] / c['rss_mb']:.2f}x its {c['rss_mb']:.0f} MB)")
+        if not b:
+            print("    as before (whole): " + ("not finished within 20 minutes"
+                                                if n <= args.before_messages else "not run"))
+            continue
+        assert b["whole"] == 1 and s["verdicts"] == b["verdicts"] and \
+            s["results"] == b["results"], b
+        print(f"    as before (whole): CPU {b['cpu']:.1f} s, peak {b['rss_mb']:.0f} MB")
 
 
 if __name__ == "__main__":

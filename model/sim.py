@@ -90,7 +90,7 @@ from .process import Member, MembershipService, Output, Protocol, Reserving, Tra
 from .protocols import protocol
 from .recorder import Recorder
 
-__all__ = ["Runaway", "SimConfig", "SimResult", "simulate"]
+__all__ = ["Runaway", "SimConfig", "SimResult", "check_config", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -244,6 +244,13 @@ def simulate(config: SimConfig,
         return _Sim(config, progress).run()
     finally:
         gc.set_threshold(*thresholds)
+
+
+def check_config(config: SimConfig) -> None:
+    """ValueError naming what in ``config`` cannot run (a protocol's option, the
+    membership schedule, the network), as :func:`simulate` would raise it, without
+    simulating: ``tomkit simulate`` says a bad option before it prints the run's seed."""
+    _Sim(config, None)
 
 
 # event kinds (the counter breaks ties, so their values never order events)

@@ -431,6 +431,11 @@ def write(path: str | os.PathLike, records: Iterable[Mapping]) -> None:
                         f"{type(records).__name__}"
                         + (": one record? put it in a list" if isinstance(records, Mapping)
                            else ""))
+    if os.fspath(path) == "":  # (said ": cannot tell the format", or ": no records")
+        raise ValueError("path is an empty name; give a file name (.jsonl, .jsonl.gz or "
+                         ".parquet)")
+    if os.path.isdir(path):  # (Python's IsADirectoryError, after the records were read)
+        raise ValueError(f"{os.fspath(path)}: a folder; give a file name")
     records = list(records)
     if not records:
         raise ValueError(f"{os.fspath(path)}: no records to write (a trace file holds at "

@@ -618,6 +618,52 @@ def _deep_field(text: str) -> str | None:
     return None
 
 
+def _cut_short(text: str, e: json.JSONDecodeError) -> tuple[str, str] | None:
+    """A record whose line ends before the record does (a writer stopped mid-write, kill
+    -9: ``python -m tomkit.record --watch``'s live file), said with the top-level field
+    it ends in or after; None for other bad JSON. (json named only the column of an
+    unterminated string, or "Expecting value" at the line's end.)"""
+    body = text.rstrip()
+    if not body.startswith("{") or not (e.msg.startswith("Unterminated string")
+                                        or e.pos >= len(body)):
+        return None
+    key, in_value, value_at = None, False, 0
+    depth, i, n = 0, 0, len(body)
+    while i < n:  # the top-level keys, and whether a value of the last one is complete
+        c = body[i]
+        if c == '"':
+            end = i + 1
+            while end < n and body[end] != '"':
+                end += 2 if body[end] == "\\" else 1
+            if end >= n:
+                break  # the string the line ends in
+            if depth == 1 and body[end + 1:].lstrip().startswith(":"):
+                key, in_value = body[i + 1:end], True
+                i = value_at = body.index(":", end) + 1
+                continue
+            i = end + 1
+            continue
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c == "," and depth == 1:
+            in_value = False
+        i += 1
+    if key is None:
+        return None
+    if in_value:  # a value that is whole ("kind": "crash" and no closing brace)
+        try:
+            json.loads(body[body.rindex(":", 0, value_at) + 1:])
+            in_value = False
+        except (ValueError, RecursionError):
+            pass
+    where = "inside this field's value" if in_value else "after this field"
+    return key, (f"the record ends {where}, mid-way: a line cut short (its writer "
+                 "stopped mid-write, as kill -9 leaves it), or a record spread over "
+                 "several lines")
+
+
 def _contains_big(value: Any) -> bool:
     if isinstance(value, (_Big, _BigInt)):
         return True
@@ -637,7 +683,8 @@ def decode_line(raw: bytes) -> tuple[Any, tuple[str | None, str] | None]:
     try:
         obj = _DECODER.decode(text)
     except json.JSONDecodeError as e:
-        return None, (None, f"invalid JSON at column {e.colno}: {e.msg}")
+        return None, (_cut_short(text, e) or
+                      (None, f"invalid JSON at column {e.colno}: {e.msg}"))
     except _Duplicate as e:
         return None, (e.key, "appears more than once in the record")
     except _BadConstant as e:

@@ -20,12 +20,19 @@ def read_toml(path: str | os.PathLike, keys: Iterable[str],
     cannot be read or parsed, or has a top-level key outside ``keys``."""
     known = set(keys)
     try:
+        if not os.path.isfile(path) and os.path.exists(path):
+            # a folder: IsADirectoryError's words; a pipe waited, /dev/zero filled memory
+            what = "a folder" if os.path.isdir(path) else "a pipe or a device, not a file"
+            raise error(f"{path}: {what}; give a TOML file")
         with open(path, "rb") as f:
             doc = tomllib.load(f)
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise error(f"{path}: not TOML: {e}") from None
+    except UnicodeDecodeError as e:  # a traceback before: tomllib reads UTF-8 alone
+        raise error(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                    f"{e.start}); a TOML file is UTF-8") from None
     unknown = sorted(set(doc) - known)
     if unknown:
         raise error(f"{path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}"

@@ -77,9 +77,11 @@ def check(trace: Trace, options: Options = Options()) -> Result:
 
     correct = sorted(correct_processes(trace))
     delivered = {p: set(trace.delivery_index[p]) for p in trace.processes}
-    # each sender's events by identity -> their index, made once per sender: a scan of
-    # its events per message made this check quadratic on long traces
+    # each sender's events by identity -> their index, made once per sender, and each
+    # deliverer's delivery views, once per deliverer: a scan of its events per message
+    # made this check quadratic on long traces
     at: dict[str, dict[int, int]] = {}
+    dviews: dict[str, list[str | None]] = {}
     for m in sorted(trace.messages):
         sent = trace.sends.get(m)
         by_correct = [p for p in correct if m in delivered[p]]
@@ -94,7 +96,9 @@ def check(trace: Trace, options: Options = Options()) -> Result:
         else:
             d = by_correct[0]
             i = trace.delivery_index[d][m]
-            cause, view = W.delivery(trace, d, i), trace.delivery_views(d)[i]
+            if d not in dviews:
+                dviews[d] = trace.delivery_views(d)
+            cause, view = W.delivery(trace, d, i), dviews[d][i]
         for p in correct:
             if m in delivered[p] or not owes(trace, p, view):
                 continue

@@ -118,6 +118,7 @@ class HadoopTree(Tree):
         self._fs = p.getFileSystem(self._conf)
         scheme = self._fs.makeQualified(p).toUri().getScheme()
         self.atomic = scheme in ("file", "hdfs", "viewfs")
+        self.local = scheme == "file"
 
     def _p(self, path: str):
         return self._jvm.org.apache.hadoop.fs.Path(path)
@@ -244,7 +245,9 @@ def recover(tree: Tree, out: str) -> list[str]:
     parent, base = tree.split(out)
     if not base:
         raise ValueError(f"{out}: the output must be a directory below a bucket or root")
-    names = tree.children(parent)
+    # a bare name ("out") has no parent in the path: the working directory, which
+    # Hadoop's Path refuses to be given as ""
+    names = tree.children(parent or ".")
     join = (lambda n: f"{parent}/{n}") if parent else (lambda n: n)
     temps = sorted(join(n) for n in names if n.startswith(f"{base}.tmp-"))
     olds = sorted(join(n) for n in names if n.startswith(f"{base}.old-"))

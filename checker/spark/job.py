@@ -107,6 +107,10 @@ def scan(spark: SparkSession, inputs: str | list[str], out: str | None,
     tree = None
     if out is not None:  # before anything else: put right what a killed run left
         tree = HadoopTree(spark, out)
+        if tree.local and "://" not in out:
+            # a relative name is the working directory's (as for the files engine), not
+            # that of a JVM started elsewhere
+            out = os.path.abspath(out)
         recover(tree, out)
     with progress, engine_conf(spark, engine):
         res = _scan_spark(spark, paths, out, fmt, fail_after_write, engine, tree, options)
@@ -426,7 +430,8 @@ def run_args(args: argparse.Namespace) -> int:
         err.write(f"tomkit scan: {e}\n")
         err.flush()
         return 2
-    print(json.dumps(res.doc, indent=1) if args.json else res.text, end="", flush=True)
+    print(json.dumps(res.doc, indent=1) if args.output_format == "json" else res.text,
+          end="", flush=True)
     if under_spark_submit() and not args.verbose:
         silent_exit(spark.sparkContext._jvm)
     if archive is not None:  # the first run with $TOMKIT_SPARK_CDS: its JVM writes it

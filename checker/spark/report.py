@@ -95,11 +95,12 @@ def document(summary: Summary, paths: list[str], fmt: str,
              "rejected": summary.rejected + summary.seq_records,
              "rejected_listed_of": summary.rejected + summary.seq_traces}
     violated = any(g["counts"][p]["violated"] for g in groups for p in NAMES)
+    # the first keys those of every command's JSON (docs/cli.md, "One JSON shape")
     return {
-        "tomkit": version("tomkit"), "format_version": FORMAT_VERSION, "input": ", ".join(paths),
-        "format": fmt, "properties": NAMES,
+        "tomkit": version("tomkit"), "format_version": FORMAT_VERSION,
         # as tomkit check says it: nothing judged is not "holds"
         "verdict": "violated" if violated else "holds" if total["traces"] else "no trace checked",
+        "input": ", ".join(paths), "format": fmt, "properties": NAMES,
         "exit_code": 1 if violated else (2 if total["rejected"] else 0),
         "summary": total, "groups": groups, "rejected": listed, "examples": examples,
     }

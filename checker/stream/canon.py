@@ -35,8 +35,10 @@ process passed retire even while their sends are still to come (a file grouped b
 process where every process sends): their senders and ranks are filled in as the sends
 come and checked in S's order (``_validate_waiting``; with views, each send's view
 against its position's range's, and FIFO within each view); a trace where that happened
-goes whole if it breaks. A trace that stays ``FAST`` to its end is clean (clean.py), and the
-properties' stream deciders give its verdicts.
+goes whole if it breaks, and the driver then reads it again with its processes' records
+interleaved (``regroupable``, regroup.py) before it leaves it to the whole-trace engine.
+A trace that stays ``FAST`` to its end is clean (clean.py), and the properties' stream
+deciders give its verdicts.
 
 With a latency bound, each delivery's latency is measured when its message retires (or
 as a lagging delivery is read, or when the send of a position retired before it comes)
@@ -47,7 +49,6 @@ retired part, need no record of the retired prefix.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol
@@ -63,7 +64,6 @@ from ..chunk import (
     JOIN,
     LEAVE,
     SEND,
-    SLOT_COLUMN,
     VIEW,
     Piece,
     concat_ranges,
@@ -75,6 +75,8 @@ from .clean import NEVER, Clean
 from .hashes import IdMap, RetiredIds, hash_ids
 from .latencies import Slowest, Tally
 from .ledger import Join, Ledger, Stay, Window
+from .ledger import location as _location
+from .ledger import record_clocks as _clocks
 from .retired import RetiredSequence, Sends, send_clocks
 from .viewheld import ViewPrefix, summarize
 from .views import NONE, Views
@@ -155,29 +157,6 @@ def _own(piece: Piece) -> Piece:
                  piece.fmt)
 
 
-def _location(piece: Piece, i: int) -> Location:
-    """Where row ``i`` of a piece was read (line of JSON Lines, row of Parquet)."""
-    n = int(piece.lines[i])
-    return Location(piece.source, row=n) if piece.fmt == "parquet" else \
-        Location(piece.source, line=n)
-
-
-def _clocks(table: pa.Table, row: int = 0) -> tuple:
-    """A record's time, real_time and slot (``x_slot``, floored), as the whole-trace
-    checker reads them (checker/trace.py; None where absent)."""
-    out = []
-    for name in ("time", "real_time", SLOT_COLUMN):
-        x = table.column(name)[row].as_py() if name in table.column_names else None
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            x = None
-        elif name == SLOT_COLUMN:
-            x = math.floor(x)
-        else:
-            x = float(x)
-        out.append(x)
-    return tuple(out)
-
-
 def _dictionary(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
     """Indices (null -> -1) and dictionary values of a string column."""
     idx, values = _dictionary_array(col)
@@ -248,6 +227,17 @@ class TraceState:
     #: defaults too, for a checkpoint from before them (``__setstate__``)
     w_view: np.ndarray = np.zeros(0, np.int64)
     w_sview: np.ndarray = np.zeros(0, np.int64)
+    #: retire positions past the FIFO pointer (the awaited sends) only once it is this
+    #: many positions behind S's end (None: at once; with views at least two windows);
+    #: tomkit watch's, so that a send read a little after its deliveries is checked in
+    #: the window and a break after it judged as it comes (a class default: a checkpoint
+    #: from before it reads None, and watch sets it again)
+    await_after: int | None = None
+    #: some process was passed by the retired prefix before its records came (a file
+    #: grouped by process, a log that lags): a trace that goes whole for it is read again
+    #: with its processes' records interleaved (regroup.py); a class default, so an older
+    #: checkpoint reads False
+    passed_by: bool = False
 
     def __init__(self, trace_id: str, trim_at: int | None = None,
                  keep_whole: bool = False, expect: Sequence[str] = (),
@@ -444,9 +434,11 @@ class TraceState:
                                            self.vprefix.welcomes()):
             # the held records stand for the retired prefix only when every process
             # delivered it before them (with views: the views it installed)
+            self.passed_by = True
             return self._whole("a process that first appears after the trace broke, "
                                "behind the retired prefix", piece)
         if self._behind_delivers(kinds, proc):
+            self.passed_by = True
             return self._whole(BEHIND, piece)
         if self._names_retired(piece.table):
             # as in FAST (_msg_codes): the held records would miss the retired send
@@ -664,15 +656,16 @@ class TraceState:
         self.buffer = [(p, None) for p, _ in self.buffer]
         np_ = len(self.procs)
         if self.base and self.vprefix is None:
-            # a process seen (by its sends) but behind the retired prefix: a delivery of it
-            # from now on lies there, where the held records cannot stand for it (the
-            # breaking batch's rows may not have been read as deliveries yet)
-            self.behind = np.flatnonzero(self.seen[:np_] & ~self.crashed[:np_] &
-                                         (self.cursor[:np_] < self.base))
+            # a process seen (by its sends) but behind the retired prefix, or one that
+            # crashed there: a delivery of it from now on lies there, where the held
+            # records cannot stand for it (the breaking batch's rows may not have been
+            # read as deliveries yet)
+            self.behind = np.flatnonzero(self.seen[:np_] & (self.cursor[:np_] < self.base))
             if len(self.behind) and self.buffer:
                 piece = self.buffer[-1][0]
                 if self._behind_delivers(kind_codes(piece.table.column("kind")),
                                          self._proc_codes(piece.table.column("process"))):
+                    self.passed_by = True
                     self._whole(BEHIND)
 
     def _behind_delivers(self, kinds: np.ndarray, proc: np.ndarray) -> bool:
@@ -900,6 +893,7 @@ class TraceState:
         # with views too: position k lies in the range of the lagging process's view
         # (its cursor is that view's range start plus its deliveries in it, checked
         # against the view's frozen length), and S[k] was checked to be sent in it
+        self.passed_by = True
         if self.past is None or self._row_h1 is None or \
                 (cd != -2).any():
             return "a process lags behind the retired prefix"
@@ -1067,22 +1061,33 @@ class TraceState:
             # a process lagging behind the retired prefix, or not come yet, reads it from
             # disk when it comes (``past``; with views, its position lies in the range of
             # its view, _lagging)
-            live &= self.seen[:np_] & (self.cursor[:np_] >= self.base)
-        low = int(self.cursor[:np_][live].min()) if live.any() else self.vpos
+            passed = live & ~(self.seen[:np_] & (self.cursor[:np_] >= self.base))
+            live &= ~passed
+            self.passed_by |= bool(passed.any())
+        # no process holds it (every one seen crashed, left or lags): S's end, so that
+        # the sends are awaited past the FIFO pointer as when one does (``wait``)
+        low = int(self.cursor[:np_][live].min()) if live.any() else self.base + len(self.S)
         # past the FIFO pointer too, when nothing else needs the messages' codes there
         # (their sends validated from ``w_sender`` as they come, _validate_waiting)
-        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views) and not self.keep_whole
+        wait = AWAIT_SENDS and (VIEW_LAG or not self.has_views)
         end = self.base + len(self.S)
-        if wait and self.has_views:
-            # with views, only once the pointer is two windows behind S's end (a grouped
-            # file, not a send logged a little after its deliveries): a break after
-            # positions retired unchecked goes whole, where the window would have carried
-            # the retired views over (viewheld.py)
-            end = max(self.vpos, end - 2 * (self.trim_at or TRIM_AT))
+        if wait:
+            # only once the pointer is two windows behind S's end (a grouped file, not a
+            # send logged a little after its deliveries), or tomkit watch's own distance:
+            # a break after positions retired unchecked goes whole (or is read again
+            # interleaved, regroup.py), where the window would have decided it on the held
+            # records (with views, the retired views carried over, viewheld.py)
+            after = max(self.await_after or 0, 2 * (self.trim_at or TRIM_AT))
+            end = max(self.vpos, end - after)
         w = min(low, end if wait else self.vpos, self.base + len(self.S) - 1)
         # every sender keeps its latest send held, so that the held records have sends
-        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it)
-        last = self.last_send[:np_][self.scount[:np_] > 0]
+        # wherever the trace has (integrity's and FIFO's unknown verdicts turn on it);
+        # but a crashed one's would hold the window from it on for the rest of the run:
+        # a sender that did not crash keeps one held, in both scopes
+        senders = self.scount[:np_] > 0
+        if (senders & ~self.crashed[:np_]).any():
+            senders &= ~self.crashed[:np_]
+        last = self.last_send[:np_][senders]
         at = self.spos[last[last >= 0]]
         if (at >= 0).any():
             w = min(w, int(at[at >= 0].min()))
@@ -1590,6 +1595,18 @@ class TraceState:
         pos = int(self.spos[code])
         lacks = live & ((self._cursors() <= pos) if pos >= 0 else True)
         return [names[i] for i in np.flatnonzero(lacks)]
+
+    def positions(self) -> dict[str, int]:
+        """Each process's next S position (one whose view's range has not started: S's
+        end), by name: where regroup.py steers which process's records come next."""
+        return dict(zip(self.procs, self._cursors().tolist()))
+
+    @property
+    def regroupable(self) -> bool:
+        """Whether the retired prefix passed some process by before its records came, or
+        positions retired before their sends (a file grouped by process): a trace that
+        then goes whole is read again interleaved (regroup.py)."""
+        return self.passed_by or self.waited
 
     def _cursors(self) -> np.ndarray:
         """Each process's next S position; one whose view's range has not started will

@@ -109,28 +109,14 @@ the correct processes of both, in liveness's details too. A process with no reco
 in H_M (one that first appears in T) still fails A; narrow.py tries a cut that holds
 its first record (``Heads``).
 
-**A retired prefix without views.** Without views a broken trace whose positions
-retired (its window, ``canon.TRIM_AT``, passed before the breach) went whole when an
-end-of-trace property was asked: the held records need not show who owed the retired
-messages. Across a cut they stand for the whole trace W when (``prefix_owed``, and
-``Cut.owed`` for the last one)
-
-- no process crashed (the cut takes no crash record without views, and crash records
-  are held for the trace's life, canon.py, so none was logged at all);
-- no process is behind the retired prefix when the trace broke (canon.py's
-  ``behind``: one seen but short of it; a process first seen after the break, or one
-  that lagged, sends the trace whole already);
-- every process of the trace has a held record.
-
-Then every process delivered the retired prefix S[0:base), as its first ``base``
-deliveries, and each sender's retired sends are its first ones (reduced.py), so in W
-every retired message is delivered by every process: no check meets a candidate among
-them (agreement: nobody lacks it; validity: its sender delivers it; liveness and member
-liveness: nobody owes it undelivered), every held message's candidates read its own
-records, which are all held, and the processes, all correct, are the same. W's first
-violation is H's, its indexes shifted by ``base`` deliveries and each sender's retired
-sends (reduced.py's ``shift``), its last event the process's latest record. A trace
-that meets these but no cut goes whole, as before (reduced.py).
+**A retired prefix.** A broken trace whose positions retired (its window,
+``canon.TRIM_AT``, passed before the breach) has each process's retired deliveries
+counted: prefixowed.py decides the retired part of these properties from those counts
+and the retired sequence on disk, and merges it with H's result (this merge's, across a
+cut) in the same scan orders, R coming first; so a crash, a process behind the retired
+prefix and, with views, a member that skipped a retired view no longer refuse the cut
+(nor send the trace whole). Condition A still requires every process to have a held
+record.
 """
 
 from __future__ import annotations
@@ -146,7 +132,7 @@ from ..result import Result, Verdict, WitnessEvent
 if TYPE_CHECKING:
     from .canon import TraceState
 
-__all__ = ["OWED", "Owed", "decide", "owing", "prefix_owed"]
+__all__ = ["OWED", "Owed", "decide", "owing"]
 
 #: the end-of-trace properties decided across the cut (module docstring), by name
 OWED = frozenset({"agreement", "validity", "liveness", "member-liveness"})
@@ -218,17 +204,6 @@ def _key(base: str, res: Result) -> str:
     first witness event's process (the deliverer, or the sender)."""
     w = res.witness[0]
     return (w.msg or "") if base == BY_ID else w.process
-
-
-def prefix_owed(state: TraceState) -> bool:
-    """Whether a trace without views, broken after positions retired, may have its
-    end-of-trace properties decided across a cut (module docstring, "A retired prefix
-    without views": no crash, no process behind the retired prefix; that each process
-    has a held record is checked with the cut, ``Cut.owed``, and a trace no cut serves
-    goes whole: reduced.py)."""
-    n = len(state.procs)
-    return state.spill is not None and not state.has_views and state.vprefix is None and \
-        not state.crashed[:n].any() and not len(state.behind)
 
 
 def decide(tail: TraceState, props: Sequence[Property], options: Options,

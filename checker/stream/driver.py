@@ -10,6 +10,14 @@ clean (``Property.stream``), from their exact checks on the held records when it
 the single pass cannot stand for it (canon.py's ``WHOLE``: views, ``seq``, an id
 reused after it retired). Verdicts, witnesses and sentences are the whole-trace
 checker's; tests/stream/ compares them.
+
+A process first seen in a batch is fed from its first record on, not from the batch's
+start (``first_seen_cut``): a batch (262,144 records) hands a process's records to the
+state before the trace has seen them, and a process seen with its cursor at a position
+nothing retired yet holds the low watermark there. So the rows before its first record
+are fed first, the positions the processes seen so far passed retire at their trim, and
+the newcomer then reads them back from disk (retired.py), as a process first seen in a
+later batch does: which records a batch ends at changes no verdict, only what is held.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import pyarrow.compute as pc
 
 from ...traces.errors import TraceFormatError
 from ...traces.reader import TraceReader
-from ..chunk import Piece
+from ..chunk import DELIVER, Piece, kind_codes
 from ..engine import (
     READ_ROWS,
     CheckReport,
@@ -40,18 +48,49 @@ from ..engine import (
 from ..properties import Options, Property
 from ..result import Result, Verdict
 from ..trace import Trace
-from .canon import SLOW, WHOLE, TraceState, _dictionary
-from .cutowed import prefix_owed
+from . import canon
+from .canon import FAST, SLOW, WHOLE, TraceState, _dictionary
+from .cutowed import owing
 from .narrow import follow, narrows
 from .reduced import NeedsWhole, check_held, deps_held
+from .regroup import regroup
 from .viewheld import carries, stands
 
-__all__ = ["check_stream", "not_streamed"]
+__all__ = ["check_stream", "first_seen_cut", "not_streamed"]
+
+#: feed a batch in two where a process not seen before first appears (module
+#: docstring); False: as before, such a process holds the low watermark from the
+#: batch's start (bench/stream_views_bench.py compares the two)
+FIRST_SEEN = True
 
 
 def not_streamed(props: list[Property]) -> list[str]:
     """The properties the single pass cannot decide (they need the whole trace)."""
     return [p.name for p in props if p.stream is None]
+
+
+def first_seen_cut(st: TraceState, piece: Piece) -> int:
+    """The first row of ``piece`` where a process not seen before by ``st`` appears, when
+    the rows before it could retire positions (S would outgrow the window); 0: none."""
+    window = st.trim_at or canon.TRIM_AT
+    if not FIRST_SEEN or st.mode != FAST or len(st.S) + piece.table.num_rows <= window:
+        return 0  # (a short trace: its rows cannot outgrow the window)
+    idx, names = _dictionary(piece.table.column("process"))
+    new = np.array([st.procs.get(x, -1) < 0 or not st.seen[st.procs[x]] for x in names],
+                   bool)
+    if not new.any():
+        return 0
+    firsts = np.full(len(names), len(idx), np.int64)
+    some = idx >= 0
+    firsts[idx[some][::-1]] = np.flatnonzero(some)[::-1]  # the first row of each wins
+    later = firsts[new & (firsts > 0) & (firsts < len(idx))]
+    if not len(later):  # a newcomer at row 0 is fed with its batch
+        return 0
+    first = int(later.min())
+    # S grows by at most the deliveries before it: no trim, no need to cut
+    grown = int(np.count_nonzero(kind_codes(piece.table.column("kind").slice(0, first))
+                                 == DELIVER))
+    return first if len(st.S) + grown > window else 0
 
 
 def split(piece: Piece) -> Iterator[tuple[str, Piece]]:
@@ -75,12 +114,14 @@ class _Run:
 
     def __init__(self, props: list[Property], options: Options, keep_going: bool,
                  trim_at: int | None = None, keep_whole: bool = False,
-                 expect: tuple[str, ...] = (), spill_dir: str | None = None) -> None:
+                 expect: tuple[str, ...] = (), spill_dir: str | None = None,
+                 await_after: int | None = None) -> None:
         self.props, self.options, self.keep_going = props, options, keep_going
         self.trim_at = trim_at  # each trace's window (canon.py), None: canon.TRIM_AT
         self.keep_whole = keep_whole  # TraceState's
         self.expect = expect  # TraceState's: processes known before their records
         self.spill_dir = spill_dir  # TraceState's: where held records spill
+        self.await_after = await_after  # TraceState's
         #: the clocks whose latencies the properties' deciders read (Property.clock)
         self.clocks = tuple(dict.fromkeys(p.clock for p in props if p.clock))
         self.report = CheckReport([p.name for p in props], options)
@@ -88,6 +129,9 @@ class _Run:
         self.states: dict[str, TraceState] = {}
         self.done: set[str] = set()
         self.whole: dict[str, None] = {}
+        #: of those, the ones the retired prefix passed a process by, and their records:
+        #: read again interleaved before they go whole (regroup.py)
+        self.regroup: dict[str, int] = {}
         self.followed: set[str] = set()  # traces whose cut was tried while read
         #: per finished trace, how it was decided (fast, slow or whole), for the bench
         self.modes: Counter = Counter()
@@ -99,12 +143,24 @@ class _Run:
         if st is None:
             st = self.states[tid] = TraceState(tid, self.trim_at, self.keep_whole,
                                                self.expect, self.clocks, self.spill_dir)
+            st.await_after = self.await_after
+        while True:
+            cut = first_seen_cut(st, part)
+            if not cut:
+                break
+            st.feed(Piece(part.table.slice(0, cut), part.lines[:cut], part.source,
+                          part.fmt))
+            self._peaks(st)
+            part = Piece(part.table.slice(cut), part.lines[cut:], part.source, part.fmt)
         st.feed(part)
         if st.mode == SLOW and st.spill is not None and tid not in self.followed:
             # a long broken trace: its cut is tried as the rest is read (narrow.py)
             self.followed.add(tid)
             if narrows(self.props):
                 st.follower = follow(st, self.props)
+        self._peaks(st)
+
+    def _peaks(self, st: TraceState) -> None:
         if st.mode != WHOLE:
             self.peak_held = max(self.peak_held, st.held())
             self.peak_window = max(self.peak_window, len(st.S))
@@ -117,6 +173,8 @@ class _Run:
             self._decide(tid, st)
         finally:
             st.close()
+        if st.mode == WHOLE and tid in self.whole and st.regroupable:
+            self.regroup[tid] = st.events
 
     def _decide(self, tid: str, st: TraceState) -> None:
         self.modes[st.mode] += 1
@@ -125,10 +183,9 @@ class _Run:
             return
         if st.vprefix is not None:  # with views, broken after positions retired
             held = all(carries(p) for p in self.props) and \
-                (not any(p.final() for p in self.props) or stands(st, self.props))
-        else:  # the end-of-trace properties after a retired prefix: across a cut only
-            held = not any(p.final() or not p.held for p in self.props) or \
-                (narrows(self.props) and prefix_owed(st))
+                (not any(p.final() for p in self.props) or stands(st))
+        else:  # the end-of-trace properties with the retired part's counts (prefixowed.py)
+            held = all(p.held or owing([p]) for p in self.props)
         if st.mode == SLOW and st.base and (not held or not deps_held(st)):
             # the end-of-trace properties read what each process did last, which may lie
             # in the retired prefix (with views, carried over for agreement, validity and
@@ -223,6 +280,8 @@ def check_stream(paths: list[str | os.PathLike], props: list[Property],
         r.finish(tid)
     if bar is not None:
         bar.close()
+    if r.whole:
+        regroup(paths, r, _read_v1)
     if r.whole:
         _whole(paths, r, merge, on_violation)
     return report

@@ -2,9 +2,11 @@
 
 A :class:`Follower` reads the complete lines appended to one file since its last
 read (a line still being written stays for the next read), checked as the reader
-checks a block (traces/jsonl.py: ``parse_lines``). Its position (device, inode, byte
-offset, line number) is plain data, so that ``--state`` can store it and a restart
-goes on from it.
+checks a block (traces/jsonl.py: ``parse_lines``); once the run is over,
+:meth:`Follower.read_rest` reads a last line without its newline as ``tomkit check``
+does (a line cut short is an error naming file, line and field). Its position (device,
+inode, byte offset, line number) is plain data, so that ``--state`` can store it and a
+restart goes on from it. A named pipe, socket or device is refused (:func:`unfollowable`).
 
 Rotation and truncation are told apart, never guessed at:
 
@@ -20,6 +22,7 @@ Rotation and truncation are told apart, never guessed at:
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -32,7 +35,7 @@ from ...traces.jsonl import header_line as read_header
 from ...traces.validate import records_to_table
 from ..chunk import Piece
 
-__all__ = ["FollowError", "Follower", "MappedFollower", "Position"]
+__all__ = ["FollowError", "Follower", "MappedFollower", "Position", "unfollowable"]
 
 #: at most this much a read: a backlog comes in pieces of a few thousand records, each
 #: checked (and its verdicts printed) before the next is parsed
@@ -40,7 +43,26 @@ READ_BYTES = 1 << 20
 
 
 class FollowError(Exception):
-    """A followed file was truncated, or replaced while tomkit watch was down."""
+    """A followed file was truncated, or replaced while tomkit watch was down, or is
+    no file that grows (a pipe, a device, a socket)."""
+
+
+def unfollowable(path: str) -> str | None:
+    """Why ``path``, which exists, cannot be followed, in one line; or None (a regular
+    file, or nothing there yet). Opening a named pipe waited for a writer, and offsets
+    and a restart's position mean nothing in a stream."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):  # a folder: the command says it
+        return None
+    what = ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+    return (f"{path}: {what}, not a file: tomkit watch follows a file as it grows "
+            "(reading on from where it stopped, also after a restart); have the writer "
+            "append to a file and watch that, or save the stream to a file and check it "
+            "with tomkit check")
 
 
 @dataclass
@@ -71,6 +93,9 @@ class Follower:
 
     def _open(self) -> bool:
         """Open the path if it exists; check it is the stored file at a restart."""
+        why = unfollowable(self.pos.path)
+        if why:  # opening a named pipe waits for a writer, for ever if none comes
+            raise FollowError(why)
         try:
             f = open(self.pos.path, "rb")
         except FileNotFoundError:
@@ -116,6 +141,26 @@ class Follower:
                                 records=self.pos.records)
             if self._open():
                 yield from self._drain()
+
+    def read_rest(self) -> Iterator[Piece]:
+        """The records still unread once the file is complete (the run is over): a last
+        line without its newline is read as tomkit check reads it, a whole record taken
+        and one cut short (its writer killed mid-write) a TraceFormatError naming file,
+        line and field (rejected, keep going). While the file grows such a line is one
+        still being written, left for the next read."""
+        if self.f is None and not self._open():
+            return
+        yield from self.read()
+        if self.f is None:
+            return
+        self.f.seek(self.pos.offset)
+        rest = self.f.read()
+        if not rest.strip():
+            return
+        piece = self._parse(rest + b"\n")
+        self.pos.offset += len(rest)
+        if piece is not None:
+            yield piece
 
     def _drain(self, final: bool = False) -> Iterator[Piece]:
         assert self.f is not None

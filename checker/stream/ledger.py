@@ -36,17 +36,75 @@ never read, a retired sequence not made).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...traces.errors import Location
+from ..chunk import CRASH, JOIN, LEAVE, SLOT_COLUMN, VIEW, Piece, kind_codes
 from ..result import WitnessEvent
 from .retired import CLOCKS, RetiredSequence
 from .views import NONE
 
-__all__ = ["Join", "Ledger", "Stay", "Window"]
+__all__ = ["Join", "Ledger", "Membership", "Stay", "Window", "location", "membership",
+           "record_clocks"]
+
+
+def location(piece: Piece, i: int) -> Location:
+    """Where row ``i`` of a piece was read (line of JSON Lines, row of Parquet)."""
+    n = int(piece.lines[i])
+    return Location(piece.source, row=n) if piece.fmt == "parquet" else \
+        Location(piece.source, line=n)
+
+
+def record_clocks(table: pa.Table, row: int = 0) -> tuple:
+    """A record's time, real_time and slot (``x_slot``, floored), as the whole-trace
+    checker reads them (checker/trace.py; None where absent)."""
+    out = []
+    for name in ("time", "real_time", SLOT_COLUMN):
+        x = table.column(name)[row].as_py() if name in table.column_names else None
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            x = None
+        elif name == SLOT_COLUMN:
+            x = math.floor(x)
+        else:
+            x = float(x)
+        out.append(x)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Membership:
+    """The processes with a record among some pieces, and each one's view, join, leave and
+    crash records there in its own order: (kind, view, the record as a witness names it,
+    its clocks). A broken trace holds every such record for its life (canon.py), so read
+    from its held records these are the whole trace's, to its end."""
+
+    present: frozenset[str]
+    records: dict[str, list[tuple[str, str | None, WitnessEvent, tuple]]]
+
+
+def membership(pieces: Iterable[Piece]) -> Membership:
+    """The membership records of ``pieces`` (few: a handful a view change)."""
+    present: set[str] = set()
+    records: dict[str, list[tuple[str, str | None, WitnessEvent, tuple]]] = {}
+    for piece in pieces:
+        t = piece.table
+        present.update(pc.unique(t.column("process")).to_pylist())
+        rows = np.flatnonzero(np.isin(kind_codes(t.column("kind")), (VIEW, JOIN, LEAVE, CRASH)))
+        if not len(rows):
+            continue
+        taken = t.take(pa.array(rows))
+        cols = [taken.column(c).to_pylist() for c in ("process", "kind", "view")]
+        for j, (p, kind, view) in enumerate(zip(*cols)):
+            record = WitnessEvent(p, kind, None, None, location(piece, int(rows[j])), view)
+            records.setdefault(p, []).append((kind, view, record, record_clocks(taken, j)))
+    present.discard(None)
+    return Membership(frozenset(present), records)
 
 #: (message id, location, clocks: time, real_time, slot) of a held record, by message
 #: code, kind and process

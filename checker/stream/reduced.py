@@ -37,6 +37,14 @@ sends came, goes whole when it breaks (canon.py), so the retired tally is its pr
 
 A run broken early holds most of itself: narrow.py keeps only the records around the
 breach when the rest keeps the picture.
+
+The end-of-trace properties (agreement, validity, liveness, member liveness) read who
+owes what of every message, the retired ones too: a process that crashed or fell behind
+the retired prefix delivered less of it than the others. Their retired part is decided
+from each process's retired deliveries and the retired sequence on disk, and merged with
+the held records' result in each check's scan order (prefixowed.py); a process short of
+the retired prefix that delivers after the break goes whole (canon.py), so every process
+with held deliveries delivered the whole prefix first, and the shift above is its own.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from .cutowed import Owed, owing
 from .hashes import RetiredIds, hash_ids
 from .latencies import Tally, shifted
 from .narrow import narrowed
+from .prefixowed import asked, decide, merge, prefix
 from .viewheld import installed
 
 __all__ = ["NeedsWhole", "check_held", "deps_held", "shift", "without_retired"]
@@ -153,10 +162,6 @@ def check_held(state: TraceState, props: list[Property], options: Options,
         if got is not None:
             return got
         state.cut, state.owed = 0, None  # cutowed.py's condition C: every held record
-    if state.base and state.vprefix is None and any(p.final() or not p.held for p in props):
-        # the held records stand for a retired prefix without views only across a cut
-        # (cutowed.py, "A retired prefix without views")
-        raise NeedsWhole("the end-of-trace properties, not cut, after positions retired")
     got = _check(state, state.held_pieces(), props, options, keep_going)
     assert got is not None  # nothing to merge
     return got
@@ -214,6 +219,9 @@ def _check(state: TraceState, pieces: list[Piece], props: list[Property], option
         results = {k: shift(r, state.base, soff) for k, r in out.results.items()}
         delivered, sent = {p: state.base for p in names}, soff
     verdicts = dict(out.verdicts)
+    owed = asked(state, exact)
+    if owed:  # the end-of-trace properties' retired part (prefixowed.py)
+        _retired_part(state, pieces, owed, options, results, verdicts, scratch)
     if tallied:
         trace = chunk.trace(0)
         held: dict[str, Tally] = {}
@@ -234,4 +242,35 @@ def _check(state: TraceState, pieces: list[Piece], props: list[Property], option
             scratch.counts[prop.name][res.verdict] += 1
         verdicts = {p.name: verdicts[p.name] for p in props}
     return (TraceOutcome(state.id, sorted(state.sources), state.events, verdicts,
-                         results), scratch)
+                         {p.name: results[p.name] for p in props if p.name in results}),
+            scratch)
+
+
+def _retired_part(state: TraceState, pieces: list[Piece], props: list[Property],
+                  options: Options, results: dict[str, Result], verdicts: dict[str, Verdict],
+                  scratch: CheckReport) -> None:
+    """Merge check(R), the retired part's, into H's ``results`` and ``verdicts`` of the
+    end-of-trace ``props`` (prefixowed.py); NeedsWhole when it cannot be."""
+    clean = prefix(state, pieces, isinstance(state.owed, Owed))
+    if isinstance(clean, str):
+        raise NeedsWhole(f"the end-of-trace properties after positions retired: {clean}")
+    got = decide(clean, props, options)
+    if got is None:
+        raise NeedsWhole("a retired witness of an end-of-trace property is not kept")
+    names = list(state.procs)
+    last = {names[p]: e for p, e in state.last.items()}
+    for prop in props:
+        was = verdicts[prop.name]
+        held = results.get(prop.name) or Result(prop.name, state.id, was)
+        res = merge(prop.name, got[prop.name], held, last)
+        if res is None:
+            raise NeedsWhole(f"{prop.name}: undecided on both sides of the retired prefix")
+        verdicts[prop.name] = res.verdict
+        results.pop(prop.name, None)
+        if res.verdict != Verdict.HOLDS:
+            results[prop.name] = res
+        count = scratch.counts[prop.name]
+        count[was] -= 1
+        if not count[was]:
+            del count[was]
+        count[res.verdict] += 1

@@ -102,14 +102,15 @@ order's "after the same k deliveries" (and its ``position``) moves by |R(p, q)|.
   processes the held records show: such a trace goes whole for these (``stands``).
 
 - *member liveness*: a pair (a correct sender's message, a correct process q) is judged
-  only when q did not deliver the message; when every process correct at the end
-  delivered every retired position, no pair names a retired message, so its exact check
-  on the held records (each process's latest join, its views, the held sends' clocks)
-  meets the same first pair, or the same undecidable one; its witness ends with q's
-  latest record, as above. When some correct process did not (a member from the start
-  that skipped a view owes it every message of a correct sender, whatever views it
-  installed; a late joiner by the clocks), a retired pair may be owed, and its witness
-  would name a retired send: such a trace goes whole (``stands``).
+  only when q did not deliver the message; among the held messages its exact check on
+  the held records (each process's latest join, its views, the held sends' clocks)
+  meets the same pairs, in the same order. A correct process that did not deliver every
+  retired position (a member from the start that skipped a view owes it every message
+  of a correct sender, whatever views it installed; a late joiner by the clocks) may owe
+  a retired pair: those are decided from each process's retired deliveries per view
+  (``ViewPrefix.per_view``: the positions of each view's range it missed) and the
+  retired sends on disk, and merged with the held records' first pair by sender
+  (prefixowed.py). Before, such a trace went whole.
 
 Latency combines the retired prefix's tally with the held records' (reduced.py).
 """
@@ -121,10 +122,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..chunk import CRASH, DELIVER, JOIN, LEAVE, VIEW, Piece, kind_codes
+from ..chunk import CRASH, DELIVER, VIEW, Piece, kind_codes
 from ..result import Result, WitnessEvent
 from .views import NONE
 
@@ -144,8 +144,8 @@ CARRIED = frozenset({"agreement", "validity", "liveness", MEMBER_LIVENESS})
 def carries(prop: Property) -> bool:
     """Whether ``prop``'s exact check on a broken view trace's held records, its retired
     views carried over, is the whole trace's (an end-of-trace property: when every
-    process has a held record, and for member liveness when every process correct at the
-    end delivered the whole retired prefix, ``stands``)."""
+    process has a held record, ``stands``; member liveness with its retired pairs merged
+    in, prefixowed.py)."""
     name = prop.name.split("@")[0]
     return (prop.held or name == MEMBER_LIVENESS) and (not prop.final() or name in CARRIED)
 
@@ -301,35 +301,17 @@ def summarize(state: TraceState) -> ViewPrefix | str:
                       retired_views, frozenset(behind.tolist()))
 
 
-def stands(state: TraceState, props: list[Property]) -> bool:
+def stands(state: TraceState) -> bool:
     """Whether every process of the trace has a held record (the end-of-trace properties
-    judge the processes the records show, and cite each one's last event); with member
-    liveness, whether every process correct at the end (its last join, leave or crash
-    record a join, or none) delivered every retired position: then no pair of member
-    liveness names a retired message (a pair whose message q delivered is never
-    judged), which a member from the start that skipped a view, or a late member, may
-    owe by its rules."""
+    judge the processes the records show, and cite each one's last event). Member
+    liveness's pairs whose message is retired (a member from the start that skipped a
+    view owes it every message of a correct sender, a late member by the clocks) are
+    decided from each process's retired deliveries per view (prefixowed.py)."""
     present: set[str] = set()
-    last_kind: dict[str, str] = {}
     for piece in state.held_iter():
-        t = piece.table
-        present.update(pc.unique(t.column("process")).to_pylist())
-        rows = np.flatnonzero(np.isin(kind_codes(t.column("kind")), (JOIN, LEAVE, CRASH)))
-        if len(rows):  # few: membership records
-            taken = t.take(pa.array(rows))
-            for k, p in zip(taken.column("kind").to_pylist(),
-                            taken.column("process").to_pylist()):
-                last_kind[p] = k
+        present.update(pc.unique(piece.table.column("process")).to_pylist())
     names = list(state.procs)
-    seen = [names[i] for i in np.flatnonzero(state.seen[:len(names)])]
-    if not all(p in present for p in seen):
-        return False
-    if any(p.name == MEMBER_LIVENESS for p in props):
-        prefix = state.vprefix
-        return prefix is not None and all(
-            prefix.delivered.get(p, 0) == state.base for p in seen
-            if last_kind.get(p) in (None, "join"))
-    return True
+    return all(names[i] in present for i in np.flatnonzero(state.seen[:len(names)]))
 
 
 def installed(pieces: list[Piece]) -> tuple[dict[str, set[str]], set[str]]:

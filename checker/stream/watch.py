@@ -9,9 +9,13 @@ doubled, for the properties not printed yet), and each property they find violat
 printed, unless a later record could undo it (integrity's unsent delivery: the send may
 still come; with views, prefix order and FIFO, whose membership rules a later view can
 excuse) or the held records cannot stand for it (causal order once a dependency may be
-retired; the end-of-trace properties, pending until the end). A trace with views is
-held whole here (the whole-trace engine decides it), and judged the same way. The
-witness printed then is the first one in the records so far, in words true so far
+retired; the end-of-trace properties, pending until the end). A trace with views
+takes the same path. Memory is bounded as in ``tomkit check --stream``: a log that
+comes late reads the retired prefix from disk, and the sends of a slow log are awaited
+(canon.py) once the FIFO pointer is ``WATCH_AWAIT_AFTER`` positions behind, so that a
+send read a little after its deliveries is still checked in the window (a break after
+an awaited send is judged at the end, by the whole-trace engine). The witness printed
+then is the first one in the records so far, in words true so far
 (:func:`so_far`); the final report, when the logs stop growing, is ``tomkit check``'s
 on the whole input, with its exit code. ``timeout``: a message some correct process
 has not delivered that long after it was first read is printed as overdue, a notice
@@ -40,6 +44,7 @@ from typing import TextIO
 import numpy as np
 
 from ...traces.importer import Mapping
+from ...traces.interrupt import uninterrupted
 from ..chunk import Piece
 from ..engine import CheckReport, FileStats
 from ..properties import Options, Property
@@ -53,11 +58,22 @@ __all__ = ["Watch"]
 
 STATE_FILE = "watch-state.pickle"
 #: checkpoint format: a restart refuses a state written by another one
-STATE_VERSION = 4  # 4: a trace's state holds its retired sequence (retired.py)
+#: 4: a trace's state holds its retired sequence (retired.py); 5: it may hold positions
+#: retired before their sends came (the awaited sends, canon.py)
+STATE_VERSION = 5
+#: older checkpoints a restart takes up: a version 4 state's window waited for late
+#: sends, and from the restart on they are awaited as in a version 5 one
+TAKEN_UP = (4,)
 #: the window of a watched trace (canon.py's TRIM_AT): small, so that the exact checks
 #: that run when a trace breaks read few held records (a few thousand: tens of
 #: milliseconds), and report within the second on a loaded machine too
 WATCH_TRIM_AT = 1 << 8
+#: positions past the FIFO pointer (a send not read yet) retire, the send awaited on
+#: disk as ``tomkit check --stream`` awaits it, once the pointer is this far behind S's
+#: end (canon.py's ``await_after``): per-process logs are read one after the other, so a
+#: send read a little after its deliveries is checked in the window, and a break after
+#: it judged as it comes (after an awaited send a break is judged at the end, whole)
+WATCH_AWAIT_AFTER = 1 << 15
 #: a broken trace's exact checks run again at most this often (seconds) as it grows
 RECHECK = 1.0
 #: with views, a later view installation can excuse what these found on a prefix
@@ -71,6 +87,15 @@ def so_far(res: Result) -> Result:
     delivered m" (the verdict is certain either way: a later delivery cannot undo it)."""
     text = res.explanation.replace("never delivers", "has not (yet) delivered")
     return res if text == res.explanation else replace(res, explanation=text)
+
+
+def behind(st: TraceState) -> int:
+    """The retired positions a correct process lagging behind them has not delivered yet
+    (it reads them from disk as it comes: they left the window, ``TraceState.pending``)."""
+    np_ = len(st.procs)
+    c = st.cursor[:np_]
+    lag = st.seen[:np_] & ~st.crashed[:np_] & ~st.left[:np_] & (c >= 0) & (c < st.base)
+    return int(st.base - c[lag].min()) if st.mode == FAST and lag.any() else 0
 
 
 class Watch:
@@ -102,12 +127,13 @@ class Watch:
             self.followers = [MappedFollower(Position(p), mapping, self.seq,
                                              keep_going=keep_going) for p in self.paths]
         # one log per process (the mapping's [file] process): every process is known
-        # before its log has a line, so a log that lags holds the window for itself
+        # before its log has a line, and a log that lags holds nothing meanwhile: it reads
+        # the retired prefix from disk when it comes (its sends awaited past the margin)
         expect = tuple(dict.fromkeys(
             f.live.process for f in self.followers
             if isinstance(f, MappedFollower) and f.live.process is not None))
         self.run = _Run(props, options, keep_going, WATCH_TRIM_AT, keep_whole=True,
-                        expect=expect, spill_dir=state_dir)
+                        expect=expect, spill_dir=state_dir, await_after=WATCH_AWAIT_AFTER)
         self.dirty: set[str] = set()  # broken traces with records not yet judged
         self.checked: dict[str, tuple[float, int]] = {}  # when judged last, records then
         self.judged: set[tuple[str, str]] = set()
@@ -143,14 +169,21 @@ class Watch:
                 data = pickle.load(f)
             except ValueError as e:  # a trace's state that cannot be taken up (canon.py)
                 raise ValueError(f"{path}: {e}") from None
-        if data["version"] != STATE_VERSION or data["paths"] != self.paths or \
+        version = data.get("version")
+        if version != STATE_VERSION and version not in TAKEN_UP:
+            raise ValueError(f"{path}: a checkpoint of format {version}, which this tomkit "
+                             f"does not take up (it writes {STATE_VERSION}, and reads "
+                             f"{', '.join(map(str, TAKEN_UP))} too); give a new --state DIR")
+        if data["paths"] != self.paths or \
                 data["properties"] != [p.name for p in self.props] or \
                 data["mapping"] != self._mapping_key():
             raise ValueError(f"{path}: a checkpoint of another watch (other files, "
-                             "properties or format); give a new --state DIR")
+                             "properties or mapping); give a new --state DIR")
         r = self.run
         r.states, r.done, r.whole, r.modes = (data["states"], data["done"], data["whole"],
                                               data["modes"])
+        for st in r.states.values():  # an older state's traces await their sends too
+            st.await_after = r.await_after
         r.report.counts, r.report.outcomes = data["counts"], data["outcomes"]
         r.report.rejected = data["rejected"]
         self.judged = data["judged"]
@@ -215,15 +248,7 @@ class Watch:
         n = 0
         for fol in self.followers:
             for piece in fol.read():
-                n += piece.table.num_rows
-                for tid, part in split(piece):
-                    self.run.feed(tid, part)
-                    st = self.run.states[tid]
-                    if st.mode == FAST:
-                        self._latency(st)
-                    if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
-                        self.dirty.add(tid)
-                self._judge()
+                n += self._take(piece)
         self._judge()
         if self.timeout is not None and time.monotonic() - self.last_overdue_look >= \
                 min(1.0, self.timeout / 4):
@@ -232,6 +257,18 @@ class Watch:
         if self.state_dir and time.monotonic() - self.last_checkpoint >= self.checkpoint_every:
             self.checkpoint()
         return n
+
+    def _take(self, piece: Piece) -> int:
+        """Feed one piece read, judge the traces it broke; its records."""
+        for tid, part in split(piece):
+            self.run.feed(tid, part)
+            st = self.run.states[tid]
+            if st.mode == FAST:
+                self._latency(st)
+            if st.mode == SLOW or (st.mode == WHOLE and st.base == 0):
+                self.dirty.add(tid)
+        self._judge()
+        return piece.table.num_rows
 
     def _judge(self) -> None:
         """The exact checks of the broken traces whose records have grown enough since
@@ -293,7 +330,17 @@ class Watch:
             send = st.locate(code, "send") if code >= 0 else None
             late = st.locate(code, "deliver", late=prop.clock) if code >= 0 else None
             msg = st.message_id(code) if code >= 0 else None
-            if send and late and msg is not None:
+            slow = st.tally[prop.clock].slowest if code < 0 else None
+            if slow is not None and slow.latency == top:
+                # a retired message's (a send read after its position retired, a lagging
+                # process's delivery): the tally keeps its witness
+                wit = [WitnessEvent(slow.sender, "send", slow.msg, slow.send_index,
+                                    slow.send_location),
+                       WitnessEvent(slow.process, "deliver", slow.msg, slow.index,
+                                    slow.location)]
+                text = (f"{slow.process} delivers {slow.msg} {top:.6g} s {of}after its "
+                        f"send, over the bound of {bound:g} s.")
+            elif send and late and msg is not None:
                 wit = [WitnessEvent(send[0], "send", msg, None, send[1]),
                        WitnessEvent(late[0], "deliver", msg, None, late[1])]
                 text = (f"{late[0]} delivers {msg} {top:.6g} s {of}after its send, over "
@@ -334,6 +381,13 @@ class Watch:
                 line = (f"{tid}: {msg} overdue: not delivered by {', '.join(missing)} "
                         f"{age[k]:.1f} s after a record first named it (--timeout "
                         f"{self.timeout:g} s; pending, not a verdict)")
+            self._print(line)
+
+    def _print(self, line: str) -> None:
+        """One verdict or notice line, written whole and flushed: Ctrl-C or SIGTERM
+        (tomkit watch --out) waits for it (traces/interrupt.py), so the output never ends
+        in half a line that the next one would be glued to."""
+        with uninterrupted():
             print(line, file=self.out, flush=True)
 
     def _emit(self, tid: str, name: str, res) -> None:
@@ -345,7 +399,7 @@ class Watch:
         else:
             line = f"{tid}: {name} {res.verdict}: {res.explanation}"
             line += "".join(f"\n    {w.describe()}" for w in res.witness)
-        print(line, file=self.out, flush=True)
+        self._print(line)
 
     def summary(self) -> str:
         r = self.run
@@ -374,7 +428,7 @@ class Watch:
         bounds = [p for p in self.props if p.clock]
         if not live and not bounds and self.timeout is None:
             return None
-        n = sum(len(s.pending()) for s in self.run.states.values())
+        n = sum(len(s.pending()) + behind(s) for s in self.run.states.values())
         # a latency bound is pending until the trace ends or a latency exceeds it
         verdicts = len(live) * len(self.run.states) + sum(
             (tid, p.name) not in self.judged for tid in self.run.states for p in bounds)
@@ -386,6 +440,8 @@ class Watch:
         """Every trace is complete: ``tomkit check``'s report of the whole input."""
         r = self.run
         for fol in self.followers:
+            for piece in fol.read_rest():  # a last line without its newline
+                self._take(piece)
             fol.close()
             r.report.rejected.extend(fol.rejected)
             stats = FileStats(fol.pos.path, "jsonl", grouped=fol.grouped)

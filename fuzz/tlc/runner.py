@@ -530,8 +530,8 @@ def _run(cmd: list[str], cwd: Path, timeout: float | None,
                 progress(interpret(parse_output(lines[-3:]), props))
 
     reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
+    try:  # the reader's start too: a Ctrl-C as it starts leaves no JVM behind
+        reader.start()
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -227,6 +227,9 @@ MUTANTS: dict[str, Rule] = {
 def resolve_rule(name: str) -> Rule:
     """A rule by name: built-in (``model.rules.RULES``), mutant (:data:`MUTANTS`), or
     ``module:function``. Raises ValueError for an unknown name."""
+    if name == "":  # an unset shell variable: "unknown rule ''" said less
+        raise ValueError("the rule is an empty name; give one of "
+                         f"{', '.join([*RULES, *MUTANTS])} or module:function")
     if name in RULES:
         return RULES[name]
     if name in MUTANTS:

@@ -45,7 +45,11 @@ def _error(path, **kwargs) -> TraceFormatError:
 BAD_LINES = [
     # (line, field, message fragment)
     ('{"trace":"t","process":"p",kind:"crash"}', None, "invalid JSON at column 28"),
-    ('{"trace":"t","process":"p","kind":"crash"', None, "invalid JSON at column 42"),
+    # a line cut short (kill -9 of its writer) names the field it ends after or in
+    ('{"trace":"t","process":"p","kind":"crash"', "kind",
+     "the record ends after this field, mid-way: a line cut short"),
+    ('{"trace":"t","process":"p","kind":"cra', "kind",
+     "the record ends inside this field's value, mid-way: a line cut short"),
     ("[1, 2]", None, "record is not a JSON object (got array)"),
     ('"just a string"', None, "record is not a JSON object (got string)"),
     ('{"trace":"t","kind":"crash"}', "process", "missing required field"),

@@ -98,7 +98,9 @@ def _before_parsing(argv: list[str]) -> tuple[list[str], str | None]:
     if argv[:1] == ["help"]:  # an unknown name after it is said as one, closest too
         return ([argv[1], "--help"] if argv[1:2] and argv[1] in SUBCOMMANDS
                 else argv[1:2] or ["--help"]), None
-    if not argv or argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version"):
+    if not argv:  # (argparse: "the following arguments are required: command")
+        return argv, f"give a subcommand: {', '.join(SUBCOMMANDS)}"
+    if argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version"):
         return argv, None
     subs = [i for i, a in enumerate(argv) if a in SUBCOMMANDS]
     if argv[0].startswith("-") and subs:

@@ -13,7 +13,7 @@ import sys
 from tomkit.checker.check_run import add_option_arguments
 
 from .check_process import fresh_memory_settings
-from .parser import empty_name
+from .parser import empty_name, overwrites_input
 
 __all__ = ["add_parser", "fresh_memory_settings", "run"]
 
@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--property", "-p", action="append", metavar="NAME",
                    help="check only this property (repeat or comma-separate); default: all "
                    "safety properties")
-    c.add_argument("--format", choices=["text", "json"], default="text")
+    c.add_argument("--format", "--output-format", choices=["text", "json"], default="text")
     # latency, and the QoS-preserving multicast's realtime-latency and rate
     # (docs/qos-checking.md): one definition with tomkit scan and tomkit.check()
     add_option_arguments(c)
@@ -108,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
                        ("--guarantee-file", args.guarantee_file, "file"))
     if empty:  # an unset shell variable: nothing was written, and nothing said
         print(f"tomkit check: {empty}", file=sys.stderr)
+        return 2
+    over = overwrites_input(args.files, ("--html", args.html),
+                            ("--plot-latency", args.plot_latency))
+    if over:  # the trace was replaced by the HTML report, with no word
+        print(f"tomkit check: {over}", file=sys.stderr)
         return 2
     if "-" in args.files and not os.path.exists("-"):  # not "-: file not found"
         print("tomkit check: '-': standard input is not read; give a file, or follow a "

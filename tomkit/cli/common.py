@@ -93,6 +93,12 @@ def protocol_options(args: argparse.Namespace, protocol: Protocol) -> dict[str, 
     if other:
         flags = ", ".join("--" + n.replace("_", "-") for n in other)
         raise ValueError(f"{flags} does not apply to {protocol.name}")
+    for o in protocol.options:
+        if given.get(o.name) == "":  # an unset shell variable: "unknown rule ''", after
+            # simulate had printed its seed
+            known = f" ({', '.join(map(str, o.choices))})" if o.choices else ""
+            raise ValueError(f"{o.flag} '': an empty name; give a {o.name}{known}, or "
+                             "leave the option out")
     return given
 
 

@@ -27,7 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     f.add_argument("files", nargs="+", metavar="TRACE",
                    help="trace files, or folders of them (as tomkit check reads them)")
     add_protocol_arguments(f, required=True)
-    f.add_argument("--format", choices=["text", "json"], default="text")
+    f.add_argument("--format", "--output-format", choices=["text", "json"], default="text")
     f.set_defaults(func=run)
     return f
 

@@ -79,7 +79,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     f.add_argument("--no-shrink", action="store_true",
                    help="report the first failing run as found (faster, larger)")
     f.add_argument("--out", default="fuzz-out", help="where failures are written")
-    f.add_argument("--format", choices=["text", "json"], default="text",
+    f.add_argument("--format", "--output-format", choices=["text", "json"], default="text",
                    help="json: one object on stdout (docs/cli.md, 'One JSON shape'); the "
                    "text lines go to stderr")
     f.set_defaults(func=run)
@@ -87,6 +87,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
+    said = "--rule" if args.protocol is None and args.rule is not None else "RULE"
     if args.protocol is None and args.rule is not None:
         # --rule R alone is the rule form, as 'tomkit simulate --rule R' simulates it
         if args.rule_name is not None:
@@ -94,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
                   f"--rule {args.rule}): give one", file=sys.stderr)
             return 2
         args.rule_name, args.rule = args.rule, None
+    if args.rule_name == "":  # an unset shell variable ("unknown rule ''")
+        print(f"tomkit fuzz: {said} '': an empty name; give a rule (tomkit fuzz toto) or a "
+              "protocol (tomkit fuzz --protocol abcast)", file=sys.stderr)
+        return 2
     if args.rule_name is None and args.protocol is None:
         print("tomkit fuzz: nothing to fuzz: give a rule (tomkit fuzz toto, or --rule "
               "toto) or a protocol (tomkit fuzz --protocol abcast)", file=sys.stderr)

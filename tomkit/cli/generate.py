@@ -48,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit generate: --traces must be >= 1", file=sys.stderr)
         return 2
     known = [*CONFIGS, "synthetic"]
+    if args.protocol is not None and not names:  # an unset shell variable: every
+        # protocol was generated, as if the option was not given
+        print(f"tomkit generate: --protocol {' '.join(map(repr, args.protocol))}: names "
+              f"no protocol; give one of {', '.join(known)}, or leave the option out",
+              file=sys.stderr)
+        return 2
     unknown = [p for p in names if p not in known]
     bad = (f"unknown protocol {unknown[0]}; known: {', '.join(known)}"
            f"{closest(unknown[0], known)}" if unknown else None) or \

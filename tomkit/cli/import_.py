@@ -11,9 +11,11 @@ a bad mapping.
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 
-from .parser import empty_name
+from .parser import empty_name, not_a_file_out
 
 __all__ = ["add_parser", "run"]
 
@@ -53,6 +55,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tomkit import: --out {e}", file=sys.stderr)
         return 2
+    if not_a_file_out("--out", args.out):
+        print(f"tomkit import: {not_a_file_out('--out', args.out)}", file=sys.stderr)
+        return 2
+    for log in args.logs:  # a named pipe waited for a writer, /dev/zero filled memory
+        what = _not_a_file(log)
+        if what:
+            print(f"tomkit import: {log}: {what}, not a file; save the stream to a file "
+                  "and import that", file=sys.stderr)
+            return 2
     if args.format == "jepsen":
         return run_jepsen(args)
     if args.mapping is None:
@@ -86,6 +97,19 @@ def run(args: argparse.Namespace) -> int:
           f"skipped by the mapping, {stats.blank} blank"
           + (f"; wrote {args.out}" if records else "; nothing written"))
     return 2 if stats.rejected or not records else 0
+
+
+def _not_a_file(path: str) -> str | None:
+    """``a named pipe``, ``a socket`` or ``a device`` for such a ``path``; else None (a
+    file, a folder or nothing there: said as ever)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
 
 
 def run_jepsen(args: argparse.Namespace) -> int:

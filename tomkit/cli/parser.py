@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from typing import NoReturn
 
-__all__ = ["Parser", "closest", "empty_name", "not_a_folder", "unknown_options"]
+__all__ = ["Parser", "closest", "empty_name", "not_a_file_out", "not_a_folder",
+           "overwrites_input", "unknown_options"]
 
 
 def closest(given: str, known: Iterable[str]) -> str:
@@ -36,6 +38,13 @@ class Parser(argparse.ArgumentParser):
 
     #: the subcommands' action, once added
     subparsers: argparse._SubParsersAction | None = None
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        # no abbreviations: `tomkit conform --n 3` was taken as --no-control-records (the
+        # one option starting so) and answered "--control-records does not apply to
+        # toto"; a flag is given whole, or said to be unknown with the closest one
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def add_subparsers(self, **kwargs: object) -> argparse._SubParsersAction:
         self.subparsers = super().add_subparsers(**kwargs)
@@ -85,6 +94,36 @@ def not_a_folder(flag: str, path: str | None) -> str | None:
     if path and os.path.exists(path) and not os.path.isdir(path):
         return f"{flag} {path}: a file; {flag} takes a folder"
     return None
+
+
+def overwrites_input(inputs: list[str], *outputs: tuple[str, str | None]) -> str | None:
+    """An output (``(flag, path)``) that names one of the input files, in one line; or
+    None. (Also ``tomkit watch --out``: its verdict lines appended to a log it follows.)"""
+    for flag, path in outputs:
+        if not path or not os.path.isfile(path):
+            continue
+        for given in inputs:
+            inside = os.path.isdir(given) and os.path.realpath(path).startswith(
+                os.path.join(os.path.realpath(given), ""))  # a file the folder stands for
+            if inside or os.path.isfile(given) and os.path.samefile(path, given):
+                return (f"{flag} {path}: the input {given}, which it would overwrite; give "
+                        "another file")
+    return None
+
+
+def not_a_file_out(flag: str, path: str | None) -> str | None:
+    """Why ``path``, given to ``flag`` to be a file written, cannot be one: a named pipe,
+    a socket or a device (simulate waited for a reader, then a stop removed the user's
+    pipe; sample replaced the pipe by a file); or None."""
+    try:
+        mode = os.stat(path).st_mode if path else None
+    except OSError:
+        return None
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+    return f"{flag} {path}: {what}, not a file; give a file name"
 
 
 def unknown_options(parser: Parser, extras: list[str]) -> NoReturn:

@@ -80,7 +80,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     s.add_argument("--no-size-limit", action="store_true",
                    help="run an --n larger than the prover was measured to finish (Z3's "
                    "time grows steeply with n: it may run for hours)")
-    s.add_argument("--format", choices=["text", "json"], default="text",
+    s.add_argument("--format", "--output-format", choices=["text", "json"], default="text",
                    help="json: one object on stdout, each outcome's verdict, queries and "
                    "counterexample (docs/cli.md, 'One JSON shape'); the text lines go to "
                    "stderr as they come")
@@ -99,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"tomkit prove: {msg}", file=sys.stderr)
         return 2
 
+    if args.rule == "":  # an unset shell variable read as no rule: "give a RULE"
+        return fail("RULE '': an empty name; give a rule (tomkit prove toto --n 3) or "
+                    f"--protocol ({', '.join(by_protocol())})")
     if args.protocol is None:
         if args.rule is None:
             return fail("give a RULE or --protocol "

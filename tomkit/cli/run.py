@@ -89,7 +89,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     r.add_argument("--log-stderr", action="store_true",
                    help="show each node's stderr here as it comes (it is always kept in "
                    "the run folder's nodes/)")
-    r.add_argument("--format", choices=["text", "json"], default="text")
+    r.add_argument("--format", "--output-format", choices=["text", "json"], default="text")
     r.set_defaults(func=run)
     return r
 

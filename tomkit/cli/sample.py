@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 
-from .parser import closest
+from .parser import closest, not_a_file_out
 from .sizes import RECORD_BYTES, show_bytes
 
 __all__ = ["add_parser", "run"]
@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         fmt, compressed = output_format(args.out)
         if os.path.isdir(args.out):
             raise ValueError(f"--out {args.out}: a folder; give a file name")
+        if not_a_file_out("--out", args.out):
+            raise ValueError(not_a_file_out("--out", args.out))
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         too_big = beyond_machine(args, "jsonl" if fmt == "jsonl" and not compressed
                                  else "compressed")

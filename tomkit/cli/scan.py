@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import os
 import sys
 import urllib.parse
 
 from tomkit.checker.spark.options import add_arguments
+
+from .children import children, end_new
 
 __all__ = ["add_parser", "run"]
 
@@ -36,24 +39,47 @@ def run(args: argparse.Namespace) -> int:
         print("tomkit scan: needs Spark, which is not installed: "
               "pip install 'tomkit[spark]' (or 'tomkit[all]')", file=sys.stderr)
         return 2
-    bad = _missing_local_input(args.inputs) or _bad_out(getattr(args, "out", None),
-                                                        args.inputs)
+    bad = _bad_numbers(args) or _missing_local_input(args.inputs) or \
+        _bad_out(getattr(args, "out", None), args.inputs)
     if bad:  # said now, not after a JVM has started
         print(f"tomkit scan: {bad}", file=sys.stderr)
         return 2
     from tomkit.traces.interrupt import add_note
 
+    before = children()
+    quiet = _QuietStop()
+    logging.getLogger().addFilter(quiet)
     try:
         from tomkit.checker.spark.job import run_args
 
         return run_args(args)
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: --out is replaced only by a
         # complete result (checker/spark/commit.py), so what is there was there before
+        if end_new(before):  # the JVM this scan started (module docstring of children)
+            add_note(e, "Spark's JVM, started by this scan, was stopped")
         out = getattr(args, "out", None)
         if out:
             was = "left as it was" if os.path.exists(out) else "not made"
             add_note(e, f"{out} {was}: a scan replaces it only once complete")
         raise
+    finally:
+        logging.getLogger().removeFilter(quiet)
+
+
+class _QuietStop(logging.Filter):
+    """py4j logs a KeyboardInterrupt in a call to the JVM with its traceback, on the root
+    logger (``logging.exception``): the command says the stop in one line itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "KeyboardInterrupt while sending command."
+
+
+def _bad_numbers(args: argparse.Namespace) -> str | None:
+    """--shuffle-partitions 0 or -3 was taken: ignored by a scan in this process, a JVM's
+    error after Spark's start in one with Spark."""
+    if args.shuffle_partitions is not None and args.shuffle_partitions < 1:
+        return f"--shuffle-partitions must be at least 1, got {args.shuffle_partitions}"
+    return None
 
 
 #: the names of trace files a scan reads (checker/spark/read.py's format_of)

@@ -24,11 +24,12 @@ from tomkit.cli.common import (
     add_protocol_arguments,
     protocol_options,
 )
+from tomkit.cli.parser import not_a_file_out
 from tomkit.cli.sizes import RECORD_BYTES, show_bytes
 from tomkit.model.events import EVENTS, PLURAL, PROCESS_EVENTS, parse_at, parse_renegotiation
 from tomkit.model.net.links import Delay
 from tomkit.model.protocols import PROTOCOLS, protocol
-from tomkit.model.sim import SimConfig, simulate
+from tomkit.model.sim import SimConfig, check_config, simulate
 
 __all__ = ["add_membership_arguments", "add_parser", "beyond_memory", "config_from_args",
            "prepare_process", "run"]
@@ -166,6 +167,18 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         **schedule)
 
 
+class _Names:
+    """The process names p0 .. p(n-1), as a set answers ``in``: a set of them made for
+    --n 99999999999999999999 ran until killed, before the size was judged."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name[1:].isdigit() and \
+            name == f"p{int(name[1:])}" and int(name[1:]) < self.n
+
+
 def _membership(args: argparse.Namespace, n: int) -> dict[str, Any]:
     """The membership schedule's fields of :class:`SimConfig` from the flags (the
     deprecated ones said so on stderr); ValueError naming the flag and an unknown
@@ -181,7 +194,7 @@ def _membership(args: argparse.Namespace, n: int) -> dict[str, Any]:
     out["partitions"] = list(getattr(args, "partitions", None) or ())
     out["heals"] = list(getattr(args, "heals", None) or ())
     out["renegotiations"] = list(getattr(args, "renegotiations", None) or ())
-    names = {f"p{i}" for i in range(n)}
+    names = _Names(n)
     for kind in PROCESS_EVENTS:
         for q, _ in out[PLURAL[kind]]:
             if q not in names:
@@ -274,9 +287,18 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--out is an empty name; give a file name")
         if not args.trace_id:  # the writer refused it after the simulation, a traceback
             raise ValueError("--trace-id must not be empty")
+        try:  # a byte that is no UTF-8 (the shell's $'\xff'): a traceback from the writer
+            args.trace_id.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(args.trace_id).decode("utf-8", "backslashreplace")
+            raise ValueError(f"--trace-id {shown}: not UTF-8 text; a trace id is written "
+                             "in the trace, which is UTF-8") from None
         output_format(args.out)
         if os.path.isdir(args.out):  # found before the simulation, not after it
             raise ValueError(f"--out {args.out}: a folder; give a file name")
+        if not_a_file_out("--out", args.out):  # a pipe: waited for a reader, and a stop
+            # then removed it
+            raise ValueError(not_a_file_out("--out", args.out))
         # made now (as generate makes its own), so that a folder that cannot be
         # is found before the simulation, not after
         folder = os.path.dirname(os.path.abspath(args.out))
@@ -305,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
             cfg.crashes or cfg.leaves or cfg.partitions))
         if too_big:
             raise ValueError(too_big)
+        check_config(cfg)  # a protocol's option said before the seed line
     except ValueError as e:
         print(f"tomkit simulate: {e}", file=sys.stderr)
         return 2

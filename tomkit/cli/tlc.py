@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 
-from .parser import not_a_folder
+from .parser import empty_name, not_a_folder
 from .verdict_json import document, dumps
 
 __all__ = ["add_parser", "run"]
@@ -64,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    ".parquet)")
     s.add_argument("--diff", action="store_true",
                    help="after the first state, print only what each step changed")
-    s.add_argument("--format", choices=["text", "json"], default="text")
+    s.add_argument("--format", "--output-format", choices=["text", "json"], default="text")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     s.set_defaults(func=run)
     return s
@@ -82,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
     from tomkit.fuzz.tlc.runner import TlcError, TlcSetupError, progress_bar, run_tlc
     from tomkit.fuzz.tlc.tracemap import TraceMapError, load_trace_map
     from tomkit.fuzz.tlc.values import TlaValueError
+    from tomkit.traces.interrupt import add_note, uninterrupted
 
-    bad = _bad_numbers(args) or not_a_folder("--out", args.out)
+    bad = _bad_numbers(args) or not_a_folder("--out", args.out) or \
+        empty_name(("SPEC", args.spec, ".tla file, or a spec tomkit ships (tomkit tlc ABCAST)"))
     if bad:
         print(f"tomkit tlc: {bad}", file=sys.stderr)
         return 2
@@ -105,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
         result = run_tlc(args.spec, args.config, workers=args.workers, simulate=args.simulate,
                          seed=args.seed, depth=args.depth, timeout=args.timeout, lib=args.lib,
                          progress=None if args.quiet else progress_bar())
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the runner has killed TLC's JVM
+        add_note(e, f"nothing written to {args.out}: stopped before TLC finished (its JVM "
+                 "was stopped too)")
+        raise
     except (TlcSetupError, TlcError, TlaValueError) as e:
         print(f"tomkit tlc: {e}", file=sys.stderr)
         res = getattr(e, "result", None)
@@ -121,7 +127,14 @@ def run(args: argparse.Namespace) -> int:
     log_path, trace_path = default_paths(args.out, result.config)
     try:
         outputs = counterexample_outputs(result, args.trace_out or trace_path, trace_map)
-        outputs.log_path = write_log(result, log_path)
+        with uninterrupted():  # the log whole or not at all
+            outputs.log_path = write_log(result, log_path)
+    except KeyboardInterrupt as e:  # a counterexample's trace says itself what it kept
+        # (traces/writer.py); the log is written last
+        if not os.path.exists(log_path):
+            add_note(e, f"TLC had finished ({result.status}); stopped while its outputs "
+                     f"were written, before its log ({log_path})")
+        raise
     except OSError as e:
         print(f"tomkit tlc: cannot write under {args.out}: {e}", file=sys.stderr)
         outputs = RunOutputs()

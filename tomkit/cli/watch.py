@@ -14,7 +14,7 @@ import time
 
 from tomkit.traces.interrupt import exit_code, stopped
 
-from .parser import empty_name
+from .parser import empty_name, not_a_file_out, overwrites_input
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="also agreement, validity and liveness, pending until each trace "
                    "ends (the summary line counts them) and decided then")
     c.add_argument("--scope", choices=("uniform", "correct"), default=None)
-    c.add_argument("--format", choices=["text", "json"], default="text",
+    c.add_argument("--format", "--output-format", choices=["text", "json"], default="text",
                    help="verdict and summary lines as text or JSON objects")
     c.add_argument("--idle-exit", type=float, metavar="SECONDS", default=None,
                    help="end once no file has grown for this long, with tomkit check's "
@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         print(f"tomkit watch: {bad}", file=sys.stderr)
         return 2
+    args.files = once(args.files)
     try:
         options = property_options(cli=True)
         todo = plan(options, properties=args.property, liveness=args.liveness,
@@ -148,9 +149,24 @@ def run(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def once(files: list[str]) -> list[str]:
+    """Each file once, as tomkit check reads them (``a.jsonl ./a.jsonl``: every record
+    was read twice, each delivery a duplicate, and integrity said violated)."""
+    seen: set[str] = set()
+    out = []
+    for f in files:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
 def _bad_arguments(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments, in one line, before anything is followed; or
     None. A log that does not exist yet is not wrong: it may appear later."""
+    from tomkit.checker.stream.follow import unfollowable
+
     for flag, value, least in (("--idle-exit", args.idle_exit, 0.0),
                                ("--summary-every", args.summary_every, 0.0)):
         if value is not None and not (value >= least and value < float("inf")):
@@ -170,9 +186,21 @@ def _bad_arguments(args: argparse.Namespace) -> str | None:
         if f.lower().endswith((".parquet", ".pq")):
             return (f"{f}: a Parquet file is written whole, not followed; tomkit check "
                     f"{f} reads it")
+        if f.lower().endswith(".gz"):  # (read as JSON Lines: "invalid UTF-8 at column 2")
+            return (f"{f}: a gzip file is compressed in blocks, not followed line by line "
+                    f"as it grows; tomkit check {f} reads it whole (a recorder's live file "
+                    "is plain JSON Lines)")
+        why = unfollowable(f)
+        if why:  # a named pipe was opened, which waits for a writer
+            return why
     if args.state is not None and os.path.exists(args.state) and \
             not os.path.isdir(args.state):
         return f"--state {args.state}: a file; --state takes a folder"
     if args.out is not None and os.path.isdir(args.out):
         return f"--out {args.out}: a folder; give a file name"
+    if not_a_file_out("--out", args.out):  # appended to a pipe: waited for a reader
+        return not_a_file_out("--out", args.out)
+    over = overwrites_input(args.files, ("--out", args.out))
+    if over:  # its verdict lines appended to a log it reads, then read as records
+        return over.replace("which it would overwrite", "which it would write into")
     return None

@@ -24,7 +24,7 @@ from typing import Any
 
 from tomkit.record import SYSTEMS
 from tomkit.record.faults import repeating
-from tomkit.record.log import EventLog
+from tomkit.record.log import EventLog, die_with_parent
 from tomkit.record.system import System
 from tomkit.traces.interrupt import add_note, exit_code, stopped, terminate_as_interrupt
 
@@ -194,7 +194,11 @@ def _watch(live: Path) -> tuple[subprocess.Popen, Path]:
     cmd = [sys.executable, "-m", "tomkit", "watch", str(live), "--idle-exit", "1",
            "--stop-file", str(stop), "--summary-every", "10"]
     print(f"  watching: {' '.join(cmd[2:])}")
-    return subprocess.Popen(cmd), stop
+    # it dies with the recorder: a recorder killed (kill -9) never makes the stop file,
+    # and the watch waited for it for ever. In a session of its own, a terminal's Ctrl-C
+    # reaches the recorder alone, which ends the watch with its report of the records so
+    # far (_watch_end): the watch stopped as it started printed a "Fatal Python error"
+    return subprocess.Popen(cmd, preexec_fn=die_with_parent, start_new_session=True), stop
 
 
 def _watch_end(proc: subprocess.Popen, stop: Path) -> int:
@@ -205,6 +209,10 @@ def _watch_end(proc: subprocess.Popen, stop: Path) -> int:
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.wait()
+    except KeyboardInterrupt:  # a second Ctrl-C while the watch ends: not left running
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def verdict(profile: list[str], path: Path) -> str:

@@ -115,6 +115,18 @@ def test_killed_while_the_job_writes(spark, data, tmp_path):
     assert leftovers(out) == []
 
 
+def test_a_bare_output_name_is_below_the_working_directory(spark, data, tmp_path,
+                                                            monkeypatch):
+    """`tomkit scan DATA --out out --engine sql`: a name without a folder has the working
+    directory as its parent (Hadoop's Path refused the empty parent with a traceback)."""
+    _, small, _ = data
+    monkeypatch.chdir(tmp_path)  # not the session JVM's working directory
+    (tmp_path / "out.tmp-0-1-h-x").mkdir()  # a dead run's staging directory
+    res = scan(spark, small, "out", engine="sql")
+    assert (tmp_path / "out" / "_SUCCESS").exists() and res.doc["verdict"] == "holds"
+    assert not (tmp_path / "out.tmp-0-1-h-x").exists()  # recovered first
+
+
 @pytest.mark.parametrize("atomic", [True, False], ids=["rename", "copy"])
 @pytest.mark.parametrize("old", [True, False], ids=["replace", "first"])
 def test_hadoop_commit_stopped_at_every_step(spark, tmp_path, old, atomic):

@@ -112,17 +112,18 @@ def test_an_early_swap_in_both_scopes_layouts_and_windows(tiny, longer, cut, mon
     assert decided(path).modes == {"slow": 1, "narrowed": 1}
 
 
-def test_every_property_asked_keeps_the_held_path(tiny, longer, monkeypatch, tmp_path):
+def test_every_property_asked_is_cut(tiny, longer, monkeypatch, tmp_path):
     """Every property asked, member liveness among them: the late joiner missed retired
-    positions, which member liveness may owe it (viewheld.py's ``stands``), so the
-    broken view trace goes whole, not cut (the end-of-trace properties across the cut:
-    test_stream_cut_owed.py)."""
+    positions, which member liveness may owe it; those pairs are decided from each
+    process's retired deliveries per view (prefixowed.py), so the broken view trace is
+    cut, not sent whole (it went whole before; the end-of-trace properties across the
+    cut: test_stream_cut_owed.py)."""
     monkeypatch.setattr(canon, "TRIM_AT", 4)
     path = tmp_path / "t.jsonl"
     write_records(path, broken.plant("swap", 0.1))
     run = _Run(STREAMED, Options(), False)
-    check_stream([path], STREAMED, run=run)
-    assert "narrowed" not in run.modes and run.whole
+    agree([path], STREAMED, run=run)
+    assert run.modes.get("narrowed") == 1 and not run.whole, run.modes
 
 
 def test_the_generators_view_faults(tiny, monkeypatch, tmp_path):

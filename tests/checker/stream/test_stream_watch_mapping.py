@@ -139,7 +139,8 @@ def test_a_lagging_log_reads_the_retired_prefix_from_disk(tmp_path, monkeypatch)
 
     monkeypatch.setattr(watch_mod, "WATCH_TRIM_AT", 16)
     # p0 sends every message, everyone delivers them in order; p3 only delivers, and its
-    # log starts late (a sender's log that lags holds the window anyway: its sends do)
+    # log starts late (a sender's log that lags holds the window up to watch's margin:
+    # its sends do; test_watch_late_sends.py)
     recs = [{"trace": "run", "process": "p0", "kind": k, "msg": f"m{i}"}
             for i in range(400) for k in ("send", "deliver")]
     recs += [{"trace": "run", "process": p, "kind": "deliver", "msg": f"m{i}"}
