@@ -228,10 +228,9 @@ def test_a_process_first_seen_in_the_tail(sends, timed, grouped, scope, tiny, tm
 
 def test_a_process_first_seen_in_the_tail_after_positions_retired(tiny, monkeypatch,
                                                                   tmp_path):
-    """A window of 4 positions, interleaved: the positions before the breach retired
-    (every process delivered them; p4 comes later, and without views a process first
-    seen after the break is read as every other: cutowed.py, "A retired prefix without
-    views"): decided on the cut."""
+    """A window of 4 positions, interleaved: the positions before the breach retired (the
+    retired part of the end-of-trace properties decided from each process's retired
+    deliveries: prefixowed.py), p4 first seen after them: decided on the cut."""
     monkeypatch.setattr(canon, "TRIM_AT", 4)
     path = tmp_path / "t.jsonl"
     write_records(path, run_of(late=30, at=8))
