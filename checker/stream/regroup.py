@@ -103,12 +103,8 @@ SEGMENT_ROWS = 1 << 15
 def split_by(piece: Piece, column: str) -> Iterator[tuple[str, Piece]]:
     """A piece's rows per value of a string column, values in order of first appearance,
     rows in order."""
-    col = piece.table.column(column).combine_chunks()
-    if not pa.types.is_dictionary(col.type):
-        col = pc.dictionary_encode(col)
-    idx = col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    names = col.dictionary.to_pylist()
-    if len(idx) and (idx == idx[0]).all():
+    idx, names = canon._dictionary(piece.table.column(column))
+    if len(names) == 1 or (len(idx) and (idx == idx[0]).all()):
         yield names[int(idx[0])], piece
         return
     order = np.argsort(idx, kind="stable")
