@@ -12,7 +12,15 @@ import pytest
 import test_stream_cut_owed as owed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stream_oracle import STREAMED, agree, by_process, outcomes, records_read, small_windows
+from stream_oracle import (
+    STREAMED,
+    agree,
+    by_process,
+    outcomes,
+    records_read,
+    small_windows,
+    without_silent_processes,
+)
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.driver as driver
@@ -187,18 +195,11 @@ def test_a_process_stalled_in_its_view(tiny, tmp_path):
 def test_without_the_silent_process_the_view_cut_would_differ(tiny, monkeypatch, tmp_path):
     """The silent process bears weight with views: left out of the tail's summary
     (condition A read on the tail's own processes), the cut's report differs."""
-    decide = narrow.decide
-
-    def waived(tail, props, options, processes, on_m, delivered, sent, last=None):
-        names = list(tail.procs)
-        on_t = {names[i] for i in range(len(names)) if tail.seen[i]}
-        return decide(tail, props, options, on_t, on_t, delivered, sent, last)
-
     path = tmp_path / "t.jsonl"
     # p4 delivers every message of the cut: only the tail's summary sees what it owes
     write_records(path, run_of(views=20, silent=5, first_view=10))
     with monkeypatch.context() as m:
-        m.setattr(narrow, "decide", waived)
+        m.setattr(narrow, "decide", without_silent_processes(narrow.decide))
         with pytest.raises(AssertionError):
             decided(path, ALL)
     assert across(decided(path, ALL))
