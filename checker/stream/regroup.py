@@ -89,7 +89,7 @@ import pyarrow.compute as pc
 
 from ..chunk import DELIVER, VIEW, Piece, kind_codes
 from . import canon
-from .canon import FAST, WHOLE, TraceState
+from .canon import FAST, WHOLE, TraceState, _dictionary
 from .spill import Spill
 
 __all__ = ["REGROUP_ROWS", "SEGMENT_ROWS", "Streams", "interleave", "regroup"]
@@ -103,7 +103,7 @@ SEGMENT_ROWS = 1 << 15
 def split_by(piece: Piece, column: str) -> Iterator[tuple[str, Piece]]:
     """A piece's rows per value of a string column, values in order of first appearance,
     rows in order."""
-    idx, names = canon._dictionary(piece.table.column(column))
+    idx, names = _dictionary(piece.table.column(column))
     if len(names) == 1 or (len(idx) and (idx == idx[0]).all()):
         yield names[int(idx[0])], piece
         return
