@@ -98,6 +98,10 @@ AWAIT_SENDS = True
 #: holds what such a process has still to deliver and waits for the sends
 #: (bench/stream_views_bench.py compares the two)
 VIEW_LAG = True
+#: a process that has delivered nothing yet (one that only sends) does not hold the low
+#: watermark: it reads the retired prefix from disk if it comes to deliver; False: as
+#: before, it holds it at its cursor (bench/stream_bench.py --sender-only compares the two)
+SENDERS_PASS = True
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
 TRIM_AT = 1 << 14
@@ -1060,8 +1064,14 @@ class TraceState:
         if self.views is None or VIEW_LAG:
             # a process lagging behind the retired prefix, or not come yet, reads it from
             # disk when it comes (``past``; with views, its position lies in the range of
-            # its view, _lagging)
-            passed = live & ~(self.seen[:np_] & (self.cursor[:np_] >= self.base))
+            # its view, _lagging); so does one that has delivered nothing yet (a client
+            # that only sends): its first deliveries, if any come, read the retired prefix
+            # from disk as a newcomer's do, and what its sends need is held below (its
+            # latest send); it held the watermark at its cursor for the whole run
+            held = self.seen[:np_] & (self.cursor[:np_] >= self.base)
+            if SENDERS_PASS:
+                held &= self.dcount[:np_] > 0
+            passed = live & ~held
             live &= ~passed
             self.passed_by |= bool(passed.any())
         # no process holds it (every one seen crashed, left or lags): S's end, so that
