@@ -863,9 +863,11 @@ def retired_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def make_sender_only(path: Path, messages: int, processes: int, seed: int) -> None:
-    """The trace of ``make`` with every 50th message, from the first on, sent by a
-    process of its own that delivers nothing (a client)."""
+def make_sender_only(path: Path, messages: int, processes: int, seed: int,
+                     swap_at: int | None = None) -> None:
+    """The trace of ``make`` (``swap_at``: p0's deliveries there and after swapped) with
+    every 50th message, from the first on, sent by a process of its own that delivers
+    nothing (a client)."""
     import numpy as np
     import pyarrow as pa
 
@@ -876,7 +878,8 @@ def make_sender_only(path: Path, messages: int, processes: int, seed: int) -> No
         return
     tmp = path.with_name("tmp-" + path.name)
     with TraceWriter(tmp) as w:
-        for table in long_trace_tables(messages, n_processes=processes, seed=seed):
+        for table in long_trace_tables(messages, n_processes=processes, seed=seed,
+                                       swap_at=swap_at):
             proc = np.asarray(table.column("process").to_numpy(zero_copy_only=False),
                               object)
             kind = np.asarray(table.column("kind").to_numpy(zero_copy_only=False), object)
@@ -901,21 +904,37 @@ def sender_only_runs(args: argparse.Namespace) -> int:
           f"messages, p{np_} sends every 50th and delivers none", flush=True)
     make(clean, n, np_, args.seed)
     make_sender_only(client, n, np_, args.seed)
+    swap_at = n - 1000
+    broken = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}.parquet"
+    broken_client = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}-client.parquet"
+    make(broken, n, np_, args.seed, swap_at)
+    make_sender_only(broken_client, n, np_, args.seed, swap_at)
     buffer = 200 if args.smoke else None  # (the smoke's: several reads, several trims)
-    figs = {"clean": measure("stream", clean, args.trim, buffer, ", no client"),
-            "now": measure("stream", client, args.trim, buffer, ", client passed"),
-            "was": measure("stream", client, args.trim, buffer, ", as before",
-                           no_senders_pass=True)}
-    for f in figs.values():
-        assert f["modes"] == {"fast": 1} and not f["violated"], f
-    c, now, was = figs["clean"], figs["now"], figs["was"]
-    print(f"\nsummary ({now['events']:,} events with the client)")
-    for name, f in (("no client", c), ("client passed", now), ("as before", was)):
-        print(f"  {name:<14} held {f['window']:>9,} positions {f['held']:>10,} records "
-              f"{f['cpu']:7.1f} s CPU {f['rss_mb']:7.0f} MB")
-    print(f"  client passed / as before: {now['rss_mb'] / was['rss_mb']:.2f}x memory, "
-          f"{now['cpu'] / was['cpu']:.2f}x CPU; / no client: "
-          f"{now['rss_mb'] / c['rss_mb']:.2f}x memory")
+    for end, late in ((False, False), (True, False), (True, True)):
+        print(("broken late (p0's deliveries swapped 1,000 messages before the end), "
+               if late else "") +
+              ("with --liveness's properties" if end else "the default properties"),
+              flush=True)
+        a, b = (broken, broken_client) if late else (clean, client)
+        figs = {"clean": measure("stream", a, args.trim, buffer, ", no client", end=end),
+                "now": measure("stream", b, args.trim, buffer, ", client passed",
+                               end=end),
+                "was": measure("stream", b, args.trim, buffer, ", as before",
+                               end=end, no_senders_pass=True)}
+        for f in figs.values():
+            assert f["modes"].get("slow" if late else "fast") == 1 and not f["whole"], f
+        # the client never delivers: a correct process that owes every message
+        assert figs["now"]["violated"] == figs["was"]["violated"], figs
+        assert {"agreement", "liveness", "validity"} <= set(figs["now"]["violated"]) \
+            if end else not figs["now"]["violated"], figs
+        c, now, was = figs["clean"], figs["now"], figs["was"]
+        print(f"summary ({now['events']:,} events with the client)")
+        for name, f in (("no client", c), ("client passed", now), ("as before", was)):
+            print(f"  {name:<14} held {f['window']:>9,} positions {f['held']:>10,} "
+                  f"records {f['cpu']:7.1f} s CPU {f['rss_mb']:7.0f} MB")
+        print(f"  client passed / as before: {now['rss_mb'] / was['rss_mb']:.2f}x memory, "
+              f"{now['cpu'] / was['cpu']:.2f}x CPU; / no client: "
+              f"{now['rss_mb'] / c['rss_mb']:.2f}x memory\n", flush=True)
     return 0
 
 
