@@ -28,7 +28,10 @@ an id seen again after it retired, a process that lags behind the retired prefix
 that appears late) and delivers otherwise there. A process that lags
 and delivers the retired S[k] at each retired position k reads it back from disk
 (retired.py) and does not hold the low watermark, so memory stays the window's (with
-views too: its position lies in the range of the view it installed, views.py); a
+views too: its position lies in the range of the view it installed, views.py); nor
+does a process that has delivered nothing yet (a client that only sends): whatever it
+delivers first lies in S from position 0 (its view's range start) on, as a newcomer's
+does, so it is one if it comes to deliver (``SENDERS_PASS``); a
 trace where that happened goes whole if it breaks later (the held records stand for
 the retired prefix only when every process delivered it before them). Positions every
 process passed retire even while their sends are still to come (a file grouped by
