@@ -96,9 +96,6 @@ def test_with_views_grouped_in_one_batch(one_batch, tmp_path, monkeypatch):
     run = checked(path, DEFAULT)
     assert run.modes == {"fast": 1}
     monkeypatch.setattr(driver, "FIRST_SEEN", False)
-    # (a newcomer with nothing delivered yet no longer holds it either: canon.py's
-    # SENDERS_PASS; the batch is fed between its membership records, so it trims there)
-    monkeypatch.setattr(canon, "SENDERS_PASS", False)
     before = checked(path, DEFAULT)
     assert before.modes == {"fast": 1}
     assert run.peak_window < before.peak_window // 2, (run.peak_window, before.peak_window)
