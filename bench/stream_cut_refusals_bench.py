@@ -22,6 +22,17 @@ held path, every held record).
     python bench/stream_cut_refusals_bench.py [--messages 200000] [--at 1000]
         [--late 5000] [--seed 1] [--before /path/to/other/.venv/bin/python]
 
+``--silent``: bench/stream_views_bench.py's run with views instead (8 processes, a view
+change every 20,000 messages, a member crashing every tenth view and joining at the
+next) and a ninth process, p8, which installs no view and delivers messages 0 to 5
+only, in "no view" (a breach of same-view delivery at once): silent in the tail, with
+views (cutowed.py, "A process silent in the tail"); the swap the same; the view
+properties and member liveness asked too. There "before" (the code before this step)
+refused every cut (condition A with views) and checked every held record.
+
+    python bench/stream_cut_refusals_bench.py --silent [--messages 200000]
+        [--before /path/to/other/.venv/bin/python]
+
 Prints, per run, wall and CPU seconds, peak memory, how the trace was decided, the
 records the exact checks read, and the verdicts (which must be the same for "cut" and
 "refused").
@@ -41,6 +52,38 @@ from pathlib import Path
 #: what the runs ask
 PROPS = ("integrity", "total-order-weak", "total-order-strong", "global-order",
          "prefix-order", "fifo-order", "agreement", "validity", "liveness")
+#: with ``--silent``, the view properties and member liveness too
+VIEW_PROPS = ("view-agreement", "view-sequence", "same-view-delivery",
+              "sending-view-delivery", "virtual-synchrony", "member-liveness")
+#: with ``--silent``, the last message p8 delivers
+SILENT = 5
+
+
+def make_silent(path: Path, n: int, seed: int, swap_at: int | None) -> None:
+    """bench/stream_views_bench.py's run with p8 delivering messages 0 to ``SILENT`` in no
+    view, each right after p0's delivery of it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from stream_views_bench import view_run_tables
+
+    from tomkit.traces.writer import TraceWriter
+
+    with TraceWriter(path) as w:
+        for b, t in enumerate(view_run_tables(n, 8, seed=seed, swap=swap_at)):
+            if b == 0:
+                mine = pc.and_(pc.and_(pc.equal(t.column("process"), "p0"),
+                                       pc.equal(t.column("kind"), "deliver")),
+                               pc.is_in(t.column("msg"), pa.array(
+                                   [f"m{j}" for j in range(SILENT + 1)])))
+                extra = t.filter(mine)
+                i = t.column_names.index("process")
+                extra = extra.set_column(i, t.schema.field(i),
+                                         pa.array(["p8"] * len(extra), pa.string()))
+                i = t.column_names.index("time")
+                extra = extra.set_column(i, t.schema.field(i),
+                                         pc.add(extra.column("time"), 0.001))
+                t = pa.concat_tables([t, extra]).sort_by("time")
+            w.write_table(t)
 
 
 def make(path: Path, n: int, seed: int, swap_at: int | None, late: int) -> None:
@@ -67,7 +110,7 @@ def make(path: Path, n: int, seed: int, swap_at: int | None, late: int) -> None:
             w.write_table(t.filter(pa.array(~(early & ~send))))
 
 
-def child(mode: str, path: str) -> None:
+def child(mode: str, path: str, silent: bool = False) -> None:
     import tomkit.checker.stream.narrow as narrow
     import tomkit.checker.stream.reduced as reduced
     from tomkit.checker.properties import Options, properties
@@ -83,7 +126,7 @@ def child(mode: str, path: str) -> None:
         return decide(pieces, *a, **k)
 
     reduced.decide_chunk = counted
-    props = [properties()[n] for n in PROPS]
+    props = [properties()[n] for n in PROPS + (VIEW_PROPS if silent else ())]
     t0 = time.perf_counter()
     run = _Run(props, Options(), False)
     report = check_stream([path], props, Options(), run=run)
@@ -96,9 +139,9 @@ def child(mode: str, path: str) -> None:
                       "witness": {k: r.explanation for k, r in o.results.items()}}))
 
 
-def measure(mode: str, path: Path, python: str | None = None) -> dict:
+def measure(mode: str, path: Path, python: str | None = None, silent: bool = False) -> dict:
     cmd = ["nice", "-n", "10", python or sys.executable, str(Path(__file__).resolve()),
-           "--child", mode, str(path)]
+           "--child", mode, str(path)] + (["--silent"] if silent else [])
     # another tree's interpreter (--before) writes no bytecode into that tree
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
@@ -121,15 +164,22 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run the broken trace with this interpreter (a worktree's "
                          "at the code before this step)")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
+    ap.add_argument("--silent", action="store_true", help="a silent process with views")
     ap.add_argument("--make", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.make:
         path, n, seed, swap, late = args.make
-        make(Path(path), int(n), int(seed), None if int(swap) < 0 else int(swap), int(late))
+        swap_at = None if int(swap) < 0 else int(swap)
+        if args.silent:
+            make_silent(Path(path), int(n), int(seed), swap_at)
+        else:
+            make(Path(path), int(n), int(seed), swap_at, int(late))
         return 0
     if args.child:
-        child(*args.child)
+        child(*args.child, args.silent)
         return 0
+    if args.silent:
+        return silent_runs(args)
     n, d = args.messages, Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     clean = d / f"late0-8x{n}-{args.seed}.parquet"
@@ -162,6 +212,33 @@ def main(argv: list[str] | None = None) -> int:
         f = figs[k]
         print(f"  {k}: {f['cpu'] / c['cpu']:.2f}x the clean trace's CPU, "
               f"{f['rss_mb'] / c['rss_mb']:.2f}x its peak memory")
+    print("  violated:", sorted(k for k, v in figs["cut"]["verdicts"].items()
+                                if v == "violated"))
+    return 0
+
+
+def silent_runs(args: argparse.Namespace) -> int:
+    """The ``--silent`` case: its trace clean (no p8, no swap), with p8 and the swap, cut,
+    and by ``--before``."""
+    n, d = args.messages, Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    broken = d / f"silent-8x{n}-{args.seed}-swap{args.at}.parquet"
+    if not broken.exists():
+        subprocess.run([sys.executable, str(Path(__file__).resolve()), "--silent", "--make",
+                        str(broken), str(n), str(args.seed), str(args.at), "0"], check=True)
+    print(f"seed {args.seed}, {n} messages x 8 processes with views, p8 silent after "
+          f"message {SILENT}, p0's deliveries {args.at} and {args.at + 1} swapped; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    figs = {"cut": measure("cut", broken, silent=True)}
+    if args.before:
+        figs["before"] = measure("cut", broken, args.before, silent=True)
+        assert figs["before"]["verdicts"] == figs["cut"]["verdicts"], figs
+        assert figs["before"]["witness"] == figs["cut"]["witness"], figs
+        c, b = figs["cut"], figs["before"]
+        print(f"  cut: {c['cpu'] / b['cpu']:.2f}x before's CPU, "
+              f"{c['rss_mb'] / b['rss_mb']:.2f}x its peak memory")
+    assert {"slow", "narrowed"} <= set(figs["cut"]["modes"]), figs["cut"]
     print("  violated:", sorted(k for k, v in figs["cut"]["verdicts"].items()
                                 if v == "violated"))
     return 0

@@ -53,7 +53,7 @@ from .canon import FAST, SLOW, WHOLE, TraceState, _dictionary
 from .cutowed import owing
 from .narrow import follow, narrows
 from .reduced import NeedsWhole, check_held, deps_held
-from .regroup import regroup
+from .regroup import regroup, split_by
 from .viewheld import carries, stands
 
 __all__ = ["check_stream", "first_seen_cut", "not_streamed"]
@@ -95,18 +95,7 @@ def first_seen_cut(st: TraceState, piece: Piece) -> int:
 
 def split(piece: Piece) -> Iterator[tuple[str, Piece]]:
     """A piece's rows per trace, traces in order of first appearance, rows in order."""
-    idx, names = _dictionary(piece.table.column("trace"))
-    if len(names) == 1 or (len(idx) and (idx == idx[0]).all()):
-        yield names[int(idx[0])], piece
-        return
-    order = np.argsort(idx, kind="stable")
-    uniq, first = np.unique(idx, return_index=True)
-    bounds = np.searchsorted(idx[order], uniq)
-    ends = np.append(bounds[1:], len(idx))
-    for k in np.argsort(first):
-        rows = order[bounds[k]:ends[k]]
-        yield names[int(uniq[k])], Piece(piece.table.take(pa.array(rows)), piece.lines[rows],
-                                         piece.source, piece.fmt)
+    return split_by(piece, "trace")
 
 
 class _Run:

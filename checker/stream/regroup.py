@@ -40,17 +40,23 @@ whole because the retired prefix passed a process by (``TraceState.regroupable``
 read again (the driver reads whole traces again anyway), each process's records
 written to its own stream (``Streams``: a buffer, then segments of a spill file,
 spill.py), and fed to a fresh single pass in an order that keeps the processes
-together: each step feeds the process whose next delivery lies furthest back in S
+together (``interleave``): a process's sends (and crash, join and leave records) as
+soon as they are next in its stream, so that a send comes before the others deliver
+its message, as in a run; a view record of a view another process installed already
+(catching up); else the next ``step`` deliveries (a quarter of the window) and the
+records between them of the process whose next delivery lies furthest back in S
 (``TraceState.positions``; once the picture broke, its position then plus the
-deliveries fed since) its next ``step`` deliveries and the records between them
-(``interleave``). Each process's records keep their order (and ``seq`` still follows
-arrival), so the fresh pass reports what the whole-trace checker reports, and it
-reads the trace as an interleaved file: a breach is decided on the held records, or
-on the records around it (the cut, with the end-of-trace properties merged across it:
-cutowed.py), in the window's memory, exactly as the same trace interleaved would be.
-A late joiner's records wait while its view's range has not started (its position is
-S's end), so it delivers when the others have laid the range out, as it did in the
-run.
+deliveries fed since). A process about to install a view nobody installed yet waits
+while another process installs that view too (a late joiner, a rejoin: it would lay
+the view out ahead of the views the others are still in), and its deliveries wait
+while its view's range has not started (its position is S's end), so it delivers when
+the others have laid the range out, as it did in the run; a view only it installs (a
+singleton view at a start) does not wait. Each process's records keep their order
+(and ``seq`` still follows arrival), so the fresh pass reports what the whole-trace
+checker reports, and it reads the trace as an interleaved file: a breach is decided on
+the held records, or on the records around it (the cut, with the end-of-trace
+properties merged across it: cutowed.py), in the window's memory, exactly as the same
+trace interleaved would be.
 
 **What it costs.** One more read of the trace's records, written once to the
 processes' streams (Arrow IPC, zstd) and read back once, beside the second pass. In
@@ -97,12 +103,8 @@ SEGMENT_ROWS = 1 << 15
 def split_by(piece: Piece, column: str) -> Iterator[tuple[str, Piece]]:
     """A piece's rows per value of a string column, values in order of first appearance,
     rows in order."""
-    col = piece.table.column(column).combine_chunks()
-    if not pa.types.is_dictionary(col.type):
-        col = pc.dictionary_encode(col)
-    idx = col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    names = col.dictionary.to_pylist()
-    if len(idx) and (idx == idx[0]).all():
+    idx, names = canon._dictionary(piece.table.column(column))
+    if len(names) == 1 or (len(idx) and (idx == idx[0]).all()):
         yield names[int(idx[0])], piece
         return
     order = np.argsort(idx, kind="stable")

@@ -35,7 +35,8 @@ records"):
     - *strong order*: the continuing processes with one (v_p, t_p) share z_p, and
       where z_p is a message, t_p is the tail's first delivery S'[0];
     - *prefix order*: for a continuing p and any q, A_p restricted to the views q
-      installed is not a proper prefix of A_q restricted to the views p installed;
+      installed is not a proper prefix of A_q restricted to the views p installed
+      (unless q installed no view and p's first delivery past its cut was made in one);
     - *FIFO*: a continuing p delivers in A_p, for some sender s of M, a place of s in
       M that p owes (a message s sent, at its first send of it, in a view p installed,
       or one p delivers: fifo.py) after one it lacks (its scan breaks within A_p); or
@@ -70,7 +71,9 @@ order:
   below both lengths of the A's is the same on both sides; equal A's go on with the
   B's, prefixes of each other by the tail's prefix order on the same views; an A_p|q
   that is a proper prefix of A_q|p belongs to a process that does not continue (5v),
-  whose sequence ends there on both sides.
+  or to one whose B_p|q is empty (q installed no view, and p's deliveries past its cut
+  are all made in views: a record's view is its process's latest view record, and p's
+  first one past its cut had one), whose sequence ends there on both sides.
 - *FIFO*: p owes s the messages s sent in views p installed and those p delivers;
   s's messages of M come first in s's order (condition 1), and which of them p owes
   is the same on both sides (installed views, p's deliveries of M). A process that
@@ -220,7 +223,8 @@ def agree(cont: Continuing, seqs: list[np.ndarray], got: np.ndarray,
     inst = [np.array(sorted(cont.installed.get(q, ())), np.int64) for q in range(n)]
     going = np.flatnonzero(continuing[:n]).tolist()
     return _strong(cont, seqs, dv, going) and \
-        _prefix(cont.seen_view, seqs, dv, inst, going) and \
+        _prefix(cont.seen_view, seqs, dv, inst, going,
+                {q: v for q, (_, v) in cont.first.items()}) and \
         _fifo(cont.seen_view, got, inst, going, later_send, sp, sm, _cat(cont.sviews))
 
 
@@ -238,9 +242,14 @@ def _strong(cont: Continuing, seqs: list[np.ndarray], dv: list[np.ndarray],
 
 
 def _prefix(views: bool, seqs: list[np.ndarray], dv: list[np.ndarray],
-            inst: list[np.ndarray], going: list[int]) -> bool:
+            inst: list[np.ndarray], going: list[int], tail_view: dict[int, int]) -> bool:
     """Prefix order's part: a continuing process's A, restricted to the views another
-    installed, is no proper prefix of the other's, restricted to the views it installed."""
+    installed, is no proper prefix of the other's, restricted to the views it installed.
+    A process that installed no view is no other for a continuing one whose first
+    delivery past its cut was made in a view (``tail_view``): every later record of that
+    one is made in a view too (a record's view is its process's latest view record), so
+    its deliveries past the cut, restricted to no view, are none, and its sequence ends
+    with A on both sides."""
 
     def restricted(p: int, q: int) -> np.ndarray:
         if not views:
@@ -249,7 +258,7 @@ def _prefix(views: bool, seqs: list[np.ndarray], dv: list[np.ndarray],
 
     for p in going:
         for q in range(len(seqs)):
-            if q == p:
+            if q == p or (views and not len(inst[q]) and tail_view.get(p, -1) >= 0):
                 continue
             a, b = restricted(p, q), restricted(q, p)
             if len(a) < len(b) and np.array_equal(b[:len(a)], a):

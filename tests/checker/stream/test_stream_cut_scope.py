@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 import test_stream_cut_owed as owed
-from stream_oracle import STREAMED, agree, by_process
+from stream_oracle import STREAMED, agree, by_process, without_silent_processes
 
 import tomkit.checker.stream.canon as canon
 import tomkit.checker.stream.cutdeps as cutdeps
@@ -194,17 +194,10 @@ def test_without_the_silent_process_the_tail_would_differ(monkeypatch, tmp_path)
     monkeypatch.setattr(canon, "TRIM_AT", 1 << 14)
     monkeypatch.setattr(driver, "READ_ROWS", 8)
     monkeypatch.setattr(spill, "SPILL_ROWS", 6)
-    decide = narrow.decide
-
-    def waived(tail, props, options, processes, on_m, delivered, sent, last=None):
-        names = list(tail.procs)
-        on_t = {names[i] for i in range(len(names)) if tail.seen[i]}
-        return decide(tail, props, options, on_t, on_t, delivered, sent, last)
-
     path = tmp_path / "t.jsonl"
     write_records(path, stopping_run("none", 5))
     with monkeypatch.context() as m:
-        m.setattr(narrow, "decide", waived)
+        m.setattr(narrow, "decide", without_silent_processes(narrow.decide))
         with pytest.raises(AssertionError):
             decided(path, OWED)
     assert decided(path, OWED).modes == {"slow": 1, "narrowed": 1}

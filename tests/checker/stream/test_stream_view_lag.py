@@ -248,7 +248,7 @@ def test_watch_with_known_processes_reads_a_late_log_from_disk(lag, monkeypatch,
     its records held whole should the trace go whole): a view run whose logs come one
     after the other is judged with the lag read from disk, in a few windows; as before
     (the lag off with views), the processes not come yet held every position. p0 sends
-    every message: watch awaits no sends (its pending messages are counted by code)."""
+    every message, so no send comes late (a slow sender: test_watch_late_sends.py)."""
     monkeypatch.setattr(canon, "TRIM_AT", 8)
     monkeypatch.setattr(driver, "READ_ROWS", 32)
     monkeypatch.setattr(canon, "VIEW_LAG", lag)
