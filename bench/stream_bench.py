@@ -36,6 +36,12 @@ process so that its peak memory (ru_maxrss) is its own:
   process's retired deliveries counted (checker/stream/prefixowed.py), and as before
   (``--no-prefix``, a hidden flag of the child: the whole-trace engine), with the clean
   trace for reference.
+- ``--sender-only``: the trace a tenth as long, clean, where a process p8 of its own
+  sends every 50th message from the first on and delivers nothing (a client: seen
+  before the first trim, its cursor stays at 0), with the default properties: it no
+  longer holds the low watermark (canon.py's ``SENDERS_PASS``), and as before
+  (``--no-senders-pass``, a hidden flag of the child: it held every position), with the
+  trace without it for reference; the positions and records held, CPU and peak memory.
 
 Machines here are noisy, so only ratios measured in the same run count. Targets (issue
 27): stream >= 3x the peer's speed, under 1 GB; twice the trace within 1.2x that memory;
@@ -308,7 +314,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
           no_witness: bool = False, liveness: bool = False,
           bound: float | None = None, end: bool = False, no_owed: bool = False,
-          no_prefix: bool = False, no_regroup: bool = False) -> None:
+          no_prefix: bool = False, no_regroup: bool = False,
+          no_senders_pass: bool = False) -> None:
     """One measured run, in this process: prints its figures as one JSON line."""
     t0 = time.perf_counter()
     out: dict = {}
@@ -348,6 +355,8 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             # a buffer smaller than a read (the smoke's): reads of its size, so that the
             # records after a break spill, and are cut
             driver.READ_ROWS = min(driver.READ_ROWS, spill_rows)
+        if no_senders_pass:  # as before: a process that only sends holds the watermark
+            canon.SENDERS_PASS = False
         if no_wait:  # as before: the window waits at a message whose send is not read
             canon.AWAIT_SENDS = False
         if no_cut:  # as before narrow.py: the exact checks on every held record
@@ -438,8 +447,10 @@ def measure(kind: str, path: Path, trim: int | None, spill_rows: int | None = No
             no_wait: bool = False, no_witness: bool = False,
             liveness: bool = False, bound: float | None = None, end: bool = False,
             no_owed: bool = False, no_prefix: bool = False,
-            no_regroup: bool = False) -> dict:
+            no_regroup: bool = False, no_senders_pass: bool = False) -> dict:
     cmd = [PYTHON, str(Path(__file__).resolve()), "--child", kind, str(path)]
+    if no_senders_pass:
+        cmd += ["--no-senders-pass"]
     if no_regroup:
         cmd += ["--no-regroup"]
     if end:
@@ -613,6 +624,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the late breach with a crash and a process behind, "
                     "--liveness's properties: in the pass and as before (whole)")
     ap.add_argument("--no-regroup", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-senders-pass", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--sender-only", action="store_true",
+                    help="only a trace with a process that only sends, now and as before")
     ap.add_argument("--grouped-broken-only", action="store_true",
                     help="only the trace grouped by process where every process sends (a "
                     "tenth as long), clean and broken early and late (regroup.py)")
@@ -639,7 +653,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child[0], args.child[1], args.trim, args.spill_rows, args.no_lag,
               args.no_cut, args.no_wait, args.no_witness, args.liveness, args.bound,
-              args.end, args.no_owed, args.no_prefix, args.no_regroup)
+              args.end, args.no_owed, args.no_prefix, args.no_regroup,
+              args.no_senders_pass)
         return 0
     if args.python:
         global PYTHON
@@ -652,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         return owed_runs(args)
     if args.retired_only:
         return retired_runs(args)
+    if args.sender_only:
+        return sender_only_runs(args)
     n, np_ = args.messages, args.processes
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -843,6 +860,81 @@ def retired_runs(args: argparse.Namespace) -> int:
               f"{now['rss_mb']:.0f} MB ({now['cpu'] / c['cpu']:.2f}x and "
               f"{now['rss_mb'] / c['rss_mb']:.2f}x the clean trace's); as before "
               f"(whole) {was['cpu']:.1f} s CPU, {was['rss_mb']:.0f} MB")
+    return 0
+
+
+def make_sender_only(path: Path, messages: int, processes: int, seed: int,
+                     swap_at: int | None = None) -> None:
+    """The trace of ``make`` (``swap_at``: p0's deliveries there and after swapped) with
+    every 50th message, from the first on, sent by a process of its own that delivers
+    nothing (a client)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tomkit.traces.long_trace import long_trace_tables
+    from tomkit.traces.writer import TraceWriter
+
+    if path.exists():
+        return
+    tmp = path.with_name("tmp-" + path.name)
+    with TraceWriter(tmp) as w:
+        for table in long_trace_tables(messages, n_processes=processes, seed=seed,
+                                       swap_at=swap_at):
+            proc = np.asarray(table.column("process").to_numpy(zero_copy_only=False),
+                              object)
+            kind = np.asarray(table.column("kind").to_numpy(zero_copy_only=False), object)
+            msg = table.column("msg").to_numpy(zero_copy_only=False)
+            num = np.array([int(m[1:]) for m in msg], np.int64)
+            proc[(kind == "send") & (num % 50 == 0)] = f"p{processes}"
+            w.write_table(table.set_column(table.column_names.index("process"), "process",
+                                           pa.array(proc, pa.string())))
+    tmp.rename(path)
+
+
+def sender_only_runs(args: argparse.Namespace) -> int:
+    """``--sender-only`` (module docstring)."""
+    n, np_ = args.messages // 10, args.processes
+    if args.smoke:
+        n, np_ = 3000, 4
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    clean = d / f"long-{np_}x{n}-{args.seed}.parquet"
+    client = d / f"long-{np_}x{n}-{args.seed}-client.parquet"
+    print(f"stream_bench --sender-only (seed {args.seed}): {np_} processes x {n:,} "
+          f"messages, p{np_} sends every 50th and delivers none", flush=True)
+    make(clean, n, np_, args.seed)
+    make_sender_only(client, n, np_, args.seed)
+    swap_at = n - 1000
+    broken = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}.parquet"
+    broken_client = d / f"long-{np_}x{n}-{args.seed}-swap{swap_at}-client.parquet"
+    make(broken, n, np_, args.seed, swap_at)
+    make_sender_only(broken_client, n, np_, args.seed, swap_at)
+    buffer = 200 if args.smoke else None  # (the smoke's: several reads, several trims)
+    for end, late in ((False, False), (True, False), (True, True)):
+        print(("broken late (p0's deliveries swapped 1,000 messages before the end), "
+               if late else "") +
+              ("with --liveness's properties" if end else "the default properties"),
+              flush=True)
+        a, b = (broken, broken_client) if late else (clean, client)
+        figs = {"clean": measure("stream", a, args.trim, buffer, ", no client", end=end),
+                "now": measure("stream", b, args.trim, buffer, ", client passed",
+                               end=end),
+                "was": measure("stream", b, args.trim, buffer, ", as before",
+                               end=end, no_senders_pass=True)}
+        for f in figs.values():
+            assert f["modes"].get("slow" if late else "fast") == 1 and not f["whole"], f
+        # the client never delivers: a correct process that owes every message
+        assert figs["now"]["violated"] == figs["was"]["violated"], figs
+        assert {"agreement", "liveness", "validity"} <= set(figs["now"]["violated"]) \
+            if end else not figs["now"]["violated"], figs
+        c, now, was = figs["clean"], figs["now"], figs["was"]
+        print(f"summary ({now['events']:,} events with the client)")
+        for name, f in (("no client", c), ("client passed", now), ("as before", was)):
+            print(f"  {name:<14} held {f['window']:>9,} positions {f['held']:>10,} "
+                  f"records {f['cpu']:7.1f} s CPU {f['rss_mb']:7.0f} MB")
+        print(f"  client passed / as before: {now['rss_mb'] / was['rss_mb']:.2f}x memory, "
+              f"{now['cpu'] / was['cpu']:.2f}x CPU; / no client: "
+              f"{now['rss_mb'] / c['rss_mb']:.2f}x memory\n", flush=True)
     return 0
 
 

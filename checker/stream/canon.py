@@ -28,7 +28,11 @@ an id seen again after it retired, a process that lags behind the retired prefix
 that appears late) and delivers otherwise there. A process that lags
 and delivers the retired S[k] at each retired position k reads it back from disk
 (retired.py) and does not hold the low watermark, so memory stays the window's (with
-views too: its position lies in the range of the view it installed, views.py); a
+views too: its position lies in the range of the view it installed, views.py); nor
+does, without views, a process that has delivered nothing yet (a client that only
+sends) once S's end is two windows past it: whatever it delivers first lies in S from
+position 0 on, as a newcomer's does, so it is one if it comes to deliver
+(``SENDERS_PASS``); a
 trace where that happened goes whole if it breaks later (the held records stand for
 the retired prefix only when every process delivered it before them). Positions every
 process passed retire even while their sends are still to come (a file grouped by
@@ -98,6 +102,11 @@ AWAIT_SENDS = True
 #: holds what such a process has still to deliver and waits for the sends
 #: (bench/stream_views_bench.py compares the two)
 VIEW_LAG = True
+#: without views, a process that has delivered nothing yet (one that only sends) does
+#: not hold the low watermark once S's end is two windows past it: it reads the retired
+#: prefix from disk if it comes to deliver; False: as before, it holds it at its cursor
+#: (bench/stream_bench.py --sender-only compares the two)
+SENDERS_PASS = True
 #: S positions held before the pass retires what every process has passed; the
 #: window then shrinks to the lag between the fastest and the slowest process
 TRIM_AT = 1 << 14
@@ -1060,8 +1069,21 @@ class TraceState:
         if self.views is None or VIEW_LAG:
             # a process lagging behind the retired prefix, or not come yet, reads it from
             # disk when it comes (``past``; with views, its position lies in the range of
-            # its view, _lagging)
-            passed = live & ~(self.seen[:np_] & (self.cursor[:np_] >= self.base))
+            # its view, _lagging); so does one that has delivered nothing yet (a client
+            # that only sends) once S's end is two windows past it (not a process whose
+            # first delivery is logged a little after the others'; as the awaited sends,
+            # below): its first deliveries, if any come, read the retired prefix from
+            # disk as a newcomer's do, and what its sends need is held below (its latest
+            # send); it held the watermark at its cursor for the whole run. Not with
+            # views: a break after it was passed would go whole (a process behind the
+            # retired prefix that logs a record after the break: viewheld.py), where the
+            # held records decide it (the real systems' fixtures)
+            held = self.seen[:np_] & (self.cursor[:np_] >= self.base)
+            if SENDERS_PASS and self.views is None:
+                ahead = self.base + len(self.S) - self.cursor[:np_]
+                grace = max(self.await_after or 0, 2 * (self.trim_at or TRIM_AT))
+                held &= (self.dcount[:np_] > 0) | (ahead <= grace)
+            passed = live & ~held
             live &= ~passed
             self.passed_by |= bool(passed.any())
         # no process holds it (every one seen crashed, left or lags): S's end, so that
