@@ -48,12 +48,13 @@ java:
 demo: $(STAMP) java
 	$(BIN)/python -m tomkit.demo --out out/demo --seed 1
 
-# the suite on pytest-xdist workers, one more than the cores: a third of a 2-core run
-# was spent waiting (JVMs starting, live systems booting, Maelstrom runs lasting their
-# time limits), which the extra worker overlaps (docs/testing.md); tests/conftest.py keeps
-# a module on one worker and starts the longest modules first (tests/xdist_schedule.py);
-# TEST_WORKERS=0 runs it in this process
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# the suite on pytest-xdist workers, two more than the cores: much of a 2-core run is
+# spent waiting (JVMs starting, live systems booting, Maelstrom runs lasting their time
+# limits), which the extra workers overlap (docs/testing.md, round 6: pytest 640 s on
+# three workers, 574 s on four); tests/conftest.py keeps a module on one worker and
+# starts the longest modules first (tests/xdist_schedule.py); TEST_WORKERS=0 runs it in
+# this process
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 # Python's bytecode is kept for the run, in the venv (not beside the sources): with
 # PYTHONDONTWRITEBYTECODE set (as on this machine) and an install that compiles nothing,
 # every process of the suite (each worker's collection, each `python -m tomkit`, Maelstrom
