@@ -310,6 +310,24 @@ def make_crash(path: Path, messages: int, processes: int, seed: int, swap_at: in
     tmp.rename(path)
 
 
+
+def before_prefixowed() -> None:
+    """The single pass as before prefixowed.py, in this (child) process: a broken trace
+    whose retired part some process delivered less of goes whole (the benches' "as
+    before" rows; stream_views_bench.py's too)."""
+    import tomkit.checker.stream.driver as driver
+    import tomkit.checker.stream.reduced as reduced
+    from tomkit.checker.stream.prefixowed import asked
+
+    checks = driver.check_held
+
+    def refused(st, props, *a, **k):
+        if asked(st, props):
+            raise reduced.NeedsWhole("the retired part, as before")
+        return checks(st, props, *a, **k)
+
+    driver.check_held = refused
+
 def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
           no_lag: bool = False, no_cut: bool = False, no_wait: bool = False,
           no_witness: bool = False, liveness: bool = False,
@@ -366,16 +384,7 @@ def child(kind: str, path: str, trim: int | None, spill_rows: int | None = None,
             import tomkit.checker.stream.narrow as narrow
             narrow.OWED = frozenset()
         if no_prefix:  # as before prefixowed.py: such a trace went whole
-            from tomkit.checker.stream.prefixowed import asked
-
-            checks = driver.check_held
-
-            def refused(st, props, *a, **k):
-                if asked(st, props):
-                    raise reduced.NeedsWhole("the retired part, as before")
-                return checks(st, props, *a, **k)
-
-            driver.check_held = refused
+            before_prefixowed()
         import tomkit.checker.stream.regroup as regroup
         if no_regroup:  # as before regroup.py: a broken grouped trace goes whole
             regroup.REGROUP_ROWS = 1 << 62

@@ -192,16 +192,9 @@ def child(kind: str, path: str, trim: int | None, safety: bool = False,
         import tomkit.checker.stream.narrow as narrow
         narrow.OWED = frozenset()
     if no_prefix:  # as before prefixowed.py: member liveness's retired pairs, whole
-        from tomkit.checker.stream.prefixowed import asked
+        from stream_bench import before_prefixowed  # bench/, the script's folder
 
-        checks = driver.check_held
-
-        def refused(st, props, *a, **k):
-            if asked(st, props):
-                raise reduced.NeedsWhole("the retired part, as before")
-            return checks(st, props, *a, **k)
-
-        driver.check_held = refused
+        before_prefixowed()
     checked: list[int] = []
     exact = reduced.decide_chunk
 
